@@ -1,0 +1,74 @@
+// hpcml core: backends, methods, the execution context, errors and memory statistics.
+// Plain C++20: no CUDA type appears here, so this header compiles with g++ alone.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hpcml {
+
+// Where a computation runs. Auto picks Cuda when a usable device exists, else Cpu.
+enum class Backend { Auto, Cpu, Cuda };
+
+// Fused: the hand-written kernel that never stores the broadcast intermediate.
+// Naive: the eager "broadcast" baseline that does (what PyTorch/NumPy do), for comparison.
+enum class Method { Fused, Naive };
+
+enum class ErrorKind { InvalidArgument, OutOfMemory, NoDevice, DriverTooOld, Cuda, Internal };
+
+// Every failure hpcml reports is an Error: a kind a program can branch on and a message a
+// person can act on (it names the argument, the CUDA call, or the bytes needed and free).
+class Error : public std::runtime_error {
+public:
+    Error(ErrorKind kind, const std::string& message);
+    ErrorKind kind() const noexcept { return kind_; }
+
+private:
+    ErrorKind kind_;
+};
+
+// Peak bytes a call allocated through hpcml's tracked allocator: device memory, and host
+// memory (pageable and pinned). Inputs and outputs owned by the caller are not counted;
+// copies of them that hpcml makes (to the device, say) are.
+struct MemoryStats {
+    std::size_t peak_device_bytes = 0;
+    std::size_t peak_host_bytes = 0;
+};
+
+// A resolved execution context: the backend actually used (never Auto), the CUDA device
+// ordinal (ignored on the CPU) and a CUDA stream (a cudaStream_t passed as void*, so that this
+// header needs no CUDA; nullptr is the default stream).
+struct Context {
+    Backend backend = Backend::Cpu;
+    int device = 0;
+    void* stream = nullptr;
+};
+
+// Resolves `requested` to a concrete backend. Auto gives Cuda when a usable device exists and
+// Cpu otherwise, and says which once per process on stderr (set HPCML_QUIET=1 to silence it).
+// Cuda without a usable device throws NoDevice or DriverTooOld with the reason; a device
+// ordinal out of range throws InvalidArgument.
+Context make_context(Backend requested = Backend::Auto, int device = 0, void* stream = nullptr);
+
+// True when this build of hpcml contains the CUDA backend (it may still find no device).
+bool cuda_compiled() noexcept;
+
+// The backends usable now on this machine, Cpu first.
+std::vector<Backend> available_backends();
+
+// The library version, "MAJOR.MINOR.PATCH".
+std::string version();
+
+std::string_view to_string(Backend backend) noexcept;
+std::string_view to_string(Method method) noexcept;
+std::string_view to_string(ErrorKind kind) noexcept;
+
+// Parse "auto" | "cpu" | "cuda" and "fused" | "naive"; anything else throws InvalidArgument
+// naming `argument` (for example "--backend").
+Backend parse_backend(std::string_view text, std::string_view argument = "backend");
+Method parse_method(std::string_view text, std::string_view argument = "method");
+
+}  // namespace hpcml

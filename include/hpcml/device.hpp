@@ -1,0 +1,58 @@
+// hpcml device query: what CUDA devices this machine has, and why none is usable if so.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace hpcml {
+
+struct DeviceInfo {
+    int index = 0;                       // CUDA ordinal (respects CUDA_VISIBLE_DEVICES)
+    std::string name;
+    std::string pci_bus_id;              // "0000:3B:00.0": how NVML and nvidia-smi name it
+    bool integrated = false;
+    int compute_capability_major = 0;
+    int compute_capability_minor = 0;
+    int multiprocessor_count = 0;
+    std::size_t total_global_memory_bytes = 0;
+    int l2_cache_bytes = 0;
+    std::size_t shared_memory_per_block_bytes = 0;        // default limit
+    std::size_t shared_memory_per_block_optin_bytes = 0;  // with cudaFuncAttributeMaxDynamicSharedMemorySize
+    std::size_t shared_memory_per_multiprocessor_bytes = 0;
+    int sm_clock_khz = 0;
+    int memory_clock_khz = 0;
+    int memory_bus_width_bits = 0;
+    double peak_memory_bandwidth_gbps = 0.0;  // 2 * memory clock * bus width / 8, in GB/s (1e9)
+};
+
+// Why the CUDA backend is or is not usable.
+enum class CudaStatus {
+    Ok,             // at least one device
+    NotCompiled,    // this build of hpcml has no CUDA backend
+    NoDriver,       // no NVIDIA driver is loaded (a CPU-only machine)
+    DriverTooOld,   // the driver is older than the CUDA runtime hpcml was built with
+    NoDevice,       // a driver, but no device visible (check CUDA_VISIBLE_DEVICES)
+    Error           // any other CUDA error; see message
+};
+
+struct DeviceQuery {
+    CudaStatus status = CudaStatus::NotCompiled;
+    std::string message;      // one paragraph a person can act on; empty when status is Ok
+    int driver_version = 0;   // as cudaDriverGetVersion: 1000*major + 10*minor; 0 = no driver
+    int runtime_version = 0;  // the CUDA runtime linked into hpcml; 0 when not compiled
+    std::vector<DeviceInfo> devices;
+};
+
+// Queries the CUDA runtime. Never throws for "no GPU": that is a status, not an error.
+DeviceQuery query_devices();
+
+// The usable devices (empty on a machine without one).
+std::vector<DeviceInfo> devices();
+
+std::string_view to_string(CudaStatus status) noexcept;
+
+// "13.0" from 13000.
+std::string format_cuda_version(int version);
+
+}  // namespace hpcml

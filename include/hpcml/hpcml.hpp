@@ -1,0 +1,6 @@
+// hpcml: fused numerical kernels for CUDA and the CPU, each beside its naive baseline.
+#pragma once
+
+#include <hpcml/core.hpp>
+#include <hpcml/device.hpp>
+#include <hpcml/version.hpp>

@@ -1,0 +1,165 @@
+// Errors, names, version and backend resolution.
+#include <hpcml/core.hpp>
+#include <hpcml/device.hpp>
+#include <hpcml/version.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include "error.hpp"
+
+namespace hpcml {
+
+Error::Error(ErrorKind kind, const std::string& message)
+    : std::runtime_error(message), kind_(kind) {}
+
+std::string version() { return HPCML_VERSION_STRING; }
+
+bool cuda_compiled() noexcept {
+#if HPCML_WITH_CUDA
+    return true;
+#else
+    return false;
+#endif
+}
+
+std::string_view to_string(Backend backend) noexcept {
+    switch (backend) {
+        case Backend::Auto: return "auto";
+        case Backend::Cpu: return "cpu";
+        case Backend::Cuda: return "cuda";
+    }
+    return "?";
+}
+
+std::string_view to_string(Method method) noexcept {
+    switch (method) {
+        case Method::Fused: return "fused";
+        case Method::Naive: return "naive";
+    }
+    return "?";
+}
+
+std::string_view to_string(ErrorKind kind) noexcept {
+    switch (kind) {
+        case ErrorKind::InvalidArgument: return "InvalidArgument";
+        case ErrorKind::OutOfMemory: return "OutOfMemory";
+        case ErrorKind::NoDevice: return "NoDevice";
+        case ErrorKind::DriverTooOld: return "DriverTooOld";
+        case ErrorKind::Cuda: return "Cuda";
+        case ErrorKind::Internal: return "Internal";
+    }
+    return "?";
+}
+
+Backend parse_backend(std::string_view text, std::string_view argument) {
+    if (text == "auto") return Backend::Auto;
+    if (text == "cpu") return Backend::Cpu;
+    if (text == "cuda") return Backend::Cuda;
+    detail::raise(ErrorKind::InvalidArgument, std::string(argument) + ": expected auto, cpu or cuda, got '" +
+                                                  std::string(text) + "'");
+}
+
+Method parse_method(std::string_view text, std::string_view argument) {
+    if (text == "fused") return Method::Fused;
+    if (text == "naive") return Method::Naive;
+    detail::raise(ErrorKind::InvalidArgument,
+                  std::string(argument) + ": expected fused or naive, got '" + std::string(text) + "'");
+}
+
+namespace {
+
+// The CUDA runtime's answer cannot change during a process, so it is asked once.
+const DeviceQuery& cached_query() {
+    static const DeviceQuery query = query_devices();
+    return query;
+}
+
+void announce_auto(const Context& context) {
+    static std::once_flag once;
+    std::call_once(once, [&] {
+        const char* quiet = std::getenv("HPCML_QUIET");
+        if (quiet && *quiet && std::string_view(quiet) != "0") return;
+        const DeviceQuery& query = cached_query();
+        if (context.backend == Backend::Cuda) {
+            std::fprintf(stderr, "hpcml: backend auto -> cuda (device %d: %s)\n", context.device,
+                         query.devices[static_cast<std::size_t>(context.device)].name.c_str());
+        } else {
+            std::fprintf(stderr, "hpcml: backend auto -> cpu (no usable CUDA device: %s)\n",
+                         std::string(to_string(query.status)).c_str());
+        }
+    });
+}
+
+}  // namespace
+
+Context make_context(Backend requested, int device, void* stream) {
+    const DeviceQuery& query = cached_query();
+    const bool usable = query.status == CudaStatus::Ok;
+    Context context{Backend::Cpu, device, stream};
+    switch (requested) {
+        case Backend::Cpu:
+            return context;
+        case Backend::Auto:
+            if (usable && device >= 0 && device < static_cast<int>(query.devices.size())) {
+                context.backend = Backend::Cuda;
+            }
+            announce_auto(context);
+            return context;
+        case Backend::Cuda:
+            if (!usable) {
+                const ErrorKind kind = query.status == CudaStatus::DriverTooOld
+                                           ? ErrorKind::DriverTooOld
+                                           : ErrorKind::NoDevice;
+                detail::raise(kind, "backend cuda requested, but " + query.message);
+            }
+            if (device < 0 || device >= static_cast<int>(query.devices.size())) {
+                detail::raise(ErrorKind::InvalidArgument,
+                              "device: ordinal " + std::to_string(device) + " is out of range; " +
+                                  std::to_string(query.devices.size()) + " CUDA device(s) visible");
+            }
+            context.backend = Backend::Cuda;
+            return context;
+    }
+    detail::raise(ErrorKind::InvalidArgument, "backend: not a valid hpcml::Backend value");
+}
+
+std::vector<Backend> available_backends() {
+    std::vector<Backend> backends{Backend::Cpu};
+    if (cached_query().status == CudaStatus::Ok) backends.push_back(Backend::Cuda);
+    return backends;
+}
+
+namespace detail {
+
+void raise(ErrorKind kind, const std::string& message) { throw Error(kind, message); }
+
+std::string format_bytes(std::size_t bytes) {
+    static const char* const units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+    double value = static_cast<double>(bytes);
+    int unit = 0;
+    while (value >= 1000.0 && unit < 5) {
+        value /= 1000.0;
+        ++unit;
+    }
+    char text[64];
+    if (unit == 0) {
+        std::snprintf(text, sizeof text, "%zu B", bytes);
+    } else {
+        std::snprintf(text, sizeof text, "%.2f %s (%zu bytes)", value, units[unit], bytes);
+    }
+    return text;
+}
+
+std::size_t checked_mul(std::size_t a, std::size_t b, const char* what) {
+    std::size_t product = 0;
+    if (__builtin_mul_overflow(a, b, &product)) {
+        raise(ErrorKind::InvalidArgument,
+              std::string(what) + ": size overflows (" + std::to_string(a) + " x " + std::to_string(b) + ")");
+    }
+    return product;
+}
+
+}  // namespace detail
+}  // namespace hpcml

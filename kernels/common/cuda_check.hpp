@@ -1,0 +1,31 @@
+// Checked CUDA calls and launches. Every CUDA runtime call in hpcml goes through
+// HPCML_CUDA_CHECK and every kernel launch is followed by HPCML_LAUNCH_CHECK, so a failure
+// surfaces as an hpcml::Error naming the call, its CUDA error and where it happened.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "error.hpp"
+
+namespace hpcml::detail {
+
+[[noreturn]] void raise_cuda(cudaError_t status, const char* call, const char* file, int line);
+
+}  // namespace hpcml::detail
+
+#define HPCML_CUDA_CHECK(call)                                                          \
+    do {                                                                                \
+        const cudaError_t hpcml_status_ = (call);                                       \
+        if (hpcml_status_ != cudaSuccess)                                               \
+            ::hpcml::detail::raise_cuda(hpcml_status_, #call, __FILE__, __LINE__);      \
+    } while (0)
+
+// Catches launch-configuration errors at once; asynchronous faults surface at the next
+// synchronising call, which is itself checked.
+#define HPCML_LAUNCH_CHECK(kernel_name)                                                 \
+    do {                                                                                \
+        const cudaError_t hpcml_status_ = cudaGetLastError();                           \
+        if (hpcml_status_ != cudaSuccess)                                               \
+            ::hpcml::detail::raise_cuda(hpcml_status_, "launch of " kernel_name,        \
+                                        __FILE__, __LINE__);                            \
+    } while (0)

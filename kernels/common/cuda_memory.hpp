@@ -1,0 +1,137 @@
+// The tracked allocator's CUDA side: device memory (stream-ordered), pinned host memory, and a
+// free-memory check for naive baselines that would otherwise exhaust the device.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include "cuda_check.hpp"
+#include "memory.hpp"
+
+namespace hpcml::detail {
+
+// Throws OutOfMemory ("`what` needs X of device memory, Y are free") unless `bytes` fit in the
+// current device's free memory, less a small reserve for the runtime.
+void ensure_device_fits(std::size_t bytes, const std::string& what);
+
+// Makes `device` current for a scope and restores the previous device on exit.
+class DeviceGuard {
+public:
+    explicit DeviceGuard(int device);
+    ~DeviceGuard();
+    DeviceGuard(const DeviceGuard&) = delete;
+    DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+private:
+    int previous_ = 0;
+};
+
+// A tracked, uninitialised device array, allocated and freed in order on `stream`.
+template <class T>
+class DeviceBuffer {
+public:
+    DeviceBuffer() = default;
+    DeviceBuffer(MemoryTracker& tracker, std::size_t count, cudaStream_t stream,
+                 const std::string& what)
+        : tracker_(&tracker), count_(count), stream_(stream) {
+        const std::size_t bytes = checked_mul(count, sizeof(T), what.c_str());
+        if (bytes == 0) return;
+        void* pointer = nullptr;
+        const cudaError_t status = cudaMallocAsync(&pointer, bytes, stream);
+        if (status == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError();
+            std::size_t free_bytes = 0, total_bytes = 0;
+            (void)cudaMemGetInfo(&free_bytes, &total_bytes);
+            raise(ErrorKind::OutOfMemory, what + ": could not allocate " + format_bytes(bytes) +
+                                              " of device memory (" + format_bytes(free_bytes) +
+                                              " free)");
+        }
+        HPCML_CUDA_CHECK(status);
+        data_ = static_cast<T*>(pointer);
+        tracker_->allocated_device(bytes);
+    }
+    DeviceBuffer(DeviceBuffer&& other) noexcept { swap(other); }
+    DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+        DeviceBuffer(std::move(other)).swap(*this);
+        return *this;
+    }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    ~DeviceBuffer() {
+        if (data_) {
+            (void)cudaFreeAsync(data_, stream_);
+            tracker_->freed_device(count_ * sizeof(T));
+        }
+    }
+
+    T* data() noexcept { return data_; }
+    const T* data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return count_; }
+    std::size_t bytes() const noexcept { return count_ * sizeof(T); }
+
+private:
+    void swap(DeviceBuffer& other) noexcept {
+        std::swap(tracker_, other.tracker_);
+        std::swap(count_, other.count_);
+        std::swap(stream_, other.stream_);
+        std::swap(data_, other.data_);
+    }
+    MemoryTracker* tracker_ = nullptr;
+    std::size_t count_ = 0;
+    cudaStream_t stream_ = nullptr;
+    T* data_ = nullptr;
+};
+
+// A tracked, uninitialised page-locked host array: the staging buffer for copies that overlap
+// compute (pageable memory makes cudaMemcpyAsync synchronous).
+template <class T>
+class PinnedBuffer {
+public:
+    PinnedBuffer() = default;
+    PinnedBuffer(MemoryTracker& tracker, std::size_t count, const std::string& what)
+        : tracker_(&tracker), count_(count) {
+        const std::size_t bytes = checked_mul(count, sizeof(T), what.c_str());
+        if (bytes == 0) return;
+        void* pointer = nullptr;
+        const cudaError_t status = cudaMallocHost(&pointer, bytes);
+        if (status == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError();
+            raise(ErrorKind::OutOfMemory,
+                  what + ": could not allocate " + format_bytes(bytes) + " of pinned host memory");
+        }
+        HPCML_CUDA_CHECK(status);
+        data_ = static_cast<T*>(pointer);
+        tracker_->allocated_host(bytes);
+    }
+    PinnedBuffer(PinnedBuffer&& other) noexcept { swap(other); }
+    PinnedBuffer& operator=(PinnedBuffer&& other) noexcept {
+        PinnedBuffer(std::move(other)).swap(*this);
+        return *this;
+    }
+    PinnedBuffer(const PinnedBuffer&) = delete;
+    PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+    ~PinnedBuffer() {
+        if (data_) {
+            (void)cudaFreeHost(data_);
+            tracker_->freed_host(count_ * sizeof(T));
+        }
+    }
+
+    T* data() noexcept { return data_; }
+    std::size_t size() const noexcept { return count_; }
+
+private:
+    void swap(PinnedBuffer& other) noexcept {
+        std::swap(tracker_, other.tracker_);
+        std::swap(count_, other.count_);
+        std::swap(data_, other.data_);
+    }
+    MemoryTracker* tracker_ = nullptr;
+    std::size_t count_ = 0;
+    T* data_ = nullptr;
+};
+
+}  // namespace hpcml::detail

@@ -1,0 +1,88 @@
+// The tracked allocator's host side. Every temporary a kernel family allocates goes through a
+// MemoryTracker owned by the call, so that the call can report its peak bytes (MemoryStats).
+#pragma once
+
+#include <hpcml/core.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "error.hpp"
+
+namespace hpcml::detail {
+
+class MemoryTracker {
+public:
+    void allocated_device(std::size_t bytes) noexcept { add(device_now_, device_peak_, bytes); }
+    void freed_device(std::size_t bytes) noexcept { device_now_ -= bytes; }
+    void allocated_host(std::size_t bytes) noexcept { add(host_now_, host_peak_, bytes); }
+    void freed_host(std::size_t bytes) noexcept { host_now_ -= bytes; }
+
+    MemoryStats stats() const noexcept { return {device_peak_.load(), host_peak_.load()}; }
+
+private:
+    static void add(std::atomic<std::size_t>& now, std::atomic<std::size_t>& peak,
+                    std::size_t bytes) noexcept {
+        const std::size_t value = now += bytes;
+        std::size_t old_peak = peak.load();
+        while (value > old_peak && !peak.compare_exchange_weak(old_peak, value)) {
+        }
+    }
+    std::atomic<std::size_t> device_now_{0}, device_peak_{0}, host_now_{0}, host_peak_{0};
+};
+
+// Physical memory the kernel reports available (MemAvailable), in bytes.
+std::size_t host_available_bytes();
+
+// Throws OutOfMemory ("`what` needs X of host memory, Y are available") unless `bytes` fit in
+// available host memory. Linux overcommits, so malloc alone would succeed and the process be
+// killed later; naive baselines call this before materialising their intermediates.
+void ensure_host_fits(std::size_t bytes, const std::string& what);
+
+// A tracked, uninitialised host array of trivially copyable T.
+template <class T>
+class HostBuffer {
+public:
+    HostBuffer() = default;
+    HostBuffer(MemoryTracker& tracker, std::size_t count, const std::string& what)
+        : tracker_(&tracker), count_(count) {
+        const std::size_t bytes = checked_mul(count, sizeof(T), what.c_str());
+        if (bytes == 0) return;
+        data_.reset(new (std::nothrow) T[count]);
+        if (!data_) {
+            raise(ErrorKind::OutOfMemory,
+                  what + ": could not allocate " + format_bytes(bytes) + " of host memory");
+        }
+        tracker_->allocated_host(bytes);
+    }
+    HostBuffer(HostBuffer&&) noexcept = default;
+    HostBuffer& operator=(HostBuffer&& other) noexcept {
+        release();
+        tracker_ = other.tracker_;
+        count_ = other.count_;
+        data_ = std::move(other.data_);
+        other.count_ = 0;
+        return *this;
+    }
+    ~HostBuffer() { release(); }
+
+    T* data() noexcept { return data_.get(); }
+    const T* data() const noexcept { return data_.get(); }
+    std::size_t size() const noexcept { return count_; }
+    T& operator[](std::size_t i) noexcept { return data_[i]; }
+    const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+
+private:
+    void release() noexcept {
+        if (data_) tracker_->freed_host(count_ * sizeof(T));
+        data_.reset();
+    }
+    MemoryTracker* tracker_ = nullptr;
+    std::size_t count_ = 0;
+    std::unique_ptr<T[]> data_;
+};
+
+}  // namespace hpcml::detail

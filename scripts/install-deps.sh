@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs everything hpcml builds and tests with, from Debian and PyPI only.
+# Idempotent: re-running it on a prepared machine is quick.  Needs root (or sudo) for apt.
+set -euo pipefail
+
+debian_packages=(
+  build-essential cmake ninja-build git pkg-config
+  libgtest-dev libgmock-dev libbenchmark-dev libbenchmark-tools
+  libeigen3-dev libboost-math-dev librandom123-dev
+)
+python_packages=(
+  "numpy>=1.24" "scipy>=1.10" "nanobind>=2.4" "scikit-build-core>=0.10"
+  "pytest>=7" "matplotlib>=3.7" "mpmath>=1.3"
+)
+
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: apt-get install ${missing[*]}"
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+python="${PYTHON:-python3}"
+if ! "$python" -c "import numpy, scipy, nanobind, scikit_build_core, pytest, matplotlib, mpmath" 2>/dev/null; then
+  echo "install-deps: pip install ${python_packages[*]}"
+  "$python" -m pip install -q "${python_packages[@]}"
+fi
+
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+  echo "install-deps: CUDA toolkit found; the CUDA backend will be built."
+else
+  echo "install-deps: no CUDA toolkit; hpcml will build CPU-only."
+fi
+echo "install-deps: done."

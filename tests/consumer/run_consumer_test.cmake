@@ -1,0 +1,20 @@
+# Installs the hpcml build tree into a scratch prefix, then configures, builds and runs the
+# consumer project against it with find_package(hpcml).
+file(REMOVE_RECURSE ${WORK_DIR})
+set(prefix ${WORK_DIR}/prefix)
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+  set(last_output "${out}" PARENT_SCOPE)
+endfunction()
+run(${CMAKE_COMMAND} --install ${HPCML_BUILD_DIR} --prefix ${prefix} --component Unspecified)
+run(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
+    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+run(${WORK_DIR}/build/consumer)
+message(STATUS "consumer ran: ${last_output}")
+if(NOT last_output MATCHES "^hpcml [0-9]+\\.[0-9]+\\.[0-9]+")
+  message(FATAL_ERROR "unexpected consumer output: ${last_output}")
+endif()

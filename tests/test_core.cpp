@@ -1,0 +1,191 @@
+// Core: names and parsing, backend resolution, errors, the tracked allocator, device query.
+#include <hpcml/hpcml.hpp>
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+#include "common/memory.hpp"
+#include "support/gpu.hpp"
+#if HPCML_WITH_CUDA
+#include "common/cuda_memory.hpp"
+#endif
+
+namespace {
+
+template <class F>
+hpcml::Error capture_error(F&& f) {
+    try {
+        f();
+    } catch (const hpcml::Error& e) {
+        return e;
+    }
+    ADD_FAILURE() << "expected hpcml::Error";
+    return hpcml::Error(hpcml::ErrorKind::Internal, "none thrown");
+}
+
+TEST(Core, VersionMatchesHeader) { EXPECT_EQ(hpcml::version(), HPCML_VERSION_STRING); }
+
+TEST(Core, ParseBackendAndMethodRoundTrip) {
+    for (auto b : {hpcml::Backend::Auto, hpcml::Backend::Cpu, hpcml::Backend::Cuda}) {
+        EXPECT_EQ(hpcml::parse_backend(hpcml::to_string(b)), b);
+    }
+    for (auto m : {hpcml::Method::Fused, hpcml::Method::Naive}) {
+        EXPECT_EQ(hpcml::parse_method(hpcml::to_string(m)), m);
+    }
+}
+
+TEST(Core, ParseErrorsNameTheArgument) {
+    const auto e = capture_error([] { hpcml::parse_backend("gpu", "--backend"); });
+    EXPECT_EQ(e.kind(), hpcml::ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("--backend"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'gpu'"), std::string::npos) << e.what();
+    const auto m = capture_error([] { hpcml::parse_method("Fused", "method"); });
+    EXPECT_EQ(m.kind(), hpcml::ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(m.what()).find("method"), std::string::npos);
+}
+
+TEST(Core, CpuContextAlwaysResolves) {
+    const hpcml::Context c = hpcml::make_context(hpcml::Backend::Cpu);
+    EXPECT_EQ(c.backend, hpcml::Backend::Cpu);
+    EXPECT_EQ(hpcml::available_backends().front(), hpcml::Backend::Cpu);
+}
+
+TEST(Core, AutoFollowsDeviceAvailability) {
+    const hpcml::Context c = hpcml::make_context(hpcml::Backend::Auto);
+    EXPECT_EQ(c.backend, hpcml_test::gpu_available() ? hpcml::Backend::Cuda : hpcml::Backend::Cpu);
+    EXPECT_NE(c.backend, hpcml::Backend::Auto);
+}
+
+TEST(Core, CudaWithoutDeviceRaisesWithReason) {
+    if (hpcml_test::gpu_available()) GTEST_SKIP() << "this machine has a CUDA device";
+    const auto e = capture_error([] { hpcml::make_context(hpcml::Backend::Cuda); });
+    EXPECT_TRUE(e.kind() == hpcml::ErrorKind::NoDevice || e.kind() == hpcml::ErrorKind::DriverTooOld)
+        << hpcml::to_string(e.kind());
+    EXPECT_NE(std::string(e.what()).find("backend cuda requested"), std::string::npos) << e.what();
+    EXPECT_EQ(hpcml::available_backends().size(), 1u);
+}
+
+TEST(Core, CudaDeviceOrdinalOutOfRange) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const auto e = capture_error([] { hpcml::make_context(hpcml::Backend::Cuda, 1 << 20); });
+    EXPECT_EQ(e.kind(), hpcml::ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("device"), std::string::npos);
+}
+
+TEST(DeviceQuery, StatusIsConsistent) {
+    const hpcml::DeviceQuery q = hpcml::query_devices();
+    if (!hpcml::cuda_compiled()) {
+        EXPECT_EQ(q.status, hpcml::CudaStatus::NotCompiled);
+    } else {
+        EXPECT_GT(q.runtime_version, 12000);
+    }
+    if (q.status == hpcml::CudaStatus::Ok) {
+        ASSERT_FALSE(q.devices.empty());
+        for (const auto& d : q.devices) {
+            EXPECT_FALSE(d.name.empty());
+            EXPECT_GT(d.multiprocessor_count, 0);
+            EXPECT_GT(d.total_global_memory_bytes, 0u);
+            EXPECT_GT(d.peak_memory_bandwidth_gbps, 0.0);
+            EXPECT_NEAR(d.peak_memory_bandwidth_gbps,
+                        2.0 * d.memory_clock_khz * d.memory_bus_width_bits / 8.0 / 1e6, 1e-6);
+        }
+    } else {
+        EXPECT_TRUE(q.devices.empty());
+        EXPECT_FALSE(q.message.empty());
+        EXPECT_TRUE(hpcml::devices().empty());
+    }
+}
+
+TEST(DeviceQuery, FormatsVersions) {
+    EXPECT_EQ(hpcml::format_cuda_version(13000), "13.0");
+    EXPECT_EQ(hpcml::format_cuda_version(12080), "12.8");
+    EXPECT_EQ(hpcml::format_cuda_version(0), "none");
+}
+
+TEST(Memory, TrackerReportsPeakNotCurrent) {
+    hpcml::detail::MemoryTracker tracker;
+    {
+        hpcml::detail::HostBuffer<float> a(tracker, 1000, "a");
+        {
+            hpcml::detail::HostBuffer<double> b(tracker, 500, "b");
+            EXPECT_EQ(tracker.stats().peak_host_bytes, 8000u);
+        }
+        hpcml::detail::HostBuffer<char> c(tracker, 100, "c");
+        EXPECT_EQ(tracker.stats().peak_host_bytes, 8000u);
+        hpcml::detail::HostBuffer<char> d(tracker, 5000, "d");
+        EXPECT_EQ(tracker.stats().peak_host_bytes, 9100u);
+    }
+    EXPECT_EQ(tracker.stats().peak_device_bytes, 0u);
+    hpcml::detail::HostBuffer<float> e(tracker, 10, "e");
+    EXPECT_EQ(tracker.stats().peak_host_bytes, 9100u);
+}
+
+TEST(Memory, HostBufferMoveKeepsAccounting) {
+    hpcml::detail::MemoryTracker tracker;
+    hpcml::detail::HostBuffer<int> a(tracker, 256, "a");
+    hpcml::detail::HostBuffer<int> b = std::move(a);
+    b = hpcml::detail::HostBuffer<int>(tracker, 512, "c");  // frees 1 KiB, then holds 2 KiB
+    hpcml::detail::HostBuffer<int> d(tracker, 256, "d");
+    EXPECT_EQ(tracker.stats().peak_host_bytes, 3072u);
+}
+
+TEST(Memory, OversizedRequestsFailCleanly) {
+    const auto e = capture_error([] {
+        hpcml::detail::ensure_host_fits(std::numeric_limits<std::size_t>::max() / 2, "naive intermediate");
+    });
+    EXPECT_EQ(e.kind(), hpcml::ErrorKind::OutOfMemory);
+    EXPECT_NE(std::string(e.what()).find("naive intermediate needs"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("available"), std::string::npos) << e.what();
+
+    hpcml::detail::MemoryTracker tracker;
+    const auto o = capture_error([&] {
+        hpcml::detail::HostBuffer<double> b(tracker, std::numeric_limits<std::size_t>::max() / 4, "x");
+    });
+    EXPECT_EQ(o.kind(), hpcml::ErrorKind::InvalidArgument);  // the byte count overflows
+}
+
+TEST(Memory, FormatsBytes) {
+    EXPECT_EQ(hpcml::detail::format_bytes(512), "512 B");
+    EXPECT_EQ(hpcml::detail::format_bytes(7629394944), "7.63 GB (7629394944 bytes)");
+}
+
+#if HPCML_WITH_CUDA
+TEST(Cuda, ErrorsMapToKinds) {
+    const auto oom = capture_error(
+        [] { hpcml::detail::raise_cuda(cudaErrorMemoryAllocation, "cudaMalloc(&p, n)", "f.cu", 7); });
+    EXPECT_EQ(oom.kind(), hpcml::ErrorKind::OutOfMemory);
+    EXPECT_NE(std::string(oom.what()).find("cudaMalloc(&p, n) failed: cudaErrorMemoryAllocation"),
+              std::string::npos)
+        << oom.what();
+    const auto other = capture_error(
+        [] { hpcml::detail::raise_cuda(cudaErrorInvalidValue, "cudaMemcpy", "f.cu", 9); });
+    EXPECT_EQ(other.kind(), hpcml::ErrorKind::Cuda);
+    EXPECT_NE(std::string(other.what()).find("f.cu:9"), std::string::npos);
+}
+
+TEST(Cuda, DeviceAndPinnedBuffersAreTracked) {
+    HPCML_SKIP_WITHOUT_GPU();
+    hpcml::detail::MemoryTracker tracker;
+    {
+        hpcml::detail::DeviceBuffer<float> d(tracker, 1 << 20, nullptr, "d");
+        hpcml::detail::PinnedBuffer<float> p(tracker, 1 << 10, "p");
+        ASSERT_NE(d.data(), nullptr);
+        ASSERT_NE(p.data(), nullptr);
+        HPCML_CUDA_CHECK(cudaMemsetAsync(d.data(), 0, d.bytes(), nullptr));
+        HPCML_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+    }
+    EXPECT_EQ(tracker.stats().peak_device_bytes, 4u << 20);
+    EXPECT_EQ(tracker.stats().peak_host_bytes, 4u << 10);
+}
+
+TEST(Cuda, ImpossibleDeviceAllocationIsOutOfMemory) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const auto e = capture_error([] { hpcml::detail::ensure_device_fits(std::size_t{1} << 60, "naive"); });
+    EXPECT_EQ(e.kind(), hpcml::ErrorKind::OutOfMemory);
+    EXPECT_NE(std::string(e.what()).find("free"), std::string::npos);
+}
+#endif
+
+}  // namespace

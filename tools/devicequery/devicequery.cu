@@ -1,0 +1,164 @@
+// hpcml-devicequery: what CUDA devices this machine has, in words or JSON, and why none is
+// usable when that is so. Each listed device also runs a one-thread kernel, so "ok" means
+// hpcml's own code (built for CMAKE_CUDA_ARCHITECTURES) actually executes there.
+//
+// Exit status: 0 at least one device was listed; 2 no usable device (the reason is printed);
+// 1 bad command line.
+#include <hpcml/core.hpp>
+#include <hpcml/device.hpp>
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+__global__ void devicequery_probe_kernel(int* out) { *out = 42; }
+
+// "ok", or why hpcml's kernels cannot run on `device`.
+std::string probe(int device) {
+    if (cudaSetDevice(device) != cudaSuccess) return cudaGetErrorString(cudaGetLastError());
+    int* value = nullptr;
+    cudaError_t status = cudaMalloc(&value, sizeof(int));
+    if (status == cudaSuccess) {
+        devicequery_probe_kernel<<<1, 1>>>(value);
+        status = cudaGetLastError();
+        int host = 0;
+        if (status == cudaSuccess) status = cudaMemcpy(&host, value, sizeof host, cudaMemcpyDeviceToHost);
+        if (status == cudaSuccess && host != 42) return "kernel ran but wrote a wrong value";
+        cudaFree(value);
+    }
+    (void)cudaGetLastError();
+    if (status == cudaSuccess) return "ok";
+    return std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
+}
+
+std::string json_string(const std::string& text) {
+    std::string out = "\"";
+    for (const char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char escaped[8];
+            std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+            out += escaped;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+const char* verdict(const hpcml::DeviceQuery& query) {
+    if (query.driver_version == 0) return "no driver";
+    if (query.driver_version >= query.runtime_version) return "compatible";
+    return "driver older than runtime";
+}
+
+void print_text(const hpcml::DeviceQuery& query, const std::vector<std::string>& probes) {
+    std::printf("hpcml %s device query\n", hpcml::version().c_str());
+    std::printf("CUDA driver version:  %s\n", hpcml::format_cuda_version(query.driver_version).c_str());
+    std::printf("CUDA runtime version: %s (linked statically into hpcml)\n",
+                hpcml::format_cuda_version(query.runtime_version).c_str());
+    std::printf("Compatibility:        %s\n", verdict(query));
+    if (query.status != hpcml::CudaStatus::Ok) {
+        std::printf("\nNo usable CUDA device: %s\n", query.message.c_str());
+        return;
+    }
+    std::printf("Devices:              %zu\n", query.devices.size());
+    for (std::size_t i = 0; i < query.devices.size(); ++i) {
+        const hpcml::DeviceInfo& d = query.devices[i];
+        std::printf("\nDevice %d: %s\n", d.index, d.name.c_str());
+        std::printf("  PCI bus id                        %s\n", d.pci_bus_id.c_str());
+        std::printf("  Integrated                        %s\n", d.integrated ? "yes" : "no");
+        std::printf("  Compute capability                %d.%d\n", d.compute_capability_major,
+                    d.compute_capability_minor);
+        std::printf("  Multiprocessors                   %d\n", d.multiprocessor_count);
+        std::printf("  Global memory                     %.2f GiB (%zu bytes)\n",
+                    d.total_global_memory_bytes / 1073741824.0, d.total_global_memory_bytes);
+        std::printf("  L2 cache                          %d KiB\n", d.l2_cache_bytes / 1024);
+        std::printf("  Shared memory per block           %zu KiB (opt-in %zu KiB)\n",
+                    d.shared_memory_per_block_bytes / 1024, d.shared_memory_per_block_optin_bytes / 1024);
+        std::printf("  Shared memory per multiprocessor  %zu KiB\n", d.shared_memory_per_multiprocessor_bytes / 1024);
+        std::printf("  SM clock                          %d MHz\n", d.sm_clock_khz / 1000);
+        std::printf("  Memory clock                      %d MHz\n", d.memory_clock_khz / 1000);
+        std::printf("  Memory bus width                  %d bits\n", d.memory_bus_width_bits);
+        std::printf("  Peak memory bandwidth             %.1f GB/s\n", d.peak_memory_bandwidth_gbps);
+        std::printf("  hpcml kernel launch               %s\n", probes[i].c_str());
+    }
+    std::printf("\nResult = PASS\n");
+}
+
+void print_json(const hpcml::DeviceQuery& query, const std::vector<std::string>& probes) {
+    std::printf("{\n  \"hpcml_version\": %s,\n", json_string(hpcml::version()).c_str());
+    std::printf("  \"driver_version\": %s,\n", json_string(hpcml::format_cuda_version(query.driver_version)).c_str());
+    std::printf("  \"runtime_version\": %s,\n", json_string(hpcml::format_cuda_version(query.runtime_version)).c_str());
+    std::printf("  \"compatibility\": %s,\n", json_string(verdict(query)).c_str());
+    std::printf("  \"status\": %s,\n", json_string(std::string(hpcml::to_string(query.status))).c_str());
+    std::printf("  \"usable\": %s,\n", query.status == hpcml::CudaStatus::Ok ? "true" : "false");
+    std::printf("  \"message\": %s,\n", json_string(query.message).c_str());
+    std::printf("  \"devices\": [");
+    for (std::size_t i = 0; i < query.devices.size(); ++i) {
+        const hpcml::DeviceInfo& d = query.devices[i];
+        std::printf("%s\n    {\"index\": %d, \"name\": %s, \"pci_bus_id\": %s, \"integrated\": %s, "
+                    "\"compute_capability\": \"%d.%d\", \"multiprocessors\": %d, "
+                    "\"global_memory_bytes\": %zu, \"l2_cache_bytes\": %d, "
+                    "\"shared_memory_per_block_bytes\": %zu, \"shared_memory_per_block_optin_bytes\": %zu, "
+                    "\"shared_memory_per_multiprocessor_bytes\": %zu, \"sm_clock_khz\": %d, "
+                    "\"memory_clock_khz\": %d, \"memory_bus_width_bits\": %d, "
+                    "\"peak_memory_bandwidth_gbps\": %.1f, \"kernel_launch\": %s}",
+                    i ? "," : "", d.index, json_string(d.name).c_str(), json_string(d.pci_bus_id).c_str(),
+                    d.integrated ? "true" : "false", d.compute_capability_major, d.compute_capability_minor,
+                    d.multiprocessor_count, d.total_global_memory_bytes, d.l2_cache_bytes,
+                    d.shared_memory_per_block_bytes, d.shared_memory_per_block_optin_bytes,
+                    d.shared_memory_per_multiprocessor_bytes, d.sm_clock_khz, d.memory_clock_khz,
+                    d.memory_bus_width_bits, d.peak_memory_bandwidth_gbps, json_string(probes[i]).c_str());
+    }
+    std::printf("%s]\n}\n", query.devices.empty() ? "" : "\n  ");
+}
+
+void usage(std::FILE* out) {
+    std::fprintf(out,
+                 "usage: hpcml-devicequery [--json] [--help]\n"
+                 "\n"
+                 "Lists the CUDA devices hpcml can use: name, compute capability, memory, caches,\n"
+                 "clocks, peak bandwidth, and whether hpcml's kernels launch there; the driver and\n"
+                 "runtime versions and their compatibility.\n"
+                 "\n"
+                 "  --json   print the same as one JSON object\n"
+                 "  --help   print this help\n"
+                 "\n"
+                 "Exit status: 0 at least one device listed, 2 no usable device (the reason is\n"
+                 "printed), 1 bad command line.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    bool json = false;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            std::fprintf(stderr, "hpcml-devicequery: unknown argument '%s'\n\n", argv[i]);
+            usage(stderr);
+            return 1;
+        }
+    }
+    const hpcml::DeviceQuery query = hpcml::query_devices();
+    std::vector<std::string> probes;
+    for (const hpcml::DeviceInfo& device : query.devices) probes.push_back(probe(device.index));
+    if (json) {
+        print_json(query, probes);
+    } else {
+        print_text(query, probes);
+    }
+    return query.status == hpcml::CudaStatus::Ok && !query.devices.empty() ? 0 : 2;
+}
