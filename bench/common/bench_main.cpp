@@ -1,0 +1,257 @@
+#include "bench_main.hpp"
+
+#include <hpcml/device.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#if HPCML_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#ifndef HPCML_GIT_COMMIT
+#define HPCML_GIT_COMMIT "unknown"
+#endif
+
+namespace hpcml::bench {
+
+namespace {
+
+[[noreturn]] void invalid(const std::string& message) { throw Error(ErrorKind::InvalidArgument, message); }
+
+// Forwards to the reporter Google Benchmark would have made, keeping each run for the summary.
+class CollectingReporter : public benchmark::BenchmarkReporter {
+public:
+    explicit CollectingReporter(std::unique_ptr<benchmark::BenchmarkReporter> inner)
+        : inner_(std::move(inner)) {}
+    bool ReportContext(const Context& context) override { return inner_->ReportContext(context); }
+    void ReportRuns(const std::vector<Run>& runs) override {
+        for (const Run& run : runs) {
+            if (run.run_type != Run::RT_Iteration) continue;  // aggregates are recomputed below
+            RunResult result;
+            result.name = run.benchmark_name();
+            result.skipped = run.error_occurred;
+            result.message = run.error_message;
+            result.seconds = run.iterations ? run.GetAdjustedRealTime() /
+                                                  benchmark::GetTimeUnitMultiplier(run.time_unit)
+                                            : 0.0;
+            for (const auto& [key, counter] : run.counters) result.counters[key] = counter.value;
+            results.push_back(std::move(result));
+        }
+        inner_->ReportRuns(runs);
+    }
+    void Finalize() override { inner_->Finalize(); }
+
+    std::vector<RunResult> results;
+
+private:
+    std::unique_ptr<benchmark::BenchmarkReporter> inner_;
+};
+
+std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const std::string& format) {
+    if (format == "json") return std::make_unique<benchmark::JSONReporter>();
+    if (format == "csv") return std::make_unique<benchmark::CSVReporter>();
+    return std::make_unique<benchmark::ConsoleReporter>();
+}
+
+}  // namespace
+
+void Flags::add(const std::string& name, const std::string& default_value, const std::string& help) {
+    if (!values_.count(name)) order_.push_back(name);
+    values_[name] = {default_value, help};
+}
+
+const std::string& Flags::str(const std::string& name) const {
+    const auto it = values_.find(name);
+    if (it == values_.end()) throw Error(ErrorKind::Internal, "flag --" + name + " was not declared");
+    return it->second.value;
+}
+
+long long Flags::integer(const std::string& name, long long minimum) const {
+    const std::string& text = str(name);
+    char* end = nullptr;
+    errno = 0;
+    const long long value = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno != 0 || value < minimum) {
+        invalid("--" + name + ": expected an integer >= " + std::to_string(minimum) + ", got '" + text + "'");
+    }
+    return value;
+}
+
+double Flags::real(const std::string& name) const {
+    const std::string& text = str(name);
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0') invalid("--" + name + ": expected a number, got '" + text + "'");
+    return value;
+}
+
+const std::string& Flags::choice(const std::string& name, const std::vector<std::string>& choices) const {
+    const std::string& text = str(name);
+    std::string list;
+    for (const std::string& c : choices) {
+        if (c == text) return text;
+        list += (list.empty() ? "" : "|") + c;
+    }
+    invalid("--" + name + ": expected " + list + ", got '" + text + "'");
+}
+
+Backend Flags::backend() const { return parse_backend(str("backend"), "--backend"); }
+
+std::vector<Method> Flags::methods() const {
+    const std::string& m = choice("method", {"fused", "naive", "both"});
+    if (m == "both") return {Method::Fused, Method::Naive};
+    return {parse_method(m, "--method")};
+}
+
+void Flags::parse(int& argc, char** argv) {
+    int kept = 1;
+    for (int i = 1; i < argc; ++i) {
+        const char* arg = argv[i];
+        bool consumed = false;
+        if (std::strncmp(arg, "--", 2) == 0) {
+            std::string key = arg + 2;
+            std::string value;
+            bool has_value = false;
+            if (const auto eq = key.find('='); eq != std::string::npos) {
+                value = key.substr(eq + 1);
+                key.resize(eq);
+                has_value = true;
+            }
+            if (auto it = values_.find(key); it != values_.end()) {
+                if (!has_value) {
+                    if (i + 1 >= argc) invalid("--" + key + ": missing value");
+                    value = argv[++i];
+                }
+                it->second.value = value;
+                consumed = true;
+            }
+        }
+        if (!consumed) argv[kept++] = argv[i];
+    }
+    argc = kept;
+    argv[argc] = nullptr;
+}
+
+void Flags::print_help(const char* program) const {
+    std::printf("%s flags (as --flag VALUE or --flag=VALUE):\n", program);
+    for (const std::string& name : order_) {
+        const Entry& e = values_.at(name);
+        std::printf("  --%-14s %s (default: %s)\n", name.c_str(), e.help.c_str(),
+                    e.value.empty() ? "none" : e.value.c_str());
+    }
+}
+
+std::string describe(const Context& context) {
+    if (context.backend == Backend::Cuda) {
+        const DeviceQuery query = query_devices();
+        for (const DeviceInfo& d : query.devices) {
+            if (d.index == context.device) return d.name + " (device " + std::to_string(d.index) + ")";
+        }
+        return "CUDA device " + std::to_string(context.device);
+    }
+#ifdef _OPENMP
+    const int threads = omp_get_max_threads();
+#else
+    const int threads = 1;
+#endif
+    return "CPU, " + std::to_string(threads) + " thread(s) of " +
+           std::to_string(std::thread::hardware_concurrency()) + " hardware";
+}
+
+void time_iteration(benchmark::State& state, const Context& context, const std::function<void()>& body) {
+#if HPCML_WITH_CUDA
+    if (context.backend == Backend::Cuda) {
+        cudaStream_t stream = static_cast<cudaStream_t>(context.stream);
+        cudaEvent_t start = nullptr, stop = nullptr;
+        cudaEventCreate(&start);
+        cudaEventCreate(&stop);
+        cudaEventRecord(start, stream);
+        body();
+        cudaEventRecord(stop, stream);
+        cudaEventSynchronize(stop);
+        float ms = 0.0f;
+        cudaEventElapsedTime(&ms, start, stop);
+        cudaEventDestroy(start);
+        cudaEventDestroy(stop);
+        state.SetIterationTime(ms / 1e3);
+        return;
+    }
+#else
+    (void)context;
+#endif
+    const auto start = std::chrono::steady_clock::now();
+    body();
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+void set_memory_counters(benchmark::State& state, const MemoryStats& stats) {
+    using benchmark::Counter;
+    state.counters["peak_device_bytes"] =
+        Counter(static_cast<double>(stats.peak_device_bytes), Counter::kDefaults, Counter::kIs1024);
+    state.counters["peak_host_bytes"] =
+        Counter(static_cast<double>(stats.peak_host_bytes), Counter::kDefaults, Counter::kIs1024);
+}
+
+void skip_with_error(benchmark::State& state, const std::exception& error) {
+    state.SkipWithError(error.what());
+}
+
+int run(int argc, char** argv, const Program& program) {
+    Flags flags;
+    flags.add("backend", "auto", "auto|cpu|cuda");
+    program.declare_flags(flags);
+
+    std::string format = "console";
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+            std::printf("%s: %s\n\n", program.name, program.description);
+            flags.print_help(program.name);
+            std::printf("\nGoogle Benchmark flags:\n");
+            std::fflush(stdout);
+            char help[] = "--help";
+            char* help_argv[] = {argv[0], help, nullptr};
+            int help_argc = 2;
+            benchmark::Initialize(&help_argc, help_argv);  // prints its flags and exits
+            return 0;
+        }
+        if (std::strncmp(argv[i], "--benchmark_format=", 19) == 0) format = argv[i] + 19;
+    }
+
+    try {
+        benchmark::Initialize(&argc, argv);
+        flags.parse(argc, argv);
+        if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+
+        const Context context = make_context(flags.backend());
+        benchmark::AddCustomContext("hpcml_version", version());
+        benchmark::AddCustomContext("hpcml_commit", HPCML_GIT_COMMIT);
+        benchmark::AddCustomContext("hpcml_backend", std::string(to_string(context.backend)));
+        benchmark::AddCustomContext("hpcml_device", describe(context));
+        if (context.backend == Backend::Cpu) {
+            std::fprintf(stderr, "%s: running on the CPU backend (%s)\n", program.name,
+                         query_devices().status == CudaStatus::Ok ? "as asked" : "no usable CUDA device");
+        }
+        program.register_benchmarks(flags);
+
+        CollectingReporter reporter(display_reporter(format));
+        benchmark::RunSpecifiedBenchmarks(&reporter);
+        benchmark::Shutdown();
+        if (program.summarize) program.summarize(flags, reporter.results);
+        return 0;
+    } catch (const Error& error) {
+        std::fprintf(stderr, "%s: error: %s\n", program.name, error.what());
+        return 1;
+    }
+}
+
+}  // namespace hpcml::bench

@@ -1,0 +1,76 @@
+// The one main() of every bench_* program: Google Benchmark plus the program's own flags
+// (`--tile 1000` or `--tile=1000`), run context (device, backend, commit), counters for peak
+// memory and throughput, wall-clock or CUDA-event timing, and a plain summary at the end.
+#pragma once
+
+#include <hpcml/core.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace hpcml::bench {
+
+// The program's own command-line flags, each with a default and a line of help.
+class Flags {
+public:
+    void add(const std::string& name, const std::string& default_value, const std::string& help);
+    bool has(const std::string& name) const { return values_.count(name) != 0; }
+    const std::string& str(const std::string& name) const;
+    // An integer >= minimum, or InvalidArgument naming the flag.
+    long long integer(const std::string& name, long long minimum = 1) const;
+    double real(const std::string& name) const;
+    // The value, which must be one of `choices`, or InvalidArgument naming the flag.
+    const std::string& choice(const std::string& name, const std::vector<std::string>& choices) const;
+    Backend backend() const;              // --backend
+    std::vector<Method> methods() const;  // --method fused|naive|both
+
+    // Removes recognised flags from argv; throws InvalidArgument for a flag missing its value.
+    void parse(int& argc, char** argv);
+    void print_help(const char* program) const;
+
+private:
+    struct Entry {
+        std::string value, help;
+    };
+    std::map<std::string, Entry> values_;
+    std::vector<std::string> order_;
+};
+
+// One finished benchmark run, as the summary sees it.
+struct RunResult {
+    std::string name;
+    double seconds = 0.0;  // per iteration (manual time where the benchmark sets it)
+    std::map<std::string, double> counters;
+    bool skipped = false;
+    std::string message;  // why it was skipped
+};
+
+struct Program {
+    const char* name;
+    const char* description;
+    std::function<void(Flags&)> declare_flags;            // add the program's own flags
+    std::function<void(const Flags&)> register_benchmarks;
+    std::function<void(const Flags&, const std::vector<RunResult>&)> summarize;
+};
+
+int run(int argc, char** argv, const Program& program);
+
+// Times `body` once and records it as this iteration's time: CUDA events on `context`'s stream
+// for the CUDA backend (so only device work counts), the steady clock otherwise. Benchmarks
+// that use it register with ->UseManualTime().
+void time_iteration(benchmark::State& state, const Context& context, const std::function<void()>& body);
+
+// Peak device and host bytes as counters (reported in binary units).
+void set_memory_counters(benchmark::State& state, const MemoryStats& stats);
+
+// Skips the benchmark with hpcml's message (for example a naive run that would not fit).
+void skip_with_error(benchmark::State& state, const std::exception& error);
+
+// "NVIDIA H100 80GB HBM3 (device 0)" or "CPU: 2 threads".
+std::string describe(const Context& context);
+
+}  // namespace hpcml::bench

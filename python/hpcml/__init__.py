@@ -1,0 +1,9 @@
+"""hpcml: fused numerical kernels for CUDA and the CPU, each beside its naive broadcast baseline.
+
+Errors: invalid arguments raise ValueError, allocations that would not fit raise MemoryError
+(the message gives the bytes needed and free), CUDA problems raise RuntimeError.
+"""
+
+from ._hpcml import __version__, backends, cuda_status, devices, resolve_backend
+
+__all__ = ["__version__", "backends", "cuda_status", "devices", "resolve_backend"]

@@ -1,0 +1,81 @@
+// hpcml._hpcml: the nanobind module behind the `hpcml` package.
+// hpcml::Error maps to ValueError (InvalidArgument), MemoryError (OutOfMemory) and
+// RuntimeError (NoDevice, DriverTooOld, Cuda, Internal).
+#include <hpcml/hpcml.hpp>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <Python.h>
+
+namespace nb = nanobind;
+
+namespace {
+
+nb::dict device_dict(const hpcml::DeviceInfo& d) {
+    nb::dict out;
+    out["index"] = d.index;
+    out["name"] = d.name;
+    out["pci_bus_id"] = d.pci_bus_id;
+    out["integrated"] = d.integrated;
+    out["compute_capability"] = nb::make_tuple(d.compute_capability_major, d.compute_capability_minor);
+    out["multiprocessors"] = d.multiprocessor_count;
+    out["global_memory_bytes"] = d.total_global_memory_bytes;
+    out["l2_cache_bytes"] = d.l2_cache_bytes;
+    out["shared_memory_per_block_bytes"] = d.shared_memory_per_block_bytes;
+    out["shared_memory_per_block_optin_bytes"] = d.shared_memory_per_block_optin_bytes;
+    out["shared_memory_per_multiprocessor_bytes"] = d.shared_memory_per_multiprocessor_bytes;
+    out["sm_clock_khz"] = d.sm_clock_khz;
+    out["memory_clock_khz"] = d.memory_clock_khz;
+    out["memory_bus_width_bits"] = d.memory_bus_width_bits;
+    out["peak_memory_bandwidth_gbps"] = d.peak_memory_bandwidth_gbps;
+    return out;
+}
+
+}  // namespace
+
+NB_MODULE(_hpcml, m) {
+    m.doc() = "hpcml: fused numerical kernels for CUDA and the CPU";
+    m.attr("__version__") = hpcml::version();
+
+    nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+        try {
+            std::rethrow_exception(p);
+        } catch (const hpcml::Error& e) {
+            PyObject* type = PyExc_RuntimeError;
+            if (e.kind() == hpcml::ErrorKind::InvalidArgument) type = PyExc_ValueError;
+            if (e.kind() == hpcml::ErrorKind::OutOfMemory) type = PyExc_MemoryError;
+            PyErr_SetString(type, e.what());
+        }
+    });
+
+    m.def("devices", [] {
+        nb::list out;
+        for (const hpcml::DeviceInfo& d : hpcml::devices()) out.append(device_dict(d));
+        return out;
+    }, "The usable CUDA devices, one dict each (an empty list on a machine without one).");
+
+    m.def("backends", [] {
+        std::vector<std::string> out;
+        for (hpcml::Backend b : hpcml::available_backends()) out.emplace_back(hpcml::to_string(b));
+        return out;
+    }, "The backends usable now, 'cpu' first, then 'cuda' where a device exists.");
+
+    m.def("cuda_status", [] {
+        const hpcml::DeviceQuery q = hpcml::query_devices();
+        nb::dict out;
+        out["status"] = std::string(hpcml::to_string(q.status));
+        out["message"] = q.message;
+        out["compiled"] = hpcml::cuda_compiled();
+        out["driver_version"] = hpcml::format_cuda_version(q.driver_version);
+        out["runtime_version"] = hpcml::format_cuda_version(q.runtime_version);
+        return out;
+    }, "Why the CUDA backend is or is not usable: status, message, driver and runtime versions.");
+
+    m.def("resolve_backend", [](const std::string& backend, int device) {
+        return std::string(hpcml::to_string(hpcml::make_context(hpcml::parse_backend(backend), device).backend));
+    }, nb::arg("backend") = "auto", nb::arg("device") = 0,
+       "The backend 'auto', 'cpu' or 'cuda' resolves to here; raises RuntimeError for 'cuda' "
+       "without a usable device.");
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every hpcml test: builds (incrementally) into ./build, runs the C++ suites through ctest
+# (GoogleTest, the device-query contract, the find_package consumer), then installs the Python
+# package and runs pytest. GPU tests skip with a message where no device exists.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build="${HPCML_BUILD_DIR:-build}"
+python="${PYTHON:-python3}"
+export PIP_ROOT_USER_ACTION=ignore HPCML_QUIET=1
+
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build "$build"
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+
+"$python" -m pip install --no-build-isolation -q ./python
+"$python" -m pytest tests/python -q

@@ -1,0 +1,47 @@
+import json
+import re
+
+import pytest
+
+import hpcml
+
+
+def test_version_is_semver():
+    assert re.fullmatch(r"\d+\.\d+\.\d+", hpcml.__version__)
+
+
+def test_backends_start_with_cpu():
+    backends = hpcml.backends()
+    assert backends[0] == "cpu"
+    assert set(backends) <= {"cpu", "cuda"}
+
+
+def test_devices_agree_with_status():
+    status = hpcml.cuda_status()
+    devices = hpcml.devices()
+    assert isinstance(devices, list)
+    json.dumps(devices)  # plain Python values only
+    if status["status"] == "ok":
+        assert devices and all(d["multiprocessors"] > 0 for d in devices)
+        assert "cuda" in hpcml.backends()
+    else:
+        assert devices == []
+        assert status["message"]
+        assert "cuda" not in hpcml.backends()
+
+
+def test_auto_resolves_to_a_concrete_backend():
+    expected = "cuda" if "cuda" in hpcml.backends() else "cpu"
+    assert hpcml.resolve_backend("auto") == expected
+    assert hpcml.resolve_backend("cpu") == "cpu"
+
+
+def test_errors_map_to_python_exceptions():
+    with pytest.raises(ValueError, match="expected auto, cpu or cuda"):
+        hpcml.resolve_backend("gpu")
+    if "cuda" not in hpcml.backends():
+        with pytest.raises(RuntimeError, match="backend cuda requested"):
+            hpcml.resolve_backend("cuda")
+    else:
+        with pytest.raises(ValueError, match="out of range"):
+            hpcml.resolve_backend("cuda", device=1 << 20)
