@@ -59,7 +59,6 @@ private:
 
 std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const std::string& format) {
     if (format == "json") return std::make_unique<benchmark::JSONReporter>();
-    if (format == "csv") return std::make_unique<benchmark::CSVReporter>();
     return std::make_unique<benchmark::ConsoleReporter>();
 }
 

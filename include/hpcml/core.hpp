@@ -38,6 +38,15 @@ struct MemoryStats {
     std::size_t peak_host_bytes = 0;
 };
 
+// What one call of a kernel family did: where it ran, how long it took (wall clock, seconds,
+// including transfers), and its peak memory.
+struct RunStats {
+    Backend backend = Backend::Cpu;
+    Method method = Method::Fused;
+    double seconds = 0.0;
+    MemoryStats memory;
+};
+
 // A resolved execution context: the backend actually used (never Auto), the CUDA device
 // ordinal (ignored on the CPU) and a CUDA stream (a cudaStream_t passed as void*, so that this
 // header needs no CUDA; nullptr is the default stream).

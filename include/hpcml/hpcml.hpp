@@ -3,4 +3,5 @@
 
 #include <hpcml/core.hpp>
 #include <hpcml/device.hpp>
+#include <hpcml/similarity.hpp>
 #include <hpcml/version.hpp>

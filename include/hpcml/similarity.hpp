@@ -1,0 +1,89 @@
+// Pairwise similarity counts: S[i,j] = #{s : |x[s,i] - y[s,j]| < t}.
+//
+// x is (n_samples, n) and y is (n_samples, m), row-major float32 (samples are rows, features
+// are columns, as a NumPy array x[s, i]); S is (n, m). The result equals, bit for bit, float32
+// NumPy's `(abs(x[:, :, None] - y[:, None, :]) < t).sum(0)`: the difference is rounded to
+// float32 once, the comparison is strict, NaN compares false. The fused method never stores
+// the n_samples x n x m intermediate that expression materialises.
+#pragma once
+
+#include <hpcml/core.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+namespace hpcml {
+
+// A row-major float32 matrix: `rows` samples of `cols` features, rows packed (stride = cols).
+struct MatrixView {
+    const float* data = nullptr;
+    std::size_t rows = 0;
+    std::size_t cols = 0;
+};
+
+enum class SimilarityMode {
+    Count,  // S[i,j] = number of samples within the threshold
+    All     // S[i,j] = every sample within the threshold (Chebyshev distance < t)
+};
+
+enum class SimilarityOutput {
+    Default,  // Int32 for Count, Bool for All
+    Int32,    // Count: int32 counts
+    UInt16,   // Count: uint16 counts; needs n_samples <= 65535
+    UInt8,    // Count: uint8 counts; needs n_samples <= 255
+    Bool,     // All: one byte per pair, 0 or 1 (NumPy's bool)
+    Bitmask   // All: each output row packed 8 pairs per byte, bit j % 8 of byte j / 8
+              // (numpy.packbits(..., axis=1, bitorder="little")); a row is ceil(m / 8) bytes
+};
+
+struct SimilarityOptions {
+    float threshold = 1.0f;  // finite and >= 0
+    SimilarityMode mode = SimilarityMode::Count;
+    SimilarityOutput output = SimilarityOutput::Default;
+    // Output tile edge: the output is produced tile x tile at a time (on the GPU, several tiles
+    // per launch, each copied to the host while the next is computed). Unset: the backend picks
+    // (the whole output on the CPU; batches of 1024 x 1024 tiles on the GPU). Must be >= 1.
+    // With Bitmask output the column edge is rounded up to a multiple of 8.
+    std::optional<std::size_t> tile;
+    Backend backend = Backend::Auto;
+    Method method = Method::Fused;
+    int device = 0;
+    void* stream = nullptr;  // cudaStream_t for similarity_device; ignored elsewhere
+};
+
+// One finished output tile, in host memory: rows [row0, row0 + rows) and columns
+// [col0, col0 + cols) of S. Row r of the tile starts at data + r * row_stride_bytes and holds
+// `cols` elements of the output type (for Bitmask, ceil(cols / 8) bytes; col0 is then a
+// multiple of 8). The memory is valid only during the callback.
+struct SimilarityTile {
+    std::size_t row0 = 0, col0 = 0, rows = 0, cols = 0;
+    const void* data = nullptr;
+    std::size_t row_stride_bytes = 0;
+    SimilarityOutput output = SimilarityOutput::Int32;
+};
+using SimilarityTileSink = std::function<void(const SimilarityTile&)>;
+
+// The concrete output type `options` asks for (Default resolved by mode).
+SimilarityOutput resolve_output(const SimilarityOptions& options);
+
+// Bytes of an n x m output of type `output` (rows packed; Bitmask rows are ceil(m / 8) bytes).
+std::size_t similarity_output_bytes(std::size_t n, std::size_t m, SimilarityOutput output);
+
+// Computes S into `out`, a host buffer of similarity_output_bytes(x.cols, y.cols, ...) bytes.
+// y.data == nullptr means y = x. Throws InvalidArgument for bad arguments (naming them),
+// OutOfMemory when the naive method's intermediate would not fit.
+RunStats similarity(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options = {});
+
+// The same, handing each finished tile to `sink` instead of filling one host buffer, so that
+// outputs larger than host memory can be written to disk or reduced as they stream.
+RunStats similarity(MatrixView x, MatrixView y, const SimilarityTileSink& sink,
+                    const SimilarityOptions& options = {});
+
+// The CUDA backend on device memory: x, y and out are device pointers on options.device; work
+// is queued on options.stream and the call returns once it is complete. Needs a CUDA build and
+// device; throws NoDevice otherwise.
+RunStats similarity_device(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options = {});
+
+}  // namespace hpcml

@@ -1,0 +1,179 @@
+// The public similarity entry points: argument checks, backend choice, output tiling.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "common/error.hpp"
+#include "similarity_impl.hpp"
+
+namespace hpcml {
+
+using detail::similarity::Problem;
+using detail::similarity::Region;
+using detail::similarity::RegionOutput;
+using detail::similarity::TilePlan;
+
+SimilarityOutput resolve_output(const SimilarityOptions& options) {
+    if (options.output != SimilarityOutput::Default) return options.output;
+    return options.mode == SimilarityMode::Count ? SimilarityOutput::Int32 : SimilarityOutput::Bool;
+}
+
+std::size_t similarity_output_bytes(std::size_t n, std::size_t m, SimilarityOutput output) {
+    return detail::checked_mul(n, detail::similarity::row_bytes(m, output), "similarity output");
+}
+
+namespace {
+
+const char* output_name(SimilarityOutput output) {
+    switch (output) {
+        case SimilarityOutput::Default: return "Default";
+        case SimilarityOutput::Int32: return "Int32";
+        case SimilarityOutput::UInt16: return "UInt16";
+        case SimilarityOutput::UInt8: return "UInt8";
+        case SimilarityOutput::Bool: return "Bool";
+        case SimilarityOutput::Bitmask: return "Bitmask";
+    }
+    return "?";
+}
+
+// Checks every argument and returns the problem the backends see.
+Problem make_problem(MatrixView x, MatrixView y, const SimilarityOptions& options) {
+    using detail::require;
+    if (!y.data) y = x;  // y = x
+    require(x.data || x.rows == 0 || x.cols == 0,
+            "x: null data pointer for a " + std::to_string(x.rows) + " x " + std::to_string(x.cols) + " matrix");
+    require(y.data || y.rows == 0 || y.cols == 0,
+            "y: null data pointer for a " + std::to_string(y.rows) + " x " + std::to_string(y.cols) + " matrix");
+    require(x.rows == y.rows, "y: has " + std::to_string(y.rows) + " samples (rows) but x has " +
+                                  std::to_string(x.rows) + "; both must have the same number of samples");
+    require(std::isfinite(options.threshold) && options.threshold >= 0.0f,
+            "threshold: must be finite and >= 0, got " + std::to_string(options.threshold));
+    require(!options.tile || *options.tile >= 1, "tile: must be >= 1, got 0");
+
+    Problem p;
+    p.x = x.data;
+    p.y = y.data;
+    p.ldx = x.cols;
+    p.ldy = y.cols;
+    p.samples = x.rows;
+    p.n = x.cols;
+    p.m = y.cols;
+    p.threshold = options.threshold;
+    p.mode = options.mode;
+    p.output = resolve_output(options);
+    (void)detail::checked_mul(p.n, p.m, "similarity output");
+
+    const bool count_output = p.output == SimilarityOutput::Int32 || p.output == SimilarityOutput::UInt16 ||
+                              p.output == SimilarityOutput::UInt8;
+    const std::string output = output_name(p.output);
+    if (p.mode == SimilarityMode::Count) {
+        require(count_output, "output: " + output + " is an output of mode All; mode Count writes Int32, UInt16 or UInt8");
+    } else {
+        require(!count_output, "output: " + output + " is an output of mode Count; mode All writes Bool or Bitmask");
+    }
+    const std::size_t max_count = p.output == SimilarityOutput::UInt8    ? std::numeric_limits<std::uint8_t>::max()
+                                  : p.output == SimilarityOutput::UInt16 ? std::numeric_limits<std::uint16_t>::max()
+                                                                         : std::numeric_limits<std::int32_t>::max();
+    require(p.samples <= max_count, "output: " + output + " holds counts up to " + std::to_string(max_count) +
+                                        ", but there are " + std::to_string(p.samples) + " samples");
+    return p;
+}
+
+TilePlan make_plan(const Problem& p, const SimilarityOptions& options, Backend backend) {
+    // Unset tile: the CPU writes the whole output in one region; the GPU streams 1024 x 1024
+    // tiles (a batch per launch), so its staging memory stays small for any output size.
+    const std::size_t whole = std::max<std::size_t>({p.n, p.m, 1});
+    const std::size_t tile = options.tile.value_or(backend == Backend::Cuda ? 1024 : whole);
+    TilePlan plan{std::min(tile, std::max<std::size_t>(p.n, 1)), std::min(tile, std::max<std::size_t>(p.m, 1))};
+    if (p.output == SimilarityOutput::Bitmask) plan.tile_cols = (plan.tile_cols + 7) / 8 * 8;
+    return plan;
+}
+
+template <class Visit>
+void for_each_tile(const Problem& p, const TilePlan& plan, Visit&& visit) {
+    for (std::size_t r = 0; r < p.n; r += plan.tile_rows)
+        for (std::size_t c = 0; c < p.m; c += plan.tile_cols)
+            visit(Region{r, c, std::min(plan.tile_rows, p.n - r), std::min(plan.tile_cols, p.m - c)});
+}
+
+// The CPU backend: each tile written straight into `out`, or through a tile buffer to `sink`.
+void run_cpu(const Problem& p, const TilePlan& plan, Method method, void* out, const SimilarityTileSink* sink,
+             detail::MemoryTracker& tracker) {
+    const auto compute = method == Method::Fused ? detail::similarity::cpu_fused : detail::similarity::cpu_naive;
+    const std::size_t out_row_bytes = detail::similarity::row_bytes(p.m, p.output);
+    detail::HostBuffer<unsigned char> tile_buffer;
+    if (sink) {
+        tile_buffer = detail::HostBuffer<unsigned char>(
+            tracker, detail::checked_mul(plan.tile_rows, detail::similarity::row_bytes(plan.tile_cols, p.output), "tile"),
+            "similarity tile buffer");
+    }
+    for_each_tile(p, plan, [&](const Region& region) {
+        if (sink) {
+            const RegionOutput tile{tile_buffer.data(), detail::similarity::row_bytes(region.cols, p.output)};
+            compute(p, region, tile, tracker);
+            (*sink)(SimilarityTile{region.row0, region.col0, region.rows, region.cols, tile.data,
+                                   tile.row_stride_bytes, p.output});
+        } else {
+            auto* base = static_cast<unsigned char*>(out) + region.row0 * out_row_bytes +
+                         detail::similarity::row_bytes(region.col0, p.output);
+            compute(p, region, RegionOutput{base, out_row_bytes}, tracker);
+        }
+    });
+}
+
+RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* sink, const SimilarityOptions& options) {
+    const auto start = std::chrono::steady_clock::now();
+    const Problem p = make_problem(x, y, options);
+    detail::require(sink || out || p.n == 0 || p.m == 0, "out: null output pointer");
+    detail::require(!sink || static_cast<bool>(*sink), "sink: empty callback");
+    const Context context = make_context(options.backend, options.device);
+    const TilePlan plan = make_plan(p, options, context.backend);
+    detail::MemoryTracker tracker;
+
+    if (context.backend == Backend::Cuda) {
+#if HPCML_WITH_CUDA
+        const std::size_t out_row_bytes = detail::similarity::row_bytes(p.m, p.output);
+        const SimilarityTileSink copy_to_out = [&](const SimilarityTile& tile) {
+            auto* dst = static_cast<unsigned char*>(out) + tile.row0 * out_row_bytes +
+                        detail::similarity::row_bytes(tile.col0, p.output);
+            const std::size_t bytes = detail::similarity::row_bytes(tile.cols, p.output);
+            for (std::size_t r = 0; r < tile.rows; ++r)
+                std::memcpy(dst + r * out_row_bytes, static_cast<const unsigned char*>(tile.data) + r * tile.row_stride_bytes, bytes);
+        };
+        detail::similarity::cuda_run_host(p, plan, options.method, sink ? *sink : copy_to_out, context, tracker);
+#endif
+    } else {
+        run_cpu(p, plan, options.method, out, sink, tracker);
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return RunStats{context.backend, options.method, seconds, tracker.stats()};
+}
+
+}  // namespace
+
+RunStats similarity(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options) {
+    return run(x, y, out, nullptr, options);
+}
+
+RunStats similarity(MatrixView x, MatrixView y, const SimilarityTileSink& sink, const SimilarityOptions& options) {
+    return run(x, y, nullptr, &sink, options);
+}
+
+RunStats similarity_device(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options) {
+    const auto start = std::chrono::steady_clock::now();
+    const Problem p = make_problem(x, y, options);
+    detail::require(out || p.n == 0 || p.m == 0, "out: null output pointer");
+    detail::require(options.backend != Backend::Cpu, "backend: similarity_device takes device pointers; use backend cuda or auto");
+    const Context context = make_context(Backend::Cuda, options.device, options.stream);
+    detail::MemoryTracker tracker;
+#if HPCML_WITH_CUDA
+    detail::similarity::cuda_run_device(p, make_plan(p, options, Backend::Cuda), options.method, out, context, tracker);
+#endif
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return RunStats{Backend::Cuda, options.method, seconds, tracker.stats()};
+}
+
+}  // namespace hpcml

@@ -1,0 +1,69 @@
+// Internal interface of the similarity family: the problem as the backends see it, the output
+// region one backend call fills, and the backends themselves.
+#pragma once
+
+#include <hpcml/similarity.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/memory.hpp"
+
+namespace hpcml::detail::similarity {
+
+struct Problem {
+    const float* x = nullptr;  // x[s * ldx + i]
+    const float* y = nullptr;  // y[s * ldy + j]
+    std::size_t ldx = 0, ldy = 0;
+    std::size_t samples = 0, n = 0, m = 0;
+    float threshold = 1.0f;
+    SimilarityMode mode = SimilarityMode::Count;
+    SimilarityOutput output = SimilarityOutput::Int32;  // resolved, never Default
+};
+
+// Rows [row0, row0 + rows) of x's features against columns [col0, col0 + cols) of y's.
+struct Region {
+    std::size_t row0 = 0, col0 = 0, rows = 0, cols = 0;
+};
+
+// Where a region's results go: element (r, c) of the region is in row r, which starts at
+// data + r * row_stride_bytes. For Bitmask, the region's col0 is a multiple of 8.
+struct RegionOutput {
+    void* data = nullptr;
+    std::size_t row_stride_bytes = 0;
+};
+
+// Bytes of `cols` packed elements of type `output`.
+std::size_t row_bytes(std::size_t cols, SimilarityOutput output);
+
+// Writes a rows x cols block of counts (row stride ldc) at (r, c) of `out`, encoded as
+// problem.output (for All: count == samples). For Bitmask, c is a multiple of 8.
+template <class Count>
+void store_counts(const Count* counts, std::size_t ldc, std::size_t rows, std::size_t cols,
+                  std::size_t r, std::size_t c, const Problem& problem, const RegionOutput& out);
+
+// CPU backend (cpu.cpp). Fused: register-blocked SIMD over 4 x 16 output blocks, threads over
+// blocks, no intermediate. Naive: NumPy's broadcast, materialising samples x rows x cols
+// differences and a boolean mask per region (checked against available memory first).
+void cpu_fused(const Problem& problem, const Region& region, const RegionOutput& out,
+               detail::MemoryTracker& tracker);
+void cpu_naive(const Problem& problem, const Region& region, const RegionOutput& out,
+               detail::MemoryTracker& tracker);
+
+// The output is produced in tiles of tile_rows x tile_cols, row-major.
+struct TilePlan {
+    std::size_t tile_rows = 0, tile_cols = 0;
+};
+
+#if HPCML_WITH_CUDA
+// CUDA backend (cuda_driver.cpp). Host inputs: x and y are copied to the device once, tiles
+// are computed several per launch and streamed back through pinned buffers on two streams,
+// each finished tile handed to `sink`. Device inputs: everything stays on the device and
+// `out` (device memory, n x m packed) is filled in place.
+void cuda_run_host(const Problem& problem, const TilePlan& plan, Method method,
+                   const SimilarityTileSink& sink, const Context& context, detail::MemoryTracker& tracker);
+void cuda_run_device(const Problem& problem, const TilePlan& plan, Method method, void* out,
+                     const Context& context, detail::MemoryTracker& tracker);
+#endif
+
+}  // namespace hpcml::detail::similarity
