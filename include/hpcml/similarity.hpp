@@ -72,7 +72,7 @@ SimilarityOutput resolve_output(const SimilarityOptions& options);
 std::size_t similarity_output_bytes(std::size_t n, std::size_t m, SimilarityOutput output);
 
 // Computes S into `out`, a host buffer of similarity_output_bytes(x.cols, y.cols, ...) bytes.
-// y.data == nullptr means y = x. Throws InvalidArgument for bad arguments (naming them),
+// y = MatrixView{} (null, 0 x 0) means y = x. Throws InvalidArgument for bad arguments (naming them),
 // OutOfMemory when the naive method's intermediate would not fit.
 RunStats similarity(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options = {});
 

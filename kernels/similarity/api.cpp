@@ -42,7 +42,7 @@ const char* output_name(SimilarityOutput output) {
 // Checks every argument and returns the problem the backends see.
 Problem make_problem(MatrixView x, MatrixView y, const SimilarityOptions& options) {
     using detail::require;
-    if (!y.data) y = x;  // y = x
+    if (!y.data && y.rows == 0 && y.cols == 0) y = x;  // MatrixView{} means y = x
     require(x.data || x.rows == 0 || x.cols == 0,
             "x: null data pointer for a " + std::to_string(x.rows) + " x " + std::to_string(x.cols) + " matrix");
     require(y.data || y.rows == 0 || y.cols == 0,

@@ -5,5 +5,6 @@ Errors: invalid arguments raise ValueError, allocations that would not fit raise
 """
 
 from ._hpcml import __version__, backends, cuda_status, devices, resolve_backend
+from ._similarity import similarity
 
-__all__ = ["__version__", "backends", "cuda_status", "devices", "resolve_backend"]
+__all__ = ["__version__", "backends", "cuda_status", "devices", "resolve_backend", "similarity"]

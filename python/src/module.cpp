@@ -4,8 +4,12 @@
 #include <hpcml/hpcml.hpp>
 
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+
+#include <optional>
 
 #include <Python.h>
 
@@ -31,6 +35,68 @@ nb::dict device_dict(const hpcml::DeviceInfo& d) {
     out["memory_bus_width_bits"] = d.memory_bus_width_bits;
     out["peak_memory_bandwidth_gbps"] = d.peak_memory_bandwidth_gbps;
     return out;
+}
+
+using FloatMatrix = nb::ndarray<const float, nb::ndim<2>, nb::c_contig>;
+using AnyArray = nb::ndarray<nb::c_contig>;
+
+hpcml::MatrixView view(const FloatMatrix& a) { return {a.data(), a.shape(0), a.shape(1)}; }
+
+hpcml::SimilarityOptions similarity_options(float threshold, const std::string& mode, std::optional<std::size_t> tile,
+                                            const std::string& backend, const std::string& method,
+                                            const std::string& dtype, int device) {
+    hpcml::SimilarityOptions o;
+    o.threshold = threshold;
+    if (mode == "count") {
+        o.mode = hpcml::SimilarityMode::Count;
+    } else if (mode == "all") {
+        o.mode = hpcml::SimilarityMode::All;
+    } else {
+        throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "mode: expected 'count' or 'all', got '" + mode + "'");
+    }
+    if (dtype == "int32") o.output = hpcml::SimilarityOutput::Int32;
+    else if (dtype == "uint16") o.output = hpcml::SimilarityOutput::UInt16;
+    else if (dtype == "uint8") o.output = hpcml::SimilarityOutput::UInt8;
+    else if (dtype == "bool") o.output = hpcml::SimilarityOutput::Bool;
+    else if (dtype == "bitmask") o.output = hpcml::SimilarityOutput::Bitmask;
+    else throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "dtype: expected int32, uint16, uint8, bool or bitmask, got '" + dtype + "'");
+    o.tile = tile;
+    o.backend = hpcml::parse_backend(backend, "backend");
+    o.method = hpcml::parse_method(method, "method");
+    o.device = device;
+    return o;
+}
+
+nb::dict stats_dict(const hpcml::RunStats& stats) {
+    nb::dict out;
+    out["backend"] = std::string(hpcml::to_string(stats.backend));
+    out["method"] = std::string(hpcml::to_string(stats.method));
+    out["seconds"] = stats.seconds;
+    out["peak_device_bytes"] = stats.memory.peak_device_bytes;
+    out["peak_host_bytes"] = stats.memory.peak_host_bytes;
+    return out;
+}
+
+// x, y (optional) and out are validated for shape and dtype by hpcml/_similarity.py; here
+// only the byte count of out is checked again, as the C++ API writes exactly that many.
+nb::dict similarity_binding(FloatMatrix x, std::optional<FloatMatrix> y, AnyArray out, float threshold,
+                            const std::string& mode, std::optional<std::size_t> tile, const std::string& backend,
+                            const std::string& method, const std::string& dtype, int device, bool on_device) {
+    const hpcml::SimilarityOptions o = similarity_options(threshold, mode, tile, backend, method, dtype, device);
+    const hpcml::MatrixView xv = view(x);
+    const hpcml::MatrixView yv = y ? view(*y) : hpcml::MatrixView{};
+    const std::size_t m = y ? y->shape(1) : x.shape(1);
+    const std::size_t needed = hpcml::similarity_output_bytes(x.shape(1), m, hpcml::resolve_output(o));
+    if (out.nbytes() != needed) {
+        throw hpcml::Error(hpcml::ErrorKind::InvalidArgument,
+                           "out: has " + std::to_string(out.nbytes()) + " bytes, needs " + std::to_string(needed));
+    }
+    hpcml::RunStats stats;
+    {
+        nb::gil_scoped_release release;
+        stats = on_device ? hpcml::similarity_device(xv, yv, out.data(), o) : hpcml::similarity(xv, yv, out.data(), o);
+    }
+    return stats_dict(stats);
 }
 
 }  // namespace
@@ -78,4 +144,9 @@ NB_MODULE(_hpcml, m) {
     }, nb::arg("backend") = "auto", nb::arg("device") = 0,
        "The backend 'auto', 'cpu' or 'cuda' resolves to here; raises RuntimeError for 'cuda' "
        "without a usable device.");
+
+    m.def("_similarity", &similarity_binding, nb::arg("x"), nb::arg("y").none(), nb::arg("out"), nb::arg("threshold"),
+          nb::arg("mode"), nb::arg("tile").none(), nb::arg("backend"), nb::arg("method"), nb::arg("dtype"),
+          nb::arg("device"), nb::arg("on_device"),
+          "Low-level similarity into a preallocated output; use hpcml.similarity.");
 }

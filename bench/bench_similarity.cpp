@@ -1,0 +1,158 @@
+// bench_similarity: the fused pairwise similarity against its naive broadcast baseline, on
+// x = randn(samples, dim) (y = x unless --dim-y is given), the output produced --tile at a
+// time into a full host output. Prints elements/s (samples * n * m / time), peak memory, on the
+// GPU the fraction of the issue-rate floor, and a fused-vs-naive summary line.
+#include <hpcml/device.hpp>
+#include <hpcml/similarity.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/bench_main.hpp"
+
+namespace {
+
+using hpcml::bench::Flags;
+using hpcml::bench::RunResult;
+
+struct Workload {
+    std::size_t samples, n, m, tile;
+    hpcml::SimilarityOptions options;
+    std::vector<float> x, y;  // y empty: y = x
+};
+
+hpcml::SimilarityOutput parse_dtype(const std::string& dtype) {
+    if (dtype == "int32") return hpcml::SimilarityOutput::Int32;
+    if (dtype == "uint16") return hpcml::SimilarityOutput::UInt16;
+    if (dtype == "uint8") return hpcml::SimilarityOutput::UInt8;
+    if (dtype == "bool") return hpcml::SimilarityOutput::Bool;
+    if (dtype == "bitmask") return hpcml::SimilarityOutput::Bitmask;
+    return hpcml::SimilarityOutput::Default;
+}
+
+std::vector<float> randn(std::size_t count, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal;
+    std::vector<float> v(count);
+    for (float& e : v) e = normal(rng);
+    return v;
+}
+
+// Pair-samples per second the issue rate allows: 128 thread-instructions per clock per SM,
+// 3 instructions per pair-sample (see kernels/similarity/fused.cu).
+double issue_rate_floor(const hpcml::Context& context) {
+    for (const hpcml::DeviceInfo& d : hpcml::devices())
+        if (d.index == context.device) return d.multiprocessor_count * (128.0 / 3.0) * d.sm_clock_khz * 1e3;
+    return 0.0;
+}
+
+void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w, hpcml::Method method) {
+    hpcml::SimilarityOptions options = w->options;
+    options.method = method;
+    const hpcml::Context context = hpcml::make_context(options.backend, options.device);
+    const hpcml::SimilarityOutput output = hpcml::resolve_output(options);
+    std::unique_ptr<unsigned char[]> out(new unsigned char[hpcml::similarity_output_bytes(w->n, w->m, output)]);
+    const hpcml::MatrixView x{w->x.data(), w->samples, w->n};
+    const hpcml::MatrixView y = w->y.empty() ? hpcml::MatrixView{} : hpcml::MatrixView{w->y.data(), w->samples, w->m};
+    hpcml::RunStats stats;
+    for (auto _ : state) {
+        try {
+            // The whole call, host copies included: what a user waits for.
+            hpcml::bench::time_iteration(state, hpcml::make_context(hpcml::Backend::Cpu),
+                                         [&] { stats = hpcml::similarity(x, y, out.get(), options); });
+        } catch (const hpcml::Error& e) {
+            hpcml::bench::skip_with_error(state, e);
+            return;
+        }
+    }
+    const double elements = static_cast<double>(w->samples) * w->n * w->m;
+    state.counters["elements/s"] = benchmark::Counter(elements, benchmark::Counter::kIsIterationInvariantRate);
+    hpcml::bench::set_memory_counters(state, stats.memory);
+    const double io_bytes = (w->x.size() + w->y.size()) * sizeof(float) +
+                            static_cast<double>(hpcml::similarity_output_bytes(w->n, w->m, output));
+    state.counters["memory_vs_io"] =
+        (io_bytes + static_cast<double>(stats.memory.peak_host_bytes + stats.memory.peak_device_bytes)) / io_bytes;
+    if (context.backend == hpcml::Backend::Cuda) {
+        const double floor = issue_rate_floor(context);
+        if (floor > 0) {
+            state.counters["issue_floor_fraction"] =
+                benchmark::Counter(elements / floor, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+        }
+    }
+}
+
+void declare(Flags& flags) {
+    flags.add("tile", "1000", "output tile edge (the output is produced tile x tile at a time)");
+    flags.add("samples", "256", "samples (rows of x and y)");
+    flags.add("dim", "2000", "features of x (columns)");
+    flags.add("dim-y", "", "features of y; unset: y = x");
+    flags.add("mode", "count", "count|all");
+    flags.add("method", "both", "fused|naive|both");
+    flags.add("dtype", "default", "default|int32|uint16|uint8|bool|bitmask");
+    flags.add("threshold", "1", "threshold t of |x - y| < t");
+    flags.add("device", "0", "CUDA device ordinal");
+}
+
+void register_benchmarks(const Flags& flags) {
+    auto w = std::make_shared<Workload>();
+    w->samples = static_cast<std::size_t>(flags.integer("samples", 0));
+    w->n = static_cast<std::size_t>(flags.integer("dim", 1));
+    w->m = flags.str("dim-y").empty() ? w->n : static_cast<std::size_t>(flags.integer("dim-y", 1));
+    w->tile = static_cast<std::size_t>(flags.integer("tile", 1));
+    auto& o = w->options;
+    o.tile = w->tile;
+    o.threshold = static_cast<float>(flags.real("threshold"));
+    o.mode = flags.choice("mode", {"count", "all"}) == "count" ? hpcml::SimilarityMode::Count : hpcml::SimilarityMode::All;
+    o.output = parse_dtype(flags.choice("dtype", {"default", "int32", "uint16", "uint8", "bool", "bitmask"}));
+    o.backend = hpcml::make_context(flags.backend()).backend;
+    o.device = static_cast<int>(flags.integer("device", 0));
+    w->x = randn(w->samples * w->n, 1);
+    if (!flags.str("dim-y").empty()) w->y = randn(w->samples * w->m, 2);
+
+    for (hpcml::Method method : flags.methods()) {
+        const std::string name = "similarity/" + std::string(hpcml::to_string(method)) + "/" +
+                                 std::string(hpcml::to_string(o.backend)) + "/samples:" + std::to_string(w->samples) +
+                                 "/n:" + std::to_string(w->n) + "/m:" + std::to_string(w->m) + "/tile:" +
+                                 std::to_string(w->tile) + "/" + flags.str("mode");
+        benchmark::RegisterBenchmark(name.c_str(), [w, method](benchmark::State& s) { run_similarity(s, w, method); })
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
+    }
+}
+
+const RunResult* find(const std::vector<RunResult>& results, const std::string& method) {
+    for (const RunResult& r : results)
+        if (r.name.find("similarity/" + method + "/") == 0) return &r;
+    return nullptr;
+}
+
+void summarize(const Flags&, const std::vector<RunResult>& results) {
+    const RunResult* fused = find(results, "fused");
+    const RunResult* naive = find(results, "naive");
+    auto peak = [](const RunResult& r) {
+        return r.counters.count("peak_device_bytes") ? r.counters.at("peak_device_bytes") + r.counters.at("peak_host_bytes") : 0.0;
+    };
+    if (fused && naive && !fused->skipped && !naive->skipped) {
+        std::printf("summary: fused %.4g s, naive %.4g s: fused is %.1fx faster; peak memory fused %.3g MB, naive %.3g MB: "
+                    "%.1fx less\n",
+                    fused->seconds, naive->seconds, naive->seconds / fused->seconds, peak(*fused) / 1e6,
+                    peak(*naive) / 1e6, peak(*naive) / std::max(peak(*fused), 1.0));
+    } else if (fused && !fused->skipped) {
+        std::printf("summary: fused %.4g s, peak memory %.3g MB%s%s\n", fused->seconds, peak(*fused) / 1e6,
+                    naive ? "; naive skipped: " : "", naive ? naive->message.c_str() : "");
+    } else if (fused) {
+        std::printf("summary: fused failed: %s\n", fused->message.c_str());
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return hpcml::bench::run(argc, argv,
+                             {"bench_similarity",
+                              "pairwise similarity S[i,j] = #{s : |x[s,i] - y[s,j]| < t}, fused vs naive broadcast",
+                              declare, register_benchmarks, summarize});
+}

@@ -1,0 +1,127 @@
+import numpy as np
+import pytest
+
+import hpcml
+
+BACKENDS = hpcml.backends()
+
+
+def numpy_counts(x, y, t=1.0):
+    x = np.asarray(x, dtype=np.float32)
+    y = np.asarray(y, dtype=np.float32)
+    with np.errstate(invalid="ignore"):
+        return (np.abs(x[:, :, None] - y[:, None, :]) < np.float32(t)).sum(0)
+
+
+def data(rng, shape, specials=True):
+    a = rng.standard_normal(shape).astype(np.float32)
+    q = rng.integers(-8, 9, size=shape).astype(np.float32) * 0.25
+    a = np.where(rng.random(shape) < 0.4, q, a)
+    if specials:
+        r = rng.random(shape)
+        a[r < 0.02] = np.nan
+        a[(r >= 0.02) & (r < 0.03)] = np.inf
+        a[(r >= 0.03) & (r < 0.04)] = -np.inf
+    return a
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("method", ["fused", "naive"])
+@pytest.mark.parametrize("tile", [None, 1, 7, 64])
+@pytest.mark.parametrize("samples,n,m", [(1, 1, 1), (37, 19, 23), (100, 5, 41)])
+def test_counts_equal_numpy(backend, method, tile, samples, n, m):
+    rng = np.random.default_rng(samples * 1000 + n)
+    x, y = data(rng, (samples, n)), data(rng, (samples, m))
+    expected = numpy_counts(x, y)
+    got = hpcml.similarity(x, y, tile=tile, backend=backend, method=method)
+    assert got.dtype == np.int32 and got.shape == (n, m)
+    np.testing.assert_array_equal(got, expected)
+    for dtype in (np.uint16, np.uint8):
+        np.testing.assert_array_equal(hpcml.similarity(x, y, dtype=dtype, tile=tile, backend=backend, method=method),
+                                      expected.astype(dtype))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("method", ["fused", "naive"])
+def test_all_mode_bool_and_bitmask(backend, method):
+    rng = np.random.default_rng(7)
+    x, y = data(rng, (6, 30), specials=False) * 0.4, data(rng, (6, 21), specials=False) * 0.4
+    expected = numpy_counts(x, y) == 6
+    assert expected.any() and not expected.all()
+    got = hpcml.similarity(x, y, mode="all", backend=backend, method=method, tile=9)
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(got, expected)
+    bits = hpcml.similarity(x, y, mode="all", dtype="bitmask", backend=backend, method=method, tile=9)
+    np.testing.assert_array_equal(bits, np.packbits(expected, axis=1, bitorder="little"))
+
+
+def test_y_defaults_to_x_and_threshold():
+    rng = np.random.default_rng(3)
+    x = data(rng, (50, 33))
+    for t in (0.0, 0.1, 1.0, 2.5):
+        np.testing.assert_array_equal(hpcml.similarity(x, threshold=t), numpy_counts(x, x, t))
+
+
+def test_float64_and_fortran_inputs_are_taken_as_float32():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((20, 9))
+    np.testing.assert_array_equal(hpcml.similarity(np.asfortranarray(x)), numpy_counts(x, x))
+
+
+def test_empty_samples():
+    x = np.zeros((0, 4), np.float32)
+    assert (hpcml.similarity(x) == 0).all()
+    assert hpcml.similarity(x, mode="all").all()
+
+
+def test_stats():
+    x = np.random.default_rng(5).standard_normal((64, 40)).astype(np.float32)
+    _, fused = hpcml.similarity(x, backend="cpu", return_stats=True)
+    _, naive = hpcml.similarity(x, backend="cpu", method="naive", return_stats=True)
+    assert set(fused) == {"backend", "method", "seconds", "peak_device_bytes", "peak_host_bytes"}
+    assert fused["backend"] == "cpu" and naive["method"] == "naive"
+    assert naive["peak_host_bytes"] >= 64 * 40 * 40 * 5 > 10 * fused["peak_host_bytes"]
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(threshold=-1.0), "threshold"),
+        (dict(threshold=float("nan")), "threshold"),
+        (dict(tile=0), "tile"),
+        (dict(mode="any"), "mode"),
+        (dict(dtype=np.float32), "dtype"),
+        (dict(mode="all", dtype=np.int32), "output"),
+        (dict(backend="gpu"), "backend"),
+        (dict(method="fast"), "method"),
+    ],
+)
+def test_bad_arguments_raise_value_error(kwargs, match):
+    x = np.zeros((4, 3), np.float32)
+    with pytest.raises(ValueError, match=match):
+        hpcml.similarity(x, **kwargs)
+
+
+def test_shape_errors():
+    with pytest.raises(ValueError, match="y: has 3 samples"):
+        hpcml.similarity(np.zeros((4, 3)), np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="x: expected a 2-D"):
+        hpcml.similarity(np.zeros(5))
+    with pytest.raises(ValueError, match="output"):
+        hpcml.similarity(np.zeros((256, 2)), dtype=np.uint8)
+
+
+def test_naive_that_would_not_fit_raises_memory_error():
+    x = np.zeros((1000, 20000), np.float32)
+    with pytest.raises(MemoryError, match="needs 2.00 TB"):
+        hpcml.similarity(x, backend="cpu", method="naive")
+
+
+@pytest.mark.skipif("cuda" not in BACKENDS, reason="no usable CUDA device")
+def test_cuda_arrays_stay_on_device():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    x, y = data(rng, (64, 300)), data(rng, (64, 200))
+    got = hpcml.similarity(torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda(), tile=128)
+    assert got.is_cuda
+    np.testing.assert_array_equal(got.cpu().numpy(), numpy_counts(x, y))

@@ -1,0 +1,344 @@
+// Similarity: exact equality with a brute-force float32 reference on random and special inputs,
+// every output type, both methods, every backend present; tiling and sinks; memory bounds;
+// argument errors.
+#include <hpcml/similarity.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/gpu.hpp"
+
+namespace {
+
+using hpcml::Backend;
+using hpcml::MatrixView;
+using hpcml::Method;
+using hpcml::SimilarityMode;
+using hpcml::SimilarityOptions;
+using hpcml::SimilarityOutput;
+
+// The reference: NumPy's (abs(x[:, :, None] - y[:, None, :]) < t).sum(0) in float32, one pair
+// at a time. It shares no code with the library.
+std::vector<std::int64_t> reference_counts(const std::vector<float>& x, const std::vector<float>& y,
+                                           std::size_t samples, std::size_t n, std::size_t m, float t) {
+    std::vector<std::int64_t> counts(n * m, 0);
+    for (std::size_t s = 0; s < samples; ++s)
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < m; ++j) {
+                const volatile float d = x[s * n + i] - y[s * m + j];  // rounded to float32
+                counts[i * m + j] += std::fabs(d) < t;
+            }
+    return counts;
+}
+
+// The expected output bytes for `output` (All outputs: count == samples).
+std::vector<unsigned char> encode(const std::vector<std::int64_t>& counts, std::size_t n, std::size_t m,
+                                  std::size_t samples, SimilarityOutput output) {
+    std::vector<unsigned char> out(hpcml::similarity_output_bytes(n, m, output), 0);
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < m; ++j) {
+            const std::int64_t c = counts[i * m + j];
+            const bool all = c == static_cast<std::int64_t>(samples);
+            switch (output) {
+                case SimilarityOutput::Int32: {
+                    const auto v = static_cast<std::int32_t>(c);
+                    std::memcpy(&out[(i * m + j) * 4], &v, 4);
+                    break;
+                }
+                case SimilarityOutput::UInt16: {
+                    const auto v = static_cast<std::uint16_t>(c);
+                    std::memcpy(&out[(i * m + j) * 2], &v, 2);
+                    break;
+                }
+                case SimilarityOutput::UInt8: out[i * m + j] = static_cast<unsigned char>(c); break;
+                case SimilarityOutput::Bool: out[i * m + j] = all; break;
+                case SimilarityOutput::Bitmask: out[i * ((m + 7) / 8) + j / 8] |= static_cast<unsigned char>(all << (j % 8)); break;
+                default: ADD_FAILURE();
+            }
+        }
+    return out;
+}
+
+// Normals, mixed with quantised values (so that differences land exactly on t), NaN and +-inf.
+std::vector<float> make_data(std::size_t count, unsigned seed, double special_fraction = 0.05) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    std::uniform_int_distribution<int> q(-8, 8);
+    std::vector<float> v(count);
+    for (float& e : v) {
+        const double r = u(rng);
+        if (r < special_fraction / 3) {
+            e = std::numeric_limits<float>::quiet_NaN();
+        } else if (r < special_fraction * 2 / 3) {
+            e = r < special_fraction / 2 ? INFINITY : -INFINITY;
+        } else if (r < 0.5) {
+            e = static_cast<float>(q(rng)) * 0.25f;
+        } else {
+            e = normal(rng);
+        }
+    }
+    return v;
+}
+
+std::vector<Backend> backends() {
+    std::vector<Backend> b{Backend::Cpu};
+    if (hpcml_test::gpu_available()) b.push_back(Backend::Cuda);
+    return b;
+}
+
+std::string label(Backend b, Method m, SimilarityOutput o, std::optional<std::size_t> tile) {
+    return std::string(hpcml::to_string(b)) + "/" + std::string(hpcml::to_string(m)) + " output " +
+           std::to_string(static_cast<int>(o)) + " tile " + (tile ? std::to_string(*tile) : "unset");
+}
+
+struct Shape {
+    std::size_t samples, n, m;
+};
+
+void check_all_outputs(const Shape& shape, float threshold, bool self, const std::vector<std::optional<std::size_t>>& tiles,
+                       unsigned seed) {
+    const auto x = make_data(shape.samples * shape.n, seed);
+    const auto y = self ? x : make_data(shape.samples * shape.m, seed + 1);
+    const std::size_t m = self ? shape.n : shape.m;
+    const auto counts = reference_counts(x, y, shape.samples, shape.n, m, threshold);
+    const MatrixView xv{x.data(), shape.samples, shape.n};
+    const MatrixView yv = self ? MatrixView{} : MatrixView{y.data(), shape.samples, m};
+
+    std::vector<std::pair<SimilarityMode, SimilarityOutput>> outputs = {
+        {SimilarityMode::Count, SimilarityOutput::Int32}, {SimilarityMode::Count, SimilarityOutput::UInt16},
+        {SimilarityMode::All, SimilarityOutput::Bool}, {SimilarityMode::All, SimilarityOutput::Bitmask}};
+    if (shape.samples <= 255) outputs.push_back({SimilarityMode::Count, SimilarityOutput::UInt8});
+    for (const auto& [mode, output] : outputs) {
+        const auto expected = encode(counts, shape.n, m, shape.samples, output);
+        for (Backend backend : backends())
+            for (Method method : {Method::Fused, Method::Naive})
+                for (const auto& tile : tiles) {
+                    SimilarityOptions o;
+                    o.threshold = threshold;
+                    o.mode = mode;
+                    o.output = output;
+                    o.tile = tile;
+                    o.backend = backend;
+                    o.method = method;
+                    std::vector<unsigned char> got(expected.size(), 0xAB);
+                    const hpcml::RunStats stats = hpcml::similarity(xv, yv, got.data(), o);
+                    EXPECT_EQ(stats.backend, backend);
+                    ASSERT_EQ(got, expected) << label(backend, method, output, tile) << " shape " << shape.samples
+                                             << "x" << shape.n << "x" << m << " t=" << threshold;
+                }
+    }
+}
+
+TEST(Similarity, OneByOne) { check_all_outputs({1, 1, 1}, 1.0f, false, {std::nullopt, 1}, 1); }
+
+TEST(Similarity, ShapesNotMultiplesOfAnyTile) {
+    check_all_outputs({37, 19, 23}, 1.0f, false, {std::nullopt, 1, 7, 1000}, 2);
+    check_all_outputs({300, 131, 5}, 1.0f, false, {std::nullopt, 13}, 3);
+    check_all_outputs({5, 3, 150}, 0.5f, false, {std::nullopt, 17}, 4);
+}
+
+TEST(Similarity, LargerThanOneGpuBlock) {
+    check_all_outputs({70, 261, 133}, 1.0f, false, {std::nullopt, 129}, 5);
+}
+
+TEST(Similarity, SelfSimilarity) { check_all_outputs({64, 45, 45}, 1.0f, true, {std::nullopt, 11}, 6); }
+
+TEST(Similarity, ThresholdZeroAndLarge) {
+    check_all_outputs({20, 9, 10}, 0.0f, false, {std::nullopt}, 7);
+    check_all_outputs({20, 9, 10}, 1e30f, false, {std::nullopt, 4}, 8);
+}
+
+TEST(Similarity, DifferencesExactlyAtThresholdDoNotCount) {
+    // 1.5 - 0.5 == 1 exactly; 1 - 2^-24 rounds the other way; inf - inf is NaN.
+    const std::vector<float> x = {1.5f, 1.0f, INFINITY, NAN, -0.5f, 0.0f};
+    const std::vector<float> y = {0.5f, 2.0f - 0x1p-23f, INFINITY, 0.0f, 0.5f, 0x1p-149f};
+    for (Backend backend : backends()) {
+        std::vector<std::int32_t> out(36);
+        SimilarityOptions o;
+        o.backend = backend;
+        hpcml::similarity({x.data(), 1, 6}, {y.data(), 1, 6}, out.data(), o);
+        EXPECT_EQ(out[0 * 6 + 0], 0);  // |1.5 - 0.5| == 1
+        EXPECT_EQ(out[1 * 6 + 1], 1);  // |1 - (2 - 2^-23)| = 1 - 2^-23 < 1
+        EXPECT_EQ(out[2 * 6 + 2], 0);  // inf - inf = NaN
+        EXPECT_EQ(out[3 * 6 + 3], 0);  // NaN
+        EXPECT_EQ(out[4 * 6 + 4], 0);  // |-0.5 - 0.5| == 1
+        EXPECT_EQ(out[5 * 6 + 5], 1);  // denormal difference, no flush to zero needed
+        const auto ref = reference_counts(x, y, 1, 6, 6, 1.0f);
+        for (std::size_t e = 0; e < 36; ++e) EXPECT_EQ(out[e], ref[e]) << hpcml::to_string(backend) << " pair " << e;
+    }
+}
+
+TEST(Similarity, ZeroSamplesGiveZeroCountsAndAllTrue) {
+    const std::vector<float> none;
+    for (Backend backend : backends())
+        for (Method method : {Method::Fused, Method::Naive}) {
+            SimilarityOptions o;
+            o.backend = backend;
+            o.method = method;
+            std::vector<std::int32_t> counts(12, -1);
+            hpcml::similarity({none.data(), 0, 3}, {none.data(), 0, 4}, counts.data(), o);
+            for (auto c : counts) EXPECT_EQ(c, 0);
+            o.mode = SimilarityMode::All;
+            std::vector<std::uint8_t> all(12, 7);
+            hpcml::similarity({none.data(), 0, 3}, {none.data(), 0, 4}, all.data(), o);
+            for (auto a : all) EXPECT_EQ(a, 1);
+        }
+}
+
+TEST(Similarity, EmptyFeaturesAreANoOp) {
+    const std::vector<float> x(10, 0.0f);
+    for (Backend backend : backends()) {
+        SimilarityOptions o;
+        o.backend = backend;
+        EXPECT_NO_THROW(hpcml::similarity({x.data(), 10, 0}, {x.data(), 10, 1}, nullptr, o));
+        EXPECT_NO_THROW(hpcml::similarity({x.data(), 10, 1}, {x.data(), 10, 0}, nullptr, o));
+    }
+}
+
+TEST(Similarity, SinkSeesEveryTileOnce) {
+    const Shape shape{33, 41, 29};
+    const auto x = make_data(shape.samples * shape.n, 9);
+    const auto y = make_data(shape.samples * shape.m, 10);
+    const auto counts = reference_counts(x, y, shape.samples, shape.n, shape.m, 1.0f);
+    for (Backend backend : backends())
+        for (SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::Bitmask}) {
+            SimilarityOptions o;
+            o.backend = backend;
+            o.tile = 10;
+            o.mode = output == SimilarityOutput::Int32 ? SimilarityMode::Count : SimilarityMode::All;
+            o.output = output;
+            const std::size_t row_bytes = hpcml::similarity_output_bytes(1, shape.m, output);
+            std::vector<unsigned char> assembled(shape.n * row_bytes, 0);
+            std::vector<int> covered(shape.n * shape.m, 0);
+            hpcml::similarity({x.data(), shape.samples, shape.n}, {y.data(), shape.samples, shape.m},
+                              [&](const hpcml::SimilarityTile& t) {
+                                  EXPECT_EQ(t.output, output);
+                                  EXPECT_LE(t.rows, 10u);
+                                  EXPECT_LE(t.cols, output == SimilarityOutput::Bitmask ? 16u : 10u);
+                                  const std::size_t bytes = hpcml::similarity_output_bytes(1, t.cols, output);
+                                  const std::size_t offset = hpcml::similarity_output_bytes(1, t.col0, output);
+                                  if (output == SimilarityOutput::Bitmask) EXPECT_EQ(t.col0 % 8, 0u);
+                                  for (std::size_t r = 0; r < t.rows; ++r) {
+                                      std::memcpy(&assembled[(t.row0 + r) * row_bytes + offset],
+                                                  static_cast<const unsigned char*>(t.data) + r * t.row_stride_bytes, bytes);
+                                      for (std::size_t c = 0; c < t.cols; ++c) ++covered[(t.row0 + r) * shape.m + t.col0 + c];
+                                  }
+                              },
+                              o);
+            for (int c : covered) ASSERT_EQ(c, 1);
+            EXPECT_EQ(assembled, encode(counts, shape.n, shape.m, shape.samples, output)) << hpcml::to_string(backend);
+        }
+}
+
+TEST(Similarity, FusedMemoryIsBoundedNaiveGrowsWithSamples) {
+    const std::size_t n = 40, m = 30;
+    for (std::size_t samples : {64u, 512u}) {
+        const auto x = make_data(samples * n, 11);
+        const auto y = make_data(samples * m, 12);
+        std::vector<std::int32_t> out(n * m);
+        SimilarityOptions o;
+        o.backend = Backend::Cpu;
+        const auto fused = hpcml::similarity({x.data(), samples, n}, {y.data(), samples, m}, out.data(), o);
+        // Per-thread panels and accumulators only: a few KiB per thread, whatever the samples.
+        EXPECT_LT(fused.memory.peak_host_bytes, 64u * 1024 * 16);
+        o.method = Method::Naive;
+        const auto naive = hpcml::similarity({x.data(), samples, n}, {y.data(), samples, m}, out.data(), o);
+        EXPECT_GE(naive.memory.peak_host_bytes, samples * n * m * (sizeof(float) + 1));
+        EXPECT_GT(naive.memory.peak_host_bytes, 10 * fused.memory.peak_host_bytes);
+    }
+}
+
+TEST(Similarity, NaiveFailsCleanlyWhenItWouldNotFit) {
+    // 1000 samples x 20000 x 20000 would need 2 TB for the broadcast; the input is 80 MB.
+    const std::size_t samples = 1000, n = 20000;
+    std::vector<float> x(samples * n, 0.0f);
+    std::unique_ptr<std::int32_t[]> out(new std::int32_t[n * n]);  // never touched: no pages used
+    SimilarityOptions o;
+    o.backend = Backend::Cpu;
+    o.method = Method::Naive;
+    try {
+        hpcml::similarity({x.data(), samples, n}, {}, out.get(), o);
+        FAIL() << "expected OutOfMemory";
+    } catch (const hpcml::Error& e) {
+        EXPECT_EQ(e.kind(), hpcml::ErrorKind::OutOfMemory);
+        EXPECT_NE(std::string(e.what()).find("needs 2.00 TB"), std::string::npos) << e.what();
+    }
+}
+
+void expect_invalid(const std::function<void()>& call, const std::string& names) {
+    try {
+        call();
+        ADD_FAILURE() << "expected InvalidArgument naming " << names;
+    } catch (const hpcml::Error& e) {
+        EXPECT_EQ(e.kind(), hpcml::ErrorKind::InvalidArgument) << e.what();
+        EXPECT_EQ(std::string(e.what()).rfind(names, 0), 0u) << e.what();
+    }
+}
+
+TEST(Similarity, BadArgumentsNameThemselves) {
+    const std::vector<float> x(12, 0.0f), y(8, 0.0f);
+    std::vector<std::int32_t> out(16);
+    const MatrixView xv{x.data(), 4, 3}, yv{y.data(), 4, 2};
+    auto with = [&](auto change) {
+        SimilarityOptions o;
+        o.backend = Backend::Cpu;
+        change(o);
+        return o;
+    };
+    for (float bad : {-1.0f, NAN, INFINITY}) {
+        expect_invalid([&] { hpcml::similarity(xv, yv, out.data(), with([&](auto& o) { o.threshold = bad; })); }, "threshold");
+    }
+    expect_invalid([&] { hpcml::similarity({nullptr, 4, 3}, yv, out.data(), with([](auto&) {})); }, "x:");
+    expect_invalid([&] { hpcml::similarity(xv, yv, nullptr, with([](auto&) {})); }, "out:");
+    expect_invalid([&] { hpcml::similarity(xv, {y.data(), 2, 4}, out.data(), with([](auto&) {})); }, "y:");
+    expect_invalid([&] { hpcml::similarity(xv, yv, out.data(), with([](auto& o) { o.tile = 0; })); }, "tile");
+    expect_invalid([&] { hpcml::similarity(xv, yv, out.data(), with([](auto& o) { o.output = SimilarityOutput::Bool; })); },
+                   "output");
+    expect_invalid([&] {
+        hpcml::similarity(xv, yv, out.data(), with([](auto& o) {
+                              o.mode = SimilarityMode::All;
+                              o.output = SimilarityOutput::Int32;
+                          }));
+    }, "output");
+    const std::vector<float> many(256 * 2, 0.0f);
+    expect_invalid([&] {
+        hpcml::similarity({many.data(), 256, 2}, {}, out.data(), with([](auto& o) { o.output = SimilarityOutput::UInt8; }));
+    }, "output");
+    expect_invalid([&] { hpcml::similarity(xv, yv, hpcml::SimilarityTileSink{}, with([](auto&) {})); }, "sink");
+}
+
+TEST(Similarity, OutputBytes) {
+    EXPECT_EQ(hpcml::similarity_output_bytes(3, 10, SimilarityOutput::Int32), 120u);
+    EXPECT_EQ(hpcml::similarity_output_bytes(3, 10, SimilarityOutput::UInt16), 60u);
+    EXPECT_EQ(hpcml::similarity_output_bytes(3, 10, SimilarityOutput::Bool), 30u);
+    EXPECT_EQ(hpcml::similarity_output_bytes(3, 10, SimilarityOutput::Bitmask), 6u);
+}
+
+#if HPCML_WITH_CUDA
+TEST(SimilarityCuda, CpuAndGpuAgreeOnALargerProblem) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const Shape shape{256, 700, 515};
+    const auto x = make_data(shape.samples * shape.n, 13, 0.0);
+    const auto y = make_data(shape.samples * shape.m, 14, 0.0);
+    std::vector<std::int32_t> cpu(shape.n * shape.m), gpu(shape.n * shape.m);
+    SimilarityOptions o;
+    o.backend = Backend::Cpu;
+    hpcml::similarity({x.data(), shape.samples, shape.n}, {y.data(), shape.samples, shape.m}, cpu.data(), o);
+    o.backend = Backend::Cuda;
+    o.tile = 300;
+    const auto stats = hpcml::similarity({x.data(), shape.samples, shape.n}, {y.data(), shape.samples, shape.m}, gpu.data(), o);
+    EXPECT_EQ(cpu, gpu);
+    // Inputs on the device plus two staging slots of output tiles.
+    EXPECT_LT(stats.memory.peak_device_bytes, (shape.n + shape.m) * shape.samples * 4 + 2u * 300 * 515 * 4 * 2 + 4096);
+}
+#endif
+
+}  // namespace
