@@ -123,25 +123,19 @@ void register_benchmarks(const Flags& flags) {
     }
 }
 
-const RunResult* find(const std::vector<RunResult>& results, const std::string& method) {
-    for (const RunResult& r : results)
-        if (r.name.find("similarity/" + method + "/") == 0) return &r;
-    return nullptr;
-}
-
 void summarize(const Flags&, const std::vector<RunResult>& results) {
-    const RunResult* fused = find(results, "fused");
-    const RunResult* naive = find(results, "naive");
+    const RunResult* fused = hpcml::bench::find_result(results, "similarity/fused/");
+    const RunResult* naive = hpcml::bench::find_result(results, "similarity/naive/");
     auto peak = [](const RunResult& r) {
         return r.counters.count("peak_device_bytes") ? r.counters.at("peak_device_bytes") + r.counters.at("peak_host_bytes") : 0.0;
     };
     if (fused && naive && !fused->skipped && !naive->skipped) {
-        std::printf("summary: fused %.4g s, naive %.4g s: fused is %.1fx faster; peak memory fused %.3g MB, naive %.3g MB: "
+        std::printf("summary: fused %.4g s, naive %.4g s: fused is %.1fx faster; peak memory allocated by hpcml fused %.3g MB, naive %.3g MB: "
                     "%.1fx less\n",
                     fused->seconds, naive->seconds, naive->seconds / fused->seconds, peak(*fused) / 1e6,
                     peak(*naive) / 1e6, peak(*naive) / std::max(peak(*fused), 1.0));
     } else if (fused && !fused->skipped) {
-        std::printf("summary: fused %.4g s, peak memory %.3g MB%s%s\n", fused->seconds, peak(*fused) / 1e6,
+        std::printf("summary: fused %.4g s, peak memory allocated by hpcml %.3g MB%s%s\n", fused->seconds, peak(*fused) / 1e6,
                     naive ? "; naive skipped: " : "", naive ? naive->message.c_str() : "");
     } else if (fused) {
         std::printf("summary: fused failed: %s\n", fused->message.c_str());

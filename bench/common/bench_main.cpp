@@ -36,7 +36,8 @@ public:
     bool ReportContext(const Context& context) override { return inner_->ReportContext(context); }
     void ReportRuns(const std::vector<Run>& runs) override {
         for (const Run& run : runs) {
-            if (run.run_type != Run::RT_Iteration) continue;  // aggregates are recomputed below
+            // Repetitions: the median stands for the benchmark (see find_result).
+            if (run.run_type == Run::RT_Aggregate && run.aggregate_name != "median") continue;
             RunResult result;
             result.name = run.benchmark_name();
             result.skipped = run.error_occurred;
@@ -191,6 +192,16 @@ void time_iteration(benchmark::State& state, const Context& context, const std::
     const auto start = std::chrono::steady_clock::now();
     body();
     state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+const RunResult* find_result(const std::vector<RunResult>& results, const std::string& prefix) {
+    const RunResult* first = nullptr;
+    for (const RunResult& r : results) {
+        if (r.name.rfind(prefix, 0) != 0) continue;
+        if (r.name.size() >= 7 && r.name.compare(r.name.size() - 7, 7, "_median") == 0) return &r;
+        if (!first) first = &r;
+    }
+    return first;
 }
 
 void set_memory_counters(benchmark::State& state, const MemoryStats& stats) {

@@ -59,6 +59,9 @@ struct Program {
 
 int run(int argc, char** argv, const Program& program);
 
+// The run whose name starts with `prefix`: its median over repetitions where there is one.
+const RunResult* find_result(const std::vector<RunResult>& results, const std::string& prefix);
+
 // Times `body` once and records it as this iteration's time: CUDA events on `context`'s stream
 // for the CUDA backend (so only device work counts), the steady clock otherwise. Benchmarks
 // that use it register with ->UseManualTime().
