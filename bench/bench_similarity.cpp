@@ -13,6 +13,10 @@
 
 #include "common/bench_main.hpp"
 
+#if HPCML_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+
 namespace {
 
 using hpcml::bench::Flags;
@@ -20,6 +24,7 @@ using hpcml::bench::RunResult;
 
 struct Workload {
     std::size_t samples, n, m, tile;
+    bool on_device;  // --where device: inputs and output in device memory, no host copies
     hpcml::SimilarityOptions options;
     std::vector<float> x, y;  // y empty: y = x
 };
@@ -49,6 +54,44 @@ double issue_rate_floor(const hpcml::Context& context) {
     return 0.0;
 }
 
+// Inputs and the whole output in device memory, timed with CUDA events: the kernels alone,
+// which against the host run shows what the device-to-host copies cost.
+void run_on_device(benchmark::State& state, const Workload& w, const hpcml::SimilarityOptions& options,
+                   hpcml::RunStats& stats) {
+#if HPCML_WITH_CUDA
+    const hpcml::SimilarityOutput output = hpcml::resolve_output(options);
+    float *x = nullptr, *y = nullptr;
+    void* out = nullptr;
+    const std::size_t x_bytes = w.x.size() * sizeof(float), y_bytes = w.y.size() * sizeof(float);
+    const std::size_t out_bytes = hpcml::similarity_output_bytes(w.n, w.m, output);
+    if (cudaMalloc(&x, x_bytes) != cudaSuccess || (y_bytes && cudaMalloc(&y, y_bytes) != cudaSuccess) ||
+        cudaMalloc(&out, out_bytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        state.SkipWithError("--where device: the inputs and output do not fit in device memory");
+    } else {
+        cudaMemcpy(x, w.x.data(), x_bytes, cudaMemcpyHostToDevice);
+        if (y_bytes) cudaMemcpy(y, w.y.data(), y_bytes, cudaMemcpyHostToDevice);
+        const hpcml::Context context = hpcml::make_context(hpcml::Backend::Cuda, options.device, options.stream);
+        const hpcml::MatrixView xv{x, w.samples, w.n};
+        const hpcml::MatrixView yv = y ? hpcml::MatrixView{y, w.samples, w.m} : hpcml::MatrixView{};
+        for (auto _ : state) {
+            try {
+                hpcml::bench::time_iteration(state, context, [&] { stats = hpcml::similarity_device(xv, yv, out, options); });
+            } catch (const hpcml::Error& e) {
+                hpcml::bench::skip_with_error(state, e);
+                break;
+            }
+        }
+    }
+    cudaFree(x);
+    cudaFree(y);
+    cudaFree(out);
+#else
+    (void)w, (void)options, (void)stats;
+    state.SkipWithError("--where device needs the CUDA backend");
+#endif
+}
+
 void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w, hpcml::Method method) {
     hpcml::SimilarityOptions options = w->options;
     options.method = method;
@@ -58,14 +101,19 @@ void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w,
     const hpcml::MatrixView x{w->x.data(), w->samples, w->n};
     const hpcml::MatrixView y = w->y.empty() ? hpcml::MatrixView{} : hpcml::MatrixView{w->y.data(), w->samples, w->m};
     hpcml::RunStats stats;
-    for (auto _ : state) {
-        try {
-            // The whole call, host copies included: what a user waits for.
-            hpcml::bench::time_iteration(state, hpcml::make_context(hpcml::Backend::Cpu),
-                                         [&] { stats = hpcml::similarity(x, y, out.get(), options); });
-        } catch (const hpcml::Error& e) {
-            hpcml::bench::skip_with_error(state, e);
-            return;
+    if (w->on_device) {
+        run_on_device(state, *w, options, stats);
+        if (state.error_occurred()) return;
+    } else {
+        for (auto _ : state) {
+            try {
+                // The whole call, host copies included: what a user waits for.
+                hpcml::bench::time_iteration(state, hpcml::make_context(hpcml::Backend::Cpu),
+                                             [&] { stats = hpcml::similarity(x, y, out.get(), options); });
+            } catch (const hpcml::Error& e) {
+                hpcml::bench::skip_with_error(state, e);
+                return;
+            }
         }
     }
     const double elements = static_cast<double>(w->samples) * w->n * w->m;
@@ -94,6 +142,7 @@ void declare(Flags& flags) {
     flags.add("dtype", "default", "default|int32|uint16|uint8|bool|bitmask");
     flags.add("threshold", "1", "threshold t of |x - y| < t");
     flags.add("device", "0", "CUDA device ordinal");
+    flags.add("where", "host", "host|device: host arrays (end to end) or device arrays (kernels only)");
 }
 
 void register_benchmarks(const Flags& flags) {
@@ -102,6 +151,7 @@ void register_benchmarks(const Flags& flags) {
     w->n = static_cast<std::size_t>(flags.integer("dim", 1));
     w->m = flags.str("dim-y").empty() ? w->n : static_cast<std::size_t>(flags.integer("dim-y", 1));
     w->tile = static_cast<std::size_t>(flags.integer("tile", 1));
+    w->on_device = flags.choice("where", {"host", "device"}) == "device";
     auto& o = w->options;
     o.tile = w->tile;
     o.threshold = static_cast<float>(flags.real("threshold"));
@@ -109,6 +159,9 @@ void register_benchmarks(const Flags& flags) {
     o.output = parse_dtype(flags.choice("dtype", {"default", "int32", "uint16", "uint8", "bool", "bitmask"}));
     o.backend = hpcml::make_context(flags.backend()).backend;
     o.device = static_cast<int>(flags.integer("device", 0));
+    if (w->on_device && o.backend != hpcml::Backend::Cuda) {
+        throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "--where device: needs the CUDA backend, which is not usable here");
+    }
     w->x = randn(w->samples * w->n, 1);
     if (!flags.str("dim-y").empty()) w->y = randn(w->samples * w->m, 2);
 
@@ -116,7 +169,7 @@ void register_benchmarks(const Flags& flags) {
         const std::string name = "similarity/" + std::string(hpcml::to_string(method)) + "/" +
                                  std::string(hpcml::to_string(o.backend)) + "/samples:" + std::to_string(w->samples) +
                                  "/n:" + std::to_string(w->n) + "/m:" + std::to_string(w->m) + "/tile:" +
-                                 std::to_string(w->tile) + "/" + flags.str("mode");
+                                 std::to_string(w->tile) + "/" + flags.str("mode") + (w->on_device ? "/device" : "");
         benchmark::RegisterBenchmark(name.c_str(), [w, method](benchmark::State& s) { run_similarity(s, w, method); })
             ->UseManualTime()
             ->Unit(benchmark::kMillisecond);

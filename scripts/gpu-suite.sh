@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The GPU suite: what a session with the lent H100/H200 runs there (see README, "On a GPU
+# machine"). Builds for sm_90, runs every test including the GPU ones, compute-sanitizer
+# memcheck on the GPU tests, the benchmarks with JSON output, the PyTorch comparison, and
+# prints a summary table last. Results go to the folder given as $1 (default
+# bench/results/gpu-<date>), ready to commit.
+#
+# The GPU machine has nvcc, cmake, ninja and Python with torch but no network and probably no
+# gtest, Google Benchmark or Eigen: scripts/fetch-gpu-deps.sh prepares .deps/ for it (carried).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+results="${1:-bench/results/gpu-$(date +%Y-%m-%d)}"
+mkdir -p "$results"
+build=build-gpu
+export HPCML_QUIET=1 PIP_ROOT_USER_ACTION=ignore PATH="/usr/local/cuda/bin:$PATH"
+if [ -d .deps/root ]; then
+  export CMAKE_PREFIX_PATH="$PWD/.deps/root/usr:$PWD/.deps/root/usr/share/eigen3/cmake${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  export LD_LIBRARY_PATH="$PWD/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export CPATH="$PWD/.deps/root/usr/include${CPATH:+:$CPATH}"
+fi
+declare -A status
+step() {  # step NAME LOGFILE COMMAND...: runs, logs, records pass/fail
+  local name=$1 log=$2; shift 2
+  echo "== $name"
+  if "$@" >"$log" 2>&1; then status[$name]=pass; else status[$name]="FAIL (see $(basename "$log"))"; fi
+  tail -n 5 "$log"
+}
+
+{ date -u +"date: %Y-%m-%dT%H:%M:%SZ"; echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)";
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null; } \
+  > "$results/environment.txt"
+
+step configure "$results/build.log" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
+step build "$results/build.log" cmake --build "$build"
+"$build/bin/hpcml-devicequery" > "$results/devicequery.txt" 2>&1
+step ctest "$results/tests.log" ctest --test-dir "$build" --output-on-failure -j 4
+memcheck() {
+  for t in test_core test_similarity; do
+    compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check full "$build/bin/$t" \
+      --gtest_filter='*Cuda*:*Similarity*' || return 1
+  done
+}
+step memcheck "$results/memcheck.log" memcheck
+pytests() {
+  python3 -m pip install --no-build-isolation --no-index --find-links .deps/wheels -q scikit-build-core 2>/dev/null || true
+  python3 -m pip install --no-build-isolation -q ./python && python3 -m pytest tests/python -q
+}
+step pytest "$results/tests.log.python" pytests
+benches() {
+  local b="$build/bin/bench_similarity" common=(--benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_out_format=json)
+  "$b" --tile 1000 "${common[@]}" --benchmark_out="$results/bench_similarity_tile1000.json" &&
+  "$b" --dim 16384 --tile 4096 "${common[@]}" --benchmark_out="$results/bench_similarity_16384.json" &&
+  "$b" --dim 16384 --tile 4096 --mode all --method fused "${common[@]}" --benchmark_out="$results/bench_similarity_16384_all.json" &&
+  "$b" --dim 270725 --tile 1000 --mode all --dtype bitmask --method fused --benchmark_min_time=0 \
+       --benchmark_out_format=json --benchmark_out="$results/bench_similarity_real_case.json"
+}
+step bench "$results/bench.log" benches
+step compare_torch "$results/compare_torch.log" python3 bench/compare_torch.py --dim 16384 --tile 4096 --skip-eager
+
+echo
+echo "GPU suite summary ($(head -n 3 "$results/environment.txt" | tr '\n' ' '))"
+printf '%-14s %s\n' step result
+for name in configure build ctest memcheck pytest bench compare_torch; do printf '%-14s %s\n' "$name" "${status[$name]:-not run}"; done
+grep -h "summary:" "$results/bench.log" 2>/dev/null
+for name in "${!status[@]}"; do [ "${status[$name]}" = pass ] || exit 1; done
