@@ -171,6 +171,8 @@ RunStats similarity_device(MatrixView x, MatrixView y, void* out, const Similari
     detail::MemoryTracker tracker;
 #if HPCML_WITH_CUDA
     detail::similarity::cuda_run_device(p, make_plan(p, options, Backend::Cuda), options.method, out, context, tracker);
+#else
+    (void)context;  // make_context(Cuda) has already thrown NoDevice
 #endif
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return RunStats{Backend::Cuda, options.method, seconds, tracker.stats()};

@@ -201,7 +201,8 @@ void cpu_naive(const Problem& p, const Region& region, const RegionOutput& out,
     const std::size_t pairs = detail::checked_mul(region.rows, region.cols, "similarity naive");
     const std::size_t elements = detail::checked_mul(p.samples, pairs, "similarity naive");
     // x[:, :, None] - y[:, None, :] (float32), abs(.) < t (bool), .sum(0) or .all(0) (int64).
-    detail::ensure_host_fits(elements * (sizeof(float) + 1) + pairs * sizeof(std::int64_t),
+    detail::ensure_host_fits(detail::checked_mul(elements, sizeof(float) + 1, "similarity naive") +
+                                 pairs * sizeof(std::int64_t),
                              "naive similarity (samples x rows x cols float32 differences + bool mask)");
     detail::HostBuffer<float> diff(tracker, elements, "naive similarity differences");
     for (std::size_t s = 0; s < p.samples; ++s)

@@ -8,46 +8,26 @@
 
 #include "common/cuda_check.hpp"
 #include "common/cuda_memory.hpp"
+#include "common/cuda_stream.hpp"
 #include "cuda.hpp"
 
 namespace hpcml::detail::similarity {
 
 namespace {
 
-class Stream {
-public:
-    Stream() { HPCML_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-    ~Stream() { (void)cudaStreamDestroy(stream_); }
-    Stream(const Stream&) = delete;
-    Stream& operator=(const Stream&) = delete;
-    cudaStream_t get() const { return stream_; }
+using detail::Event;
+using detail::Stream;
 
-private:
-    cudaStream_t stream_ = nullptr;
-};
-
-class Event {
-public:
-    Event() { HPCML_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
-    ~Event() { (void)cudaEventDestroy(event_); }
-    Event(const Event&) = delete;
-    Event& operator=(const Event&) = delete;
-    cudaEvent_t get() const { return event_; }
-
-private:
-    cudaEvent_t event_ = nullptr;
-};
-
-// How many tiles of one row band go into one launch: enough 128 x 128 blocks for two waves
-// on every SM (the fused kernel runs two blocks per SM). The naive baseline goes tile by tile,
-// as the seed did, or its intermediate would grow with the group.
+// How many tiles of one row band go into one launch: enough 128 x 128 blocks for two full
+// waves (4 blocks per SM: the fused kernel runs two per SM at once). The naive baseline goes
+// tile by tile, as the seed did, or its intermediate would grow with the group.
 std::size_t tiles_per_launch(const Problem& p, const TilePlan& plan, Method method, int device) {
     if (method == Method::Naive) return 1;
     int sms = 0;
     HPCML_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     const std::size_t blocks_per_tile = ((plan.tile_rows + kFusedBlockRows - 1) / kFusedBlockRows) *
                                         ((plan.tile_cols + kFusedBlockCols - 1) / kFusedBlockCols);
-    const std::size_t wanted = (2 * static_cast<std::size_t>(sms) + blocks_per_tile - 1) / blocks_per_tile;
+    const std::size_t wanted = (4 * static_cast<std::size_t>(sms) + blocks_per_tile - 1) / blocks_per_tile;
     const std::size_t tiles_in_row = (p.m + plan.tile_cols - 1) / plan.tile_cols;
     return std::clamp<std::size_t>(wanted, 1, std::max<std::size_t>(tiles_in_row, 1));
 }
@@ -83,7 +63,8 @@ void cuda_run_host(const Problem& host, const TilePlan& plan, Method method, con
     Problem dev = host;
     const std::size_t x_count = detail::checked_mul(host.samples, host.ldx, "x");
     const std::size_t y_count = detail::checked_mul(host.samples, host.ldy, "y");
-    const bool self = host.y == host.x;
+    // y may share x's pointer with more features per sample; x's copy then does not hold it.
+    const bool self = host.y == host.x && y_count <= x_count;
     detail::DeviceBuffer<float> x_dev(tracker, x_count, streams[0].get(), "similarity x on device");
     detail::DeviceBuffer<float> y_dev(tracker, self ? 0 : y_count, streams[0].get(), "similarity y on device");
     if (x_count) HPCML_CUDA_CHECK(cudaMemcpyAsync(x_dev.data(), host.x, x_count * sizeof(float), cudaMemcpyHostToDevice, streams[0].get()));
@@ -97,6 +78,15 @@ void cuda_run_host(const Problem& host, const TilePlan& plan, Method method, con
     const std::size_t slot_bytes = detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols * group, host.output), "tile group");
     std::array<detail::DeviceBuffer<unsigned char>, 2> device_out;
     std::array<detail::PinnedBuffer<unsigned char>, 2> staged;
+    // On every exit (a throwing sink or launch included), both streams finish before the
+    // buffers above are freed: a kernel may still read x_dev on the other stream, and a copy
+    // may still be writing into a pinned buffer.
+    struct DrainStreams {
+        const std::array<Stream, 2>& streams;
+        ~DrainStreams() {
+            for (const Stream& s : streams) (void)cudaStreamSynchronize(s.get());
+        }
+    } drain{streams};
     for (int slot = 0; slot < 2 && static_cast<std::size_t>(slot) < regions.size(); ++slot) {
         device_out[slot] = detail::DeviceBuffer<unsigned char>(tracker, slot_bytes, streams[slot].get(), "similarity output tiles");
         staged[slot] = detail::PinnedBuffer<unsigned char>(tracker, slot_bytes, "similarity pinned output tiles");

@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(kThreads, 2) similarity_fused_kernel(const Fus
         if (more) fetch(s0 + kBK);  // in flight while this stage is counted
 #pragma unroll
         for (int k = 0; k < kBK; ++k) {
-            float xr[kTM], yr[kTN];
+            alignas(16) float xr[kTM], yr[kTN];  // read through float4 below
             *reinterpret_cast<float4*>(&xr[0]) = *reinterpret_cast<const float4*>(&xs[k][ty * kTM]);
             *reinterpret_cast<float4*>(&xr[4]) = *reinterpret_cast<const float4*>(&xs[k][ty * kTM + 4]);
             *reinterpret_cast<float4*>(&yr[0]) = *reinterpret_cast<const float4*>(&ys[k][tx * kTN]);

@@ -87,7 +87,8 @@ void launch_naive(const Problem& p, const Region& region, const RegionOutput& ou
     const std::size_t pairs = detail::checked_mul(region.rows, region.cols, "similarity naive");
     if (pairs == 0) return;
     const std::size_t elements = detail::checked_mul(p.samples, pairs, "similarity naive");
-    detail::ensure_device_fits(elements * (sizeof(float) + sizeof(bool)) + pairs * sizeof(std::int64_t),
+    detail::ensure_device_fits(detail::checked_mul(elements, sizeof(float) + sizeof(bool), "similarity naive") +
+                                   pairs * sizeof(std::int64_t),
                                "naive similarity (samples x rows x cols float32 differences + bool mask)");
     const bool all = p.mode == SimilarityMode::All;
     detail::DeviceBuffer<std::int64_t> reduced(tracker, pairs, stream, "naive similarity reduction");
