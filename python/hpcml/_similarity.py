@@ -56,7 +56,9 @@ def _matrix(a, argument: str):
     if _cuda_array(a):
         if len(a.shape) != 2:
             raise ValueError(f"{argument}: expected a 2-D (samples, features) array, got shape {tuple(a.shape)}")
-        return a
+        if str(a.dtype) not in ("float32", "torch.float32"):
+            raise ValueError(f"{argument}: CUDA arrays must be float32 (no copy is made on the device), got {a.dtype}")
+        return a.contiguous() if hasattr(a, "contiguous") else a
     a = np.asarray(a)
     if a.ndim != 2:
         raise ValueError(f"{argument}: expected a 2-D (samples, features) array, got shape {a.shape}")
