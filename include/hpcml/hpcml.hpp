@@ -3,5 +3,6 @@
 
 #include <hpcml/core.hpp>
 #include <hpcml/device.hpp>
+#include <hpcml/regret.hpp>
 #include <hpcml/similarity.hpp>
 #include <hpcml/version.hpp>

@@ -9,6 +9,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdint>
 #include <optional>
 
 #include <Python.h>
@@ -99,6 +100,50 @@ nb::dict similarity_binding(FloatMatrix x, std::optional<FloatMatrix> y, AnyArra
     return stats_dict(stats);
 }
 
+using GameBatch = nb::ndarray<const float, nb::ndim<3>, nb::c_contig, nb::device::cpu>;
+
+nb::list solve_games_binding(GameBatch A, int iterations, const std::string& variant, bool alternating,
+                             const std::string& averaging, bool sampled, std::uint64_t seed, int record_every,
+                             const std::string& backend, const std::string& method, int device) {
+    hpcml::RegretOptions o;
+    o.iterations = iterations;
+    o.variant = hpcml::parse_regret_variant(variant, "variant");
+    o.alternating = alternating;
+    o.averaging = hpcml::parse_averaging(averaging, "averaging");
+    o.sampled = sampled;
+    o.rng_seed = seed;
+    o.record_every = record_every;
+    o.backend = hpcml::parse_backend(backend, "backend");
+    o.method = hpcml::parse_method(method, "method");
+    o.device = device;
+    std::vector<hpcml::GameSolution> solutions;
+    {
+        nb::gil_scoped_release release;
+        solutions = hpcml::solve_matrix_games(A.data(), A.shape(0), A.shape(1), A.shape(2), o);
+    }
+    nb::list out;
+    for (const hpcml::GameSolution& s : solutions) {
+        nb::dict d;
+        d["row_strategy"] = s.row_strategy;
+        d["col_strategy"] = s.col_strategy;
+        d["value"] = s.value;
+        d["gap"] = s.gap;
+        d["eps_bound"] = s.eps_bound;
+        d["eps_bound_valid"] = s.eps_bound_valid;
+        std::vector<int> curve_iterations;
+        std::vector<double> curve_gaps;
+        for (const hpcml::GapPoint& p : s.curve) {
+            curve_iterations.push_back(p.iteration);
+            curve_gaps.push_back(p.gap);
+        }
+        d["curve_iterations"] = curve_iterations;
+        d["curve_gaps"] = curve_gaps;
+        d["stats"] = stats_dict(s.stats);
+        out.append(d);
+    }
+    return out;
+}
+
 }  // namespace
 
 NB_MODULE(_hpcml, m) {
@@ -149,4 +194,9 @@ NB_MODULE(_hpcml, m) {
           nb::arg("mode"), nb::arg("tile").none(), nb::arg("backend"), nb::arg("method"), nb::arg("dtype"),
           nb::arg("device"), nb::arg("on_device"),
           "Low-level similarity into a preallocated output; use hpcml.similarity.");
+
+    m.def("_solve_matrix_games", &solve_games_binding, nb::arg("A"), nb::arg("iterations"), nb::arg("variant"),
+          nb::arg("alternating"), nb::arg("averaging"), nb::arg("sampled"), nb::arg("seed"), nb::arg("record_every"),
+          nb::arg("backend"), nb::arg("method"), nb::arg("device"),
+          "Low-level batched regret matching; use hpcml.solve_matrix_game(s).");
 }

@@ -1,0 +1,88 @@
+// Regret matching for two-player zero-sum matrix games: Nash equilibria by self-play.
+//
+// A is n1 x n2, row-major float32, the row player's gain (the column player's loss). Row
+// utilities are u1 = A y, column utilities u2 = -(x^T A); the instantaneous regret of a player
+// with strategy s is r = u - <u, s> 1, and regret matching plays s = [Q]+ / sum([Q]+) (uniform
+// when no entry is positive), Q being the player's regret accumulator.
+#pragma once
+
+#include <hpcml/core.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace hpcml {
+
+enum class RegretVariant {
+    // The seed program, transcribed: regret matching with simultaneous updates from uniform
+    // strategies; each player's regret is its cumulative expert reward minus its cumulative
+    // expected reward; the average is the uniform mean of the strategies computed *after* each
+    // update. Its eps = 2 max(max R1, max R2) / T is reported as the seed printed it.
+    Seed,
+    RM,                // regret matching: Q += r
+    RMPlus,            // regret matching+: Q = [Q + r]+
+    DCFR,              // discounted: Q = Q * (t^1.5 / (t^1.5 + 1) where Q > 0, else 1/2) + r  (alpha 1.5, beta 0)
+    PredictiveRMPlus   // predictive RM+: play [Q + m]+ with the prediction m = the last regret; Q = [Q + r]+
+};
+
+enum class Averaging {
+    Uniform,    // every iteration's strategy weighs 1
+    Linear,     // iteration t weighs t
+    Quadratic   // iteration t weighs t^2 (DCFR's gamma = 2)
+};
+
+struct RegretOptions {
+    int iterations = 500;
+    // Defaults: predictive RM+ with alternating updates and quadratic averaging, the fastest
+    // of the variants here on the games we measured (see the README).
+    RegretVariant variant = RegretVariant::PredictiveRMPlus;
+    bool alternating = true;      // player 2 responds to player 1's new strategy (ignored by Seed)
+    Averaging averaging = Averaging::Quadratic;  // ignored by Seed (uniform)
+    // The seed's stochastic variant: utilities come from one sampled opponent action per
+    // iteration (column A[:, j] with j ~ y, row -A[i, :] with i ~ x) instead of the full
+    // expectation. Counter-based (Philox) draws: the same rng_seed gives the same run.
+    bool sampled = false;
+    std::uint64_t rng_seed = 0;
+    int record_every = 0;  // > 0: the exact gap of the running average every k iterations
+    Backend backend = Backend::Auto;
+    Method method = Method::Fused;
+    int device = 0;
+};
+
+struct GapPoint {
+    int iteration = 0;
+    double gap = 0.0;
+};
+
+struct GameSolution {
+    std::vector<double> row_strategy;  // x-bar, n1 entries summing to 1
+    std::vector<double> col_strategy;  // y-bar, n2 entries
+    double value = 0.0;                // x-bar^T A y-bar
+    // max(A y-bar) - min(x-bar^T A) >= 0: how much either player could gain by deviating
+    // from the returned profile (the exact Nash gap, computed with two matrix passes).
+    double gap = 0.0;
+    // 2 max(max R1, max R2) / T with R the players' true cumulative regrets: the seed's bound.
+    double eps_bound = 0.0;
+    // Whether eps_bound bounds the gap of the returned profile: only for simultaneous,
+    // full-information updates with the uniform average of the strategies played.
+    bool eps_bound_valid = false;
+    std::vector<GapPoint> curve;  // every record_every iterations, and the last
+    RunStats stats;
+};
+
+// Solves one game. Throws InvalidArgument for an empty or non-finite A, a null pointer,
+// iterations < 1 or record_every < 0.
+GameSolution solve_matrix_game(const float* A, std::size_t n1, std::size_t n2, const RegretOptions& options = {});
+
+// Solves `batch` games of the same shape, A[b * n1 * n2 + i * n2 + j]; result b is game b's.
+std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
+                                             const RegretOptions& options = {});
+
+std::string_view to_string(RegretVariant variant) noexcept;
+std::string_view to_string(Averaging averaging) noexcept;
+RegretVariant parse_regret_variant(std::string_view text, std::string_view argument = "variant");
+Averaging parse_averaging(std::string_view text, std::string_view argument = "averaging");
+
+}  // namespace hpcml

@@ -1,0 +1,97 @@
+// The public regret-matching entry points: argument checks, backend choice, batching.
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "common/error.hpp"
+#include "regret_impl.hpp"
+
+namespace hpcml {
+
+std::string_view to_string(RegretVariant variant) noexcept {
+    switch (variant) {
+        case RegretVariant::Seed: return "seed";
+        case RegretVariant::RM: return "rm";
+        case RegretVariant::RMPlus: return "rm+";
+        case RegretVariant::DCFR: return "dcfr";
+        case RegretVariant::PredictiveRMPlus: return "prm+";
+    }
+    return "?";
+}
+
+std::string_view to_string(Averaging averaging) noexcept {
+    switch (averaging) {
+        case Averaging::Uniform: return "uniform";
+        case Averaging::Linear: return "linear";
+        case Averaging::Quadratic: return "quadratic";
+    }
+    return "?";
+}
+
+RegretVariant parse_regret_variant(std::string_view text, std::string_view argument) {
+    for (RegretVariant v : {RegretVariant::Seed, RegretVariant::RM, RegretVariant::RMPlus, RegretVariant::DCFR,
+                            RegretVariant::PredictiveRMPlus})
+        if (text == to_string(v)) return v;
+    detail::raise(ErrorKind::InvalidArgument, std::string(argument) + ": expected seed, rm, rm+, dcfr or prm+, got '" +
+                                                  std::string(text) + "'");
+}
+
+Averaging parse_averaging(std::string_view text, std::string_view argument) {
+    for (Averaging a : {Averaging::Uniform, Averaging::Linear, Averaging::Quadratic})
+        if (text == to_string(a)) return a;
+    detail::raise(ErrorKind::InvalidArgument, std::string(argument) + ": expected uniform, linear or quadratic, got '" +
+                                                  std::string(text) + "'");
+}
+
+namespace {
+
+void check(const float* A, std::size_t batch, std::size_t n1, std::size_t n2, const RegretOptions& o) {
+    using detail::require;
+    require(n1 > 0 && n2 > 0, "A: the payoff matrix is empty (" + std::to_string(n1) + " x " + std::to_string(n2) + ")");
+    require(batch > 0, "A: the batch is empty");
+    require(A != nullptr, "A: null pointer");
+    require(o.iterations >= 1, "iterations: must be >= 1, got " + std::to_string(o.iterations));
+    require(o.record_every >= 0, "record_every: must be >= 0, got " + std::to_string(o.record_every));
+    const std::size_t count = detail::checked_mul(detail::checked_mul(batch, n1, "A"), n2, "A");
+    for (std::size_t k = 0; k < count; ++k) {
+        if (!std::isfinite(A[k])) {
+            const std::size_t game = k / (n1 * n2), i = k % (n1 * n2) / n2, j = k % n2;
+            detail::raise(ErrorKind::InvalidArgument, "A: payoff " + std::string(batch > 1 ? "of game " + std::to_string(game) + " " : "") +
+                                                          "at (" + std::to_string(i) + ", " + std::to_string(j) + ") is not finite");
+        }
+    }
+}
+
+// The CUDA kernels of this family are not written yet: Auto runs on the CPU, and Cuda says so.
+Backend resolve(const RegretOptions& o) {
+    const Context context = make_context(o.backend == Backend::Auto ? Backend::Cpu : o.backend, o.device);
+    detail::require(context.backend == Backend::Cpu,
+                    "backend: the regret-matching family has no CUDA backend yet; use cpu or auto");
+    return context.backend;
+}
+
+}  // namespace
+
+GameSolution solve_matrix_game(const float* A, std::size_t n1, std::size_t n2, const RegretOptions& options) {
+    return solve_matrix_games(A, 1, n1, n2, options).front();
+}
+
+std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
+                                             const RegretOptions& options) {
+    const auto start = std::chrono::steady_clock::now();
+    check(A, batch, n1, n2, options);
+    const Backend backend = resolve(options);
+    std::vector<GameSolution> solutions(batch);
+    detail::MemoryTracker tracker;
+    // A batch: games are split across threads. One large game: its rows and columns are.
+    const bool parallel_inside = batch == 1 && n1 * n2 >= (std::size_t{1} << 16);
+#pragma omp parallel for schedule(dynamic) if (batch > 1)
+    for (std::size_t b = 0; b < batch; ++b) {
+        solutions[b] = detail::regret::cpu_solve({A + b * n1 * n2, n1, n2, b}, options, parallel_inside, tracker);
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (GameSolution& s : solutions) s.stats = RunStats{backend, options.method, seconds, tracker.stats()};
+    return solutions;
+}
+
+}  // namespace hpcml

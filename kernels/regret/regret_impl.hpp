@@ -1,0 +1,31 @@
+// Internal interface of the regret-matching family.
+#pragma once
+
+#include <hpcml/regret.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/memory.hpp"
+
+namespace hpcml::detail::regret {
+
+struct Game {
+    const float* A = nullptr;  // n1 x n2, row-major
+    std::size_t n1 = 0, n2 = 0;
+    std::uint64_t index = 0;  // the game's number in its batch: keys the sampled draws
+};
+
+// CPU backend (cpu.cpp). Fused: simultaneous iterations read A once for both players' utilities
+// (u1 = A y row by row while u2 -= x_i A[i, :] accumulates); naive: two separate passes and
+// fresh temporaries every iteration, as the seed's eager program. `parallel` splits one large
+// game across threads (batches parallelise across games instead); results do not depend on it.
+GameSolution cpu_solve(const Game& game, const RegretOptions& options, bool parallel, MemoryTracker& tracker);
+
+// The exact Nash gap, value and best responses of a profile, with two passes over A.
+struct Evaluation {
+    double value = 0.0, gap = 0.0;
+};
+Evaluation evaluate(const Game& game, const double* x, const double* y, bool parallel, MemoryTracker& tracker);
+
+}  // namespace hpcml::detail::regret

@@ -1,0 +1,87 @@
+"""hpcml.solve_matrix_game(s): Nash equilibria of two-player zero-sum matrix games by regret matching."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _hpcml
+
+VARIANTS = ("seed", "rm", "rm+", "dcfr", "prm+")
+
+
+@dataclass
+class GameSolution:
+    """The average profile regret matching returned, and how good it is.
+
+    row_strategy, col_strategy: the average strategies (x-bar, y-bar). value: x-bar^T A y-bar.
+    gap: the exact Nash gap max(A y-bar) - min(x-bar^T A). eps_bound: the seed's
+    2 max(max R1, max R2) / T, a bound on the gap only when eps_bound_valid. curve: (k, 2)
+    array of (iteration, gap) every record_every iterations. stats: backend, method, seconds,
+    peak memory. For a batch, every field gains a leading batch axis.
+    """
+
+    row_strategy: np.ndarray
+    col_strategy: np.ndarray
+    value: np.ndarray | float
+    gap: np.ndarray | float
+    eps_bound: np.ndarray | float
+    eps_bound_valid: bool
+    curve: np.ndarray
+    stats: dict = field(repr=False)
+
+
+def _payoffs(A, ndim: int) -> np.ndarray:
+    A = np.asarray(A)
+    if A.ndim != ndim:
+        shape = "(n1, n2)" if ndim == 2 else "(batch, n1, n2)"
+        raise ValueError(f"A: expected a {ndim}-D {shape} array, got shape {A.shape}")
+    if A.dtype.kind not in "fiub":
+        raise ValueError(f"A: expected real payoffs, got dtype {A.dtype}")
+    return np.ascontiguousarray(A, dtype=np.float32)
+
+
+def solve_matrix_games(A, *, iterations=500, variant="prm+", alternating=None, averaging=None, sampled=False,
+                       seed=0, record_every=0, backend="auto", method="fused", device=0) -> GameSolution:
+    """Solves a batch of games A of shape (batch, n1, n2), each by regret matching.
+
+    variant: "seed" (the seed program: simultaneous regret matching, uniform average of the
+    updated strategies), "rm", "rm+", "dcfr" (DCFR(1.5, 0, 2)) or "prm+" (predictive RM+, the
+    default). alternating: player 2 responds to player 1's new strategy (default True; the seed
+    is always simultaneous). averaging: "uniform", "linear" or "quadratic" (default quadratic;
+    the seed's is uniform). sampled: utilities from one sampled opponent action per iteration,
+    reproducible for a given seed. Payoffs are taken as float32.
+    """
+    A = _payoffs(A, 3)
+    if variant not in VARIANTS:
+        raise ValueError(f"variant: expected one of {', '.join(VARIANTS)}, got {variant!r}")
+    if not isinstance(iterations, (int, np.integer)):
+        raise ValueError(f"iterations: expected an integer, got {iterations!r}")
+    alternating = variant != "seed" if alternating is None else bool(alternating)
+    averaging = ("uniform" if variant == "seed" else "quadratic") if averaging is None else averaging
+    results = _hpcml._solve_matrix_games(A, int(iterations), variant, alternating, averaging, bool(sampled),
+                                         int(seed), int(record_every), backend, method, int(device))
+    curves = [np.column_stack([r["curve_iterations"], r["curve_gaps"]]) if r["curve_gaps"] else np.zeros((0, 2))
+              for r in results]
+    return GameSolution(
+        row_strategy=np.array([r["row_strategy"] for r in results]),
+        col_strategy=np.array([r["col_strategy"] for r in results]),
+        value=np.array([r["value"] for r in results]),
+        gap=np.array([r["gap"] for r in results]),
+        eps_bound=np.array([r["eps_bound"] for r in results]),
+        eps_bound_valid=bool(results[0]["eps_bound_valid"]),
+        curve=np.array(curves),
+        stats=results[0]["stats"],
+    )
+
+
+def solve_matrix_game(A, **options) -> GameSolution:
+    """Solves one zero-sum game with payoff matrix A (n1, n2) for the row player.
+
+    Takes the options of solve_matrix_games (iterations=500, variant="prm+", alternating,
+    averaging, sampled, seed, record_every, backend, method).
+    """
+    batch = solve_matrix_games(_payoffs(A, 2)[None], **options)
+    return GameSolution(batch.row_strategy[0], batch.col_strategy[0], float(batch.value[0]), float(batch.gap[0]),
+                        float(batch.eps_bound[0]), batch.eps_bound_valid, batch.curve[0], batch.stats)
