@@ -22,6 +22,17 @@ namespace {
 
 using Vector = HostBuffer<double>;
 
+// sum_j row[j] * y[j] in 8 interleaved partial sums, combined in a fixed order: vectorisable
+// without reassociating, and the same on every thread layout.
+inline double dot(const float* row, const double* y, std::size_t n) {
+    double lanes[8] = {};
+    std::size_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int l = 0; l < 8; ++l) lanes[l] += row[j + l] * y[j + l];
+    for (; j < n; ++j) lanes[j % 8] += row[j] * y[j];
+    return ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) + ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
+}
+
 Vector zeros(MemoryTracker& tracker, std::size_t n, double value = 0.0) {
     Vector v(tracker, n, "regret matching state");
     std::fill(v.data(), v.data() + n, value);
@@ -37,11 +48,7 @@ void utilities(const Game& g, const double* x, const double* y, double* u1, doub
         if (u2) std::fill(u2, u2 + g.n2, 0.0);
         for (std::size_t i = 0; i < g.n1; ++i) {
             const float* row = g.A + i * g.n2;
-            if (u1) {
-                double dot = 0.0;
-                for (std::size_t j = 0; j < g.n2; ++j) dot += row[j] * y[j];
-                u1[i] = dot;
-            }
+            if (u1) u1[i] = dot(row, y, g.n2);
             if (u2 && x[i] != 0.0)
                 for (std::size_t j = 0; j < g.n2; ++j) u2[j] -= x[i] * row[j];
         }
@@ -49,12 +56,7 @@ void utilities(const Game& g, const double* x, const double* y, double* u1, doub
     }
     if (u1) {
 #pragma omp parallel for schedule(static)
-        for (std::size_t i = 0; i < g.n1; ++i) {
-            const float* row = g.A + i * g.n2;
-            double dot = 0.0;
-            for (std::size_t j = 0; j < g.n2; ++j) dot += row[j] * y[j];
-            u1[i] = dot;
-        }
+        for (std::size_t i = 0; i < g.n1; ++i) u1[i] = dot(g.A + i * g.n2, y, g.n2);
     }
     if (u2) {
         constexpr std::size_t kStrip = 256;  // columns per task: 1 KiB of each row

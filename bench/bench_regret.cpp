@@ -1,0 +1,105 @@
+// bench_regret: regret matching on one large random game (--actions, default 4096) or on a
+// batch of small ones (--batch B --actions n), fused vs naive. Counters: iterations/s, bytes/s
+// over A (passes per iteration x 4 n1 n2 bytes), games x iterations / s for batches, peak memory.
+#include <hpcml/regret.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/bench_main.hpp"
+
+namespace {
+
+using hpcml::bench::Flags;
+using hpcml::bench::RunResult;
+
+struct Workload {
+    std::size_t batch, n;
+    hpcml::RegretOptions options;
+    std::vector<float> A;
+};
+
+void run_regret(benchmark::State& state, const std::shared_ptr<Workload>& w, hpcml::Method method) {
+    hpcml::RegretOptions o = w->options;
+    o.method = method;
+    hpcml::RunStats stats;
+    for (auto _ : state) {
+        try {
+            hpcml::bench::time_iteration(state, hpcml::make_context(hpcml::Backend::Cpu), [&] {
+                stats = hpcml::solve_matrix_games(w->A.data(), w->batch, w->n, w->n, o).front().stats;
+            });
+        } catch (const hpcml::Error& e) {
+            hpcml::bench::skip_with_error(state, e);
+            return;
+        }
+    }
+    using benchmark::Counter;
+    const double iterations = o.iterations;
+    // Passes over A per iteration: simultaneous fused iterations read A once, except that the
+    // CPU splits one large game's u1 and u2 into two passes (see kernels/regret/cpu.cpp);
+    // alternating or naive iterations read it twice.
+    const bool simultaneous = !o.alternating || o.variant == hpcml::RegretVariant::Seed;
+    const bool cpu_split = stats.backend == hpcml::Backend::Cpu && w->batch == 1 && w->n * w->n >= (1u << 16);
+    const bool one_pass = method == hpcml::Method::Fused && simultaneous && !cpu_split;
+    const double a_bytes = 4.0 * w->n * w->n * w->batch;
+    state.counters["iterations/s"] = Counter(iterations, Counter::kIsIterationInvariantRate);
+    state.counters["bytes/s"] = Counter(iterations * a_bytes * (one_pass ? 1 : 2), Counter::kIsIterationInvariantRate, Counter::kIs1024);
+    if (w->batch > 1) state.counters["game_iterations/s"] = Counter(iterations * w->batch, Counter::kIsIterationInvariantRate);
+    hpcml::bench::set_memory_counters(state, stats.memory);
+}
+
+void declare(Flags& flags) {
+    flags.add("actions", "4096", "actions per player (n1 = n2)");
+    flags.add("batch", "1", "games solved together (each --actions x --actions)");
+    flags.add("iterations", "100", "regret-matching iterations");
+    flags.add("variant", "prm+", "seed|rm|rm+|dcfr|prm+");
+    flags.add("alternating", "true", "true|false (the seed is always simultaneous)");
+    flags.add("averaging", "quadratic", "uniform|linear|quadratic");
+    flags.add("method", "both", "fused|naive|both");
+}
+
+void register_benchmarks(const Flags& flags) {
+    auto w = std::make_shared<Workload>();
+    w->n = static_cast<std::size_t>(flags.integer("actions", 1));
+    w->batch = static_cast<std::size_t>(flags.integer("batch", 1));
+    auto& o = w->options;
+    o.iterations = static_cast<int>(flags.integer("iterations", 1));
+    o.variant = hpcml::parse_regret_variant(flags.str("variant"), "--variant");
+    o.alternating = flags.choice("alternating", {"true", "false"}) == "true";
+    o.averaging = hpcml::parse_averaging(flags.str("averaging"), "--averaging");
+    o.backend = hpcml::make_context(flags.backend()).backend;
+    std::mt19937 rng(1);
+    std::normal_distribution<float> normal;
+    w->A.resize(w->batch * w->n * w->n);
+    for (float& a : w->A) a = normal(rng);
+    for (hpcml::Method method : flags.methods()) {
+        const std::string name = "regret/" + std::string(hpcml::to_string(method)) + "/" +
+                                 std::string(hpcml::to_string(o.backend)) + "/batch:" + std::to_string(w->batch) +
+                                 "/actions:" + std::to_string(w->n) + "/iterations:" + std::to_string(o.iterations) +
+                                 "/" + flags.str("variant") +
+                                 (o.alternating && o.variant != hpcml::RegretVariant::Seed ? "/alternating" : "/simultaneous");
+        benchmark::RegisterBenchmark(name.c_str(), [w, method](benchmark::State& s) { run_regret(s, w, method); })
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
+    }
+}
+
+void summarize(const Flags&, const std::vector<RunResult>& results) {
+    const RunResult* fused = hpcml::bench::find_result(results, "regret/fused/");
+    const RunResult* naive = hpcml::bench::find_result(results, "regret/naive/");
+    if (fused && naive && !fused->skipped && !naive->skipped) {
+        std::printf("summary: fused %.4g s, naive %.4g s: fused is %.2fx faster\n", fused->seconds, naive->seconds,
+                    naive->seconds / fused->seconds);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return hpcml::bench::run(argc, argv,
+                             {"bench_regret", "regret matching for zero-sum matrix games, fused vs naive", declare,
+                              register_benchmarks, summarize});
+}
