@@ -8,7 +8,11 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
+#include <tuple>
 #include <vector>
+
+#include "support/gpu.hpp"
 
 namespace {
 
@@ -223,5 +227,53 @@ TEST(Regret, BadInputsRaise) {
     expect_invalid([] { hpcml::parse_regret_variant("cfr"); }, "variant");
     expect_invalid([] { hpcml::parse_averaging("cubic"); }, "averaging");
 }
+
+#if HPCML_WITH_CUDA
+// The GPU against the CPU: the batched kernel (small games), the large-game path (graphs,
+// dual GEMV) and the naive cuBLAS baseline, for every variant and update order.
+void expect_close(const hpcml::GameSolution& a, const hpcml::GameSolution& b, double tolerance, const std::string& what) {
+    ASSERT_EQ(a.row_strategy.size(), b.row_strategy.size());
+    for (std::size_t i = 0; i < a.row_strategy.size(); ++i) EXPECT_NEAR(a.row_strategy[i], b.row_strategy[i], tolerance) << what;
+    for (std::size_t j = 0; j < a.col_strategy.size(); ++j) EXPECT_NEAR(a.col_strategy[j], b.col_strategy[j], tolerance) << what;
+    EXPECT_NEAR(a.gap, b.gap, tolerance) << what;
+    EXPECT_NEAR(a.value, b.value, tolerance) << what;
+    EXPECT_NEAR(a.eps_bound, b.eps_bound, tolerance) << what;
+    ASSERT_EQ(a.curve.size(), b.curve.size()) << what;
+    for (std::size_t k = 0; k < a.curve.size(); ++k) {
+        EXPECT_EQ(a.curve[k].iteration, b.curve[k].iteration) << what;
+        EXPECT_NEAR(a.curve[k].gap, b.curve[k].gap, tolerance) << what;
+    }
+}
+
+TEST(RegretCuda, AgreesWithCpu) {
+    HPCML_SKIP_WITHOUT_GPU();
+    std::mt19937 rng(5);
+    std::normal_distribution<float> normal;
+    for (auto [batch, n1, n2] : {std::tuple{50, 3, 3}, std::tuple{7, 40, 17}, std::tuple{2, 100, 70}, std::tuple{1, 1500, 700}}) {
+        std::vector<float> A(static_cast<std::size_t>(batch) * n1 * n2);
+        for (float& a : A) a = normal(rng);
+        for (RegretVariant v : kAll)
+            for (bool alt : {false, true})
+                for (bool sampled : {false, true}) {
+                    RegretOptions o = cpu(v, 60, alt);
+                    o.sampled = sampled;
+                    o.record_every = 25;
+                    const auto host = hpcml::solve_matrix_games(A.data(), batch, n1, n2, o);
+                    o.backend = hpcml::Backend::Cuda;
+                    const auto device = hpcml::solve_matrix_games(A.data(), batch, n1, n2, o);
+                    for (int b = 0; b < batch; ++b)
+                        expect_close(host[b], device[b], 1e-9,
+                                     std::string(hpcml::to_string(v)) + (alt ? " alternating" : " simultaneous") +
+                                         (sampled ? " sampled" : "") + " game " + std::to_string(b) + " of " +
+                                         std::to_string(n1) + "x" + std::to_string(n2));
+                    o.method = hpcml::Method::Naive;  // float32 state, as the eager program
+                    if (batch <= 7) {
+                        const auto naive = hpcml::solve_matrix_games(A.data(), batch, n1, n2, o);
+                        for (int b = 0; b < batch; ++b) expect_close(host[b], naive[b], 2e-3, "naive");
+                    }
+                }
+    }
+}
+#endif
 
 }  // namespace

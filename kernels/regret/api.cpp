@@ -5,6 +5,9 @@
 
 #include "common/error.hpp"
 #include "regret_impl.hpp"
+#if HPCML_WITH_CUDA
+#include "cuda.hpp"
+#endif
 
 namespace hpcml {
 
@@ -62,14 +65,6 @@ void check(const float* A, std::size_t batch, std::size_t n1, std::size_t n2, co
     }
 }
 
-// The CUDA kernels of this family are not written yet: Auto runs on the CPU, and Cuda says so.
-Backend resolve(const RegretOptions& o) {
-    const Context context = make_context(o.backend == Backend::Auto ? Backend::Cpu : o.backend, o.device);
-    detail::require(context.backend == Backend::Cpu,
-                    "backend: the regret-matching family has no CUDA backend yet; use cpu or auto");
-    return context.backend;
-}
-
 }  // namespace
 
 GameSolution solve_matrix_game(const float* A, std::size_t n1, std::size_t n2, const RegretOptions& options) {
@@ -80,17 +75,28 @@ std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, 
                                              const RegretOptions& options) {
     const auto start = std::chrono::steady_clock::now();
     check(A, batch, n1, n2, options);
-    const Backend backend = resolve(options);
-    std::vector<GameSolution> solutions(batch);
+    const Context context = make_context(options.backend, options.device);
     detail::MemoryTracker tracker;
-    // A batch: games are split across threads. One large game: its rows and columns are.
-    const bool parallel_inside = batch == 1 && n1 * n2 >= (std::size_t{1} << 16);
+    std::vector<GameSolution> solutions(batch);
+    if (context.backend == Backend::Cuda) {
+#if HPCML_WITH_CUDA
+        solutions = detail::regret::cuda_solve(A, batch, n1, n2, options, context, tracker);
+#endif
+    } else {
+        // A batch: games are split across threads. One large game: its rows and columns are.
+        const bool parallel_inside = batch == 1 && n1 * n2 >= (std::size_t{1} << 16);
 #pragma omp parallel for schedule(dynamic) if (batch > 1)
-    for (std::size_t b = 0; b < batch; ++b) {
-        solutions[b] = detail::regret::cpu_solve({A + b * n1 * n2, n1, n2, b}, options, parallel_inside, tracker);
+        for (std::size_t b = 0; b < batch; ++b) {
+            solutions[b] = detail::regret::cpu_solve({A + b * n1 * n2, n1, n2, b}, options, parallel_inside, tracker);
+        }
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    for (GameSolution& s : solutions) s.stats = RunStats{backend, options.method, seconds, tracker.stats()};
+    const bool simultaneous = options.variant == RegretVariant::Seed || !options.alternating;
+    for (GameSolution& s : solutions) {
+        s.stats = RunStats{context.backend, options.method, seconds, tracker.stats()};
+        s.eps_bound_valid = options.variant != RegretVariant::Seed && simultaneous && !options.sampled &&
+                            options.averaging == Averaging::Uniform;
+    }
     return solutions;
 }
 

@@ -197,7 +197,6 @@ GameSolution cpu_solve(const Game& g, const RegretOptions& o, bool parallel, Mem
     const double max_regret = std::max(*std::max_element(p1.r_total.data(), p1.r_total.data() + g.n1),
                                        *std::max_element(p2.r_total.data(), p2.r_total.data() + g.n2));
     out.eps_bound = 2.0 * max_regret / o.iterations;
-    out.eps_bound_valid = !seed && simultaneous && !o.sampled && o.averaging == Averaging::Uniform;
     return out;
 }
 
