@@ -35,9 +35,9 @@ step build "$results/build.log" cmake --build "$build"
 "$build/bin/hpcml-devicequery" > "$results/devicequery.txt" 2>&1
 step ctest "$results/tests.log" ctest --test-dir "$build" --output-on-failure -j 4
 memcheck() {
-  for t in test_core test_similarity; do
+  for t in test_core test_similarity test_regret; do
     compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check full "$build/bin/$t" \
-      --gtest_filter='*Cuda*:*Similarity*' || return 1
+      --gtest_filter='*Cuda*' || return 1
   done
 }
 step memcheck "$results/memcheck.log" memcheck
@@ -52,10 +52,19 @@ benches() {
   "$b" --dim 16384 --tile 4096 "${common[@]}" --benchmark_out="$results/bench_similarity_16384.json" &&
   "$b" --dim 16384 --tile 4096 --mode all --method fused "${common[@]}" --benchmark_out="$results/bench_similarity_16384_all.json" &&
   "$b" --dim 270725 --tile 1000 --mode all --dtype bitmask --method fused --benchmark_min_time=0 \
-       --benchmark_out_format=json --benchmark_out="$results/bench_similarity_real_case.json"
+       --benchmark_out_format=json --benchmark_out="$results/bench_similarity_real_case.json" &&
+  "$b" --dim 270725 --tile 1000 --mode all --dtype bitmask --method fused --where device --benchmark_min_time=0 &&
+  local r="$build/bin/bench_regret"
+  "$r" --actions 16384 --iterations 20 --alternating false "${common[@]}" --benchmark_out="$results/bench_regret_16384.json" &&
+  "$r" --actions 3 --batch 100000 --iterations 1000 --method fused "${common[@]}" --benchmark_out="$results/bench_regret_batch.json"
 }
 step bench "$results/bench.log" benches
-step compare_torch "$results/compare_torch.log" python3 bench/compare_torch.py --dim 16384 --tile 4096 --skip-eager
+compare_torch() {
+  python3 bench/compare_torch.py --dim 16384 --tile 4096 --skip-eager &&
+  python3 bench/compare_torch_regret.py --actions 16384 --iterations 20 &&
+  python3 bench/compare_torch_regret.py --actions 3 --batch 100000 --iterations 1000
+}
+step compare_torch "$results/compare_torch.log" compare_torch
 
 echo
 echo "GPU suite summary ($(head -n 3 "$results/environment.txt" | tr '\n' ' '))"
