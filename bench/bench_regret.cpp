@@ -54,7 +54,7 @@ void run_regret(benchmark::State& state, const std::shared_ptr<Workload>& w, hpc
         for (const hpcml::DeviceInfo& d : hpcml::devices())
             if (d.index == o.device && d.peak_memory_bandwidth_gbps > 0)
                 state.counters["bandwidth_fraction"] =
-                    Counter(bytes / (d.peak_memory_bandwidth_gbps * 1e9), Counter::kIsIterationInvariantRate | Counter::kInvert);
+                    Counter(bytes / (d.peak_memory_bandwidth_gbps * 1e9), Counter::kIsIterationInvariantRate);
     }
     if (w->batch > 1) state.counters["game_iterations/s"] = Counter(iterations * w->batch, Counter::kIsIterationInvariantRate);
     hpcml::bench::set_memory_counters(state, stats.memory);

@@ -127,7 +127,7 @@ void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w,
         const double floor = issue_rate_floor(context);
         if (floor > 0) {
             state.counters["issue_floor_fraction"] =
-                benchmark::Counter(elements / floor, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+                benchmark::Counter(elements / floor, benchmark::Counter::kIsIterationInvariantRate);
         }
     }
 }
