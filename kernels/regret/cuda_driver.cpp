@@ -133,7 +133,12 @@ public:
             throw;
         }
         HPCML_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
-        HPCML_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+        const cudaError_t status = cudaGraphInstantiate(&exec_, graph_, 0);
+        if (status != cudaSuccess) {  // no destructor runs for a throwing constructor
+            (void)cudaGraphDestroy(graph_);
+            graph_ = nullptr;
+            HPCML_CUDA_CHECK(status);
+        }
     }
     ~Graph() {
         if (exec_) (void)cudaGraphExecDestroy(exec_);

@@ -24,6 +24,7 @@
 #include <cuda/functional>
 
 #include <cfloat>
+#include <climits>
 
 #include "common/cuda_check.hpp"
 #include "cuda.hpp"
@@ -411,21 +412,25 @@ __global__ void __launch_bounds__(kUpdateThreads) sample_kernel(const SampleArgs
     double prefix = 0.0;
     BlockScan(scan_storage).ExclusiveSum(local, prefix);
     const int last = BlockMax(max_storage).Reduce(last_positive, cuda::maximum<>{});
-    if (threadIdx.x == 0) found = -1;
+    if (threadIdx.x == 0) found = INT_MAX;
     __syncthreads();  // found is reset before any thread claims it
-    if (local > 0 && u >= prefix && u < prefix + local) {
+    // Every chunk whose (rounded) cdf passes u claims, the first wins: no race when two chunks'
+    // rounded bounds overlap, and no gap falling through to `last` when they do not meet.
+    if (local > 0 && u < prefix + local) {
+        int pick = last_positive;  // u beyond this chunk's sequential cdf (rounding)
         double cdf = prefix;
         for (int k = begin; k < end; ++k) {
             if (s[k] <= 0) continue;
             cdf += s[k];
             if (u < cdf) {
-                found = k;
+                pick = k;
                 break;
             }
         }
+        atomicMin(&found, pick);
     }
-    __syncthreads();  // the claiming thread's write is visible
-    if (threadIdx.x == 0) a.action[blockIdx.x] = found >= 0 ? found : last;
+    __syncthreads();  // the claims are visible
+    if (threadIdx.x == 0) a.action[blockIdx.x] = found != INT_MAX ? found : last;
 }
 
 __global__ void gather_row_utilities_kernel(const float* A, int n1, int n2, const int* column, double* u1) {

@@ -122,10 +122,11 @@ struct Eager {
         HPCML_CUDA_CHECK(cudaMemcpyAsync(p.m.data(), r.data(), p.n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
     }
     void average(EagerPlayer& p, float w) {
-        DeviceBuffer<float> weight(tracker, 1, stream, "naive weight");
-        HPCML_CUDA_CHECK(cudaMemcpyAsync(weight.data(), &w, sizeof w, cudaMemcpyHostToDevice, stream));
-        HPCML_CUBLAS_CHECK(cublasSaxpy(blas, p.n, weight.data(), p.s.data(), 1, p.sum.data(), 1));
-        HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));  // `w` is a host temporary
+        // w is a host number, as in the eager program (a kernel argument there): host pointer
+        // mode reads it at the call, with no copy and no synchronisation.
+        HPCML_CUBLAS_CHECK(cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_HOST));
+        HPCML_CUBLAS_CHECK(cublasSaxpy(blas, p.n, &w, p.s.data(), 1, p.sum.data(), 1));
+        HPCML_CUBLAS_CHECK(cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_DEVICE));
     }
 };
 
