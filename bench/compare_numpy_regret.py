@@ -12,30 +12,7 @@ import time
 import numpy as np
 
 import hpcml
-
-
-def numpy_seed(A, iterations):
-    """The seed program in NumPy: see tests/python/test_regret.py (same transcription)."""
-    def rm(regret):
-        positive = np.maximum(regret, 0)
-        total = positive.sum()
-        return positive / total if total > 0 else np.full(len(regret), 1 / len(regret))
-
-    p = [np.full(A.shape[0], 1 / A.shape[0]), np.full(A.shape[1], 1 / A.shape[1])]
-    expected = [0.0, 0.0]
-    experts = [np.zeros(A.shape[0]), np.zeros(A.shape[1])]
-    sums = [np.zeros(A.shape[0]), np.zeros(A.shape[1])]
-    regrets = [None, None]
-    for _ in range(iterations):
-        rewards = [A @ p[1], -(p[0] @ A)]
-        for k in range(2):
-            expected[k] += p[k] @ rewards[k]
-            experts[k] += rewards[k]
-            regrets[k] = experts[k] - expected[k]
-        for k in range(2):
-            p[k] = rm(regrets[k])
-            sums[k] += p[k]
-    return sums[0] / iterations, sums[1] / iterations
+from hpcml.reference import seed_regret_matching
 
 
 def timed(fn):
@@ -55,14 +32,14 @@ def main():
     rng = np.random.default_rng(0)
 
     A = rng.standard_normal((args.actions, args.actions)).astype(np.float32)
-    (x_np, _), t_np = timed(lambda: numpy_seed(A.astype(np.float64), args.iterations))
+    (x_np, _, _), t_np = timed(lambda: seed_regret_matching(A, args.iterations))
     s, t_hp = timed(lambda: hpcml.solve_matrix_game(A, variant="seed", iterations=args.iterations, backend="cpu"))
     assert np.allclose(s.row_strategy, x_np, atol=1e-6), "hpcml's seed variant differs from the transcription"
     print(f"one {args.actions} x {args.actions} game, {args.iterations} iterations (seed variant):")
     print(f"  numpy transcription {t_np:8.3f} s   hpcml cpu {t_hp:8.3f} s   {t_np / t_hp:6.1f}x")
 
     games = rng.standard_normal((args.batch, 3, 3)).astype(np.float32)
-    _, t_np_part = timed(lambda: [numpy_seed(g.astype(np.float64), args.batch_iterations)
+    _, t_np_part = timed(lambda: [seed_regret_matching(g, args.batch_iterations)
                                   for g in games[:args.numpy_games]])
     t_np_batch = t_np_part * args.batch / args.numpy_games
     _, t_hp_batch = timed(lambda: hpcml.solve_matrix_games(games, variant="seed", iterations=args.batch_iterations,

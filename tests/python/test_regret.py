@@ -3,37 +3,9 @@ import pytest
 from scipy.optimize import linprog
 
 import hpcml
+from hpcml.reference import seed_regret_matching as numpy_seed
 
 RPS_CRASH = np.array([[0, -1, 2], [1, 0, -1], [-2, 1, 0]], dtype=np.float32)
-
-
-def numpy_seed(A, iterations):
-    """The seed program transcribed to NumPy (float64): simultaneous regret matching from uniform
-    strategies; regret = cumulative expert reward - cumulative expected reward; the average is the
-    mean of the strategies computed after each update; eps = 2 max(max R1, max R2) / T."""
-    A = np.asarray(A, dtype=np.float64)
-
-    def rm(regret):
-        positive = np.maximum(regret, 0)
-        total = positive.sum()
-        return positive / total if total > 0 else np.full(len(regret), 1 / len(regret))
-
-    p = [np.full(A.shape[0], 1 / A.shape[0]), np.full(A.shape[1], 1 / A.shape[1])]
-    expected = [0.0, 0.0]
-    experts = [np.zeros(A.shape[0]), np.zeros(A.shape[1])]
-    regrets = [np.zeros(A.shape[0]), np.zeros(A.shape[1])]
-    sums = [np.zeros(A.shape[0]), np.zeros(A.shape[1])]
-    for _ in range(iterations):
-        rewards = [A @ p[1], -(p[0] @ A)]
-        for k in range(2):
-            expected[k] += p[k] @ rewards[k]
-            experts[k] += rewards[k]
-            regrets[k] = experts[k] - expected[k]
-        for k in range(2):
-            p[k] = rm(regrets[k])
-            sums[k] += p[k]
-    eps = 2 * max(regrets[0].max(), regrets[1].max()) / iterations
-    return sums[0] / iterations, sums[1] / iterations, eps
 
 
 def lp_value(A):
