@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include <Python.h>
 
@@ -144,6 +145,82 @@ nb::list solve_games_binding(GameBatch A, int iterations, const std::string& var
     return out;
 }
 
+hpcml::invgauss::Function ig_function(const std::string& name) {
+    using F = hpcml::invgauss::Function;
+    static const std::pair<const char*, F> table[] = {
+        {"pdf", F::Pdf}, {"logpdf", F::LogPdf}, {"cdf", F::Cdf}, {"sf", F::Sf}, {"logcdf", F::LogCdf},
+        {"logsf", F::LogSf}, {"ppf", F::Ppf}, {"standardize", F::Standardize}, {"standardized_pdf", F::StandardizedPdf}};
+    for (const auto& [key, f] : table)
+        if (name == key) return f;
+    throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "function: unknown inverse-Gaussian function '" + name + "'");
+}
+
+hpcml::invgauss::Options ig_options(const std::string& backend, int device) {
+    hpcml::invgauss::Options o;
+    o.backend = hpcml::parse_backend(backend, "backend");
+    o.device = device;
+    return o;
+}
+
+// x, mu, lam and out are 1-D contiguous arrays of one dtype (broadcast by hpcml/invgauss.py);
+// mu and lam hold 1 or len(x) values.
+template <class T>
+nb::dict ig_evaluate_binding(const std::string& name, nb::ndarray<const T, nb::ndim<1>, nb::c_contig> x,
+                             nb::ndarray<const T, nb::ndim<1>, nb::c_contig> mu, nb::ndarray<const T, nb::ndim<1>, nb::c_contig> lam,
+                             nb::ndarray<T, nb::ndim<1>, nb::c_contig> out, const std::string& backend, int device,
+                             bool on_device) {
+    const auto f = ig_function(name);
+    const auto o = ig_options(backend, device);
+    hpcml::RunStats stats;
+    {
+        nb::gil_scoped_release release;
+        stats = on_device ? hpcml::invgauss::evaluate_device(f, x.data(), x.shape(0), mu.data(), mu.shape(0), lam.data(),
+                                                             lam.shape(0), out.data(), o)
+                          : hpcml::invgauss::evaluate(f, x.data(), x.shape(0), mu.data(), mu.shape(0), lam.data(),
+                                                      lam.shape(0), out.data(), o);
+    }
+    return stats_dict(stats);
+}
+
+template <class T>
+nb::dict ig_sample_binding(nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu> mu,
+                           nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu> lam, std::uint64_t seed,
+                           nb::ndarray<T, nb::ndim<1>, nb::c_contig, nb::device::cpu> out, const std::string& backend, int device) {
+    const auto o = ig_options(backend, device);
+    hpcml::RunStats stats;
+    {
+        nb::gil_scoped_release release;
+        stats = hpcml::invgauss::sample(out.shape(0), mu.data(), mu.shape(0), lam.data(), lam.shape(0), seed, out.data(), o);
+    }
+    return stats_dict(stats);
+}
+
+using DoubleVector = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+nb::tuple ig_distance_binding(DoubleVector mu, DoubleVector lam, const std::string& metric, double lo, double hi,
+                              std::size_t points, const std::string& method, const std::string& backend, int device) {
+    if (mu.shape(0) != lam.shape(0))
+        throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "lam: has " + std::to_string(lam.shape(0)) +
+                                                                  " values but mu has " + std::to_string(mu.shape(0)));
+    hpcml::invgauss::DistanceOptions o;
+    if (metric == "tv") o.metric = hpcml::invgauss::Metric::TotalVariation;
+    else if (metric == "ks") o.metric = hpcml::invgauss::Metric::Kolmogorov;
+    else if (metric == "both") o.metric = hpcml::invgauss::Metric::Both;
+    else throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "metric: expected 'tv', 'ks' or 'both', got '" + metric + "'");
+    o.grid_min = lo;
+    o.grid_max = hi;
+    o.grid_points = points;
+    o.method = hpcml::parse_method(method, "method");
+    o.backend = hpcml::parse_backend(backend, "backend");
+    o.device = device;
+    hpcml::invgauss::Distances d;
+    {
+        nb::gil_scoped_release release;
+        d = hpcml::invgauss::distance_to_normal(mu.data(), lam.data(), mu.shape(0), o);
+    }
+    return nb::make_tuple(d.total_variation, d.kolmogorov, stats_dict(d.stats));
+}
+
 }  // namespace
 
 NB_MODULE(_hpcml, m) {
@@ -199,4 +276,15 @@ NB_MODULE(_hpcml, m) {
           nb::arg("alternating"), nb::arg("averaging"), nb::arg("sampled"), nb::arg("seed"), nb::arg("record_every"),
           nb::arg("backend"), nb::arg("method"), nb::arg("device"),
           "Low-level batched regret matching; use hpcml.solve_matrix_game(s).");
+
+    m.def("_ig_evaluate", &ig_evaluate_binding<double>, nb::arg("name"), nb::arg("x"), nb::arg("mu"), nb::arg("lam"),
+          nb::arg("out"), nb::arg("backend"), nb::arg("device"), nb::arg("on_device"));
+    m.def("_ig_evaluate", &ig_evaluate_binding<float>, nb::arg("name"), nb::arg("x"), nb::arg("mu"), nb::arg("lam"),
+          nb::arg("out"), nb::arg("backend"), nb::arg("device"), nb::arg("on_device"));
+    m.def("_ig_sample", &ig_sample_binding<double>, nb::arg("mu"), nb::arg("lam"), nb::arg("seed"), nb::arg("out"),
+          nb::arg("backend"), nb::arg("device"));
+    m.def("_ig_sample", &ig_sample_binding<float>, nb::arg("mu"), nb::arg("lam"), nb::arg("seed"), nb::arg("out"),
+          nb::arg("backend"), nb::arg("device"));
+    m.def("_ig_distance", &ig_distance_binding, nb::arg("mu"), nb::arg("lam"), nb::arg("metric"), nb::arg("lo"),
+          nb::arg("hi"), nb::arg("points"), nb::arg("method"), nb::arg("backend"), nb::arg("device"));
 }

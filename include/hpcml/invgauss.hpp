@@ -1,0 +1,74 @@
+// The inverse Gaussian distribution IG(mu, lambda): density, cdf and tails, quantile,
+// standardisation, sampling and the distance of the standardised law to N(0, 1), on the CPU
+// and the GPU, stable over the whole parameter range (lambda / mu from 1e-3 to 1e7 and beyond).
+//
+// Mean mu, variance mu^3 / lambda. SciPy's parameterisation: invgauss(mu / lambda, scale = lambda).
+#pragma once
+
+#include <hpcml/core.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace hpcml::invgauss {
+
+enum class Function {
+    Pdf, LogPdf, Cdf, Sf, LogCdf, LogSf,
+    Ppf,              // x is the probability p; returns x with cdf(x) = p
+    Standardize,      // (x - mu) / sqrt(mu^3 / lambda)
+    StandardizedPdf   // the density of Y = standardize(X) at y = x
+};
+
+struct Options {
+    Backend backend = Backend::Auto;
+    int device = 0;
+    void* stream = nullptr;  // cudaStream_t, for the *_device entry points
+};
+
+// out[i] = f(x[i], mu, lambda) for i < n, where mu is mu[i] (mu_count == n) or mu[0]
+// (mu_count == 1), and likewise lambda. Invalid parameters (mu <= 0, lambda <= 0, NaN, inf)
+// give NaN, as SciPy does; x <= 0 gives pdf 0 and cdf 0. T is float or double.
+template <class T>
+RunStats evaluate(Function f, const T* x, std::size_t n, const T* mu, std::size_t mu_count, const T* lam,
+                  std::size_t lam_count, T* out, const Options& options = {});
+
+// The same on device pointers (CUDA): queued on options.stream, returns when complete.
+template <class T>
+RunStats evaluate_device(Function f, const T* x, std::size_t n, const T* mu, std::size_t mu_count, const T* lam,
+                         std::size_t lam_count, T* out, const Options& options = {});
+
+// n samples by Michael-Schucany-Haas from a counter-based generator (Philox4x32-10): sample i
+// depends only on (seed, i, mu, lambda), so the same seed gives the same samples on the CPU and
+// the GPU (to the last bits of their libm's log, cos and sqrt). Invalid parameters throw.
+template <class T>
+RunStats sample(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, std::size_t lam_count,
+                std::uint64_t seed, T* out, const Options& options = {});
+
+enum class Metric { TotalVariation, Kolmogorov, Both };
+
+struct DistanceOptions {
+    Metric metric = Metric::Both;
+    // The grid of the standardised variable y: grid_points evenly spaced points on
+    // [grid_min, grid_max]; TV = 1/2 integral |f_Y - phi| by the trapezoid rule, KS = the
+    // largest |F_Y - Phi| on the grid.
+    double grid_min = -10.0, grid_max = 10.0;
+    std::size_t grid_points = 2001;
+    Method method = Method::Fused;
+    Backend backend = Backend::Auto;
+    int device = 0;
+};
+
+struct Distances {
+    std::vector<double> total_variation;  // empty unless asked for
+    std::vector<double> kolmogorov;
+    RunStats stats;
+};
+
+// For P parameter pairs (mu[p], lambda[p]). Fused: each pair reduced on the fly, nothing of
+// size P x G stored. Naive: the seed's broadcast, materialising P x G matrices (checked against
+// free memory first: OutOfMemory with the bytes). Invalid parameters or grids throw.
+Distances distance_to_normal(const double* mu, const double* lam, std::size_t pairs,
+                             const DistanceOptions& options = {});
+
+}  // namespace hpcml::invgauss

@@ -1,0 +1,138 @@
+// The public inverse-Gaussian entry points: argument checks, backend choice.
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "common/error.hpp"
+#include "invgauss_impl.hpp"
+#if HPCML_WITH_CUDA
+#include "cuda.hpp"
+#endif
+
+namespace hpcml::invgauss {
+
+namespace {
+
+using detail::invgauss::Elementwise;
+
+template <class T>
+Elementwise<T> make_elementwise(const T* x, std::size_t n, const T* mu, std::size_t mu_count, const T* lam,
+                                std::size_t lam_count, T* out, bool needs_x) {
+    using detail::require;
+    auto count_ok = [n](std::size_t c) { return c == n || c == 1; };
+    require(count_ok(mu_count), "mu: has " + std::to_string(mu_count) + " values; expected 1 or n = " + std::to_string(n));
+    require(count_ok(lam_count), "lambda: has " + std::to_string(lam_count) + " values; expected 1 or n = " + std::to_string(n));
+    if (n > 0) {
+        require(!needs_x || x, "x: null pointer");
+        require(mu && lam, std::string(mu ? "lambda" : "mu") + ": null pointer");
+        require(out, "out: null pointer");
+    }
+    return {x, n, mu, lam, mu_count == 1 ? std::size_t{0} : std::size_t{1}, lam_count == 1 ? std::size_t{0} : std::size_t{1}, out};
+}
+
+double since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+template <class T>
+RunStats evaluate(Function f, const T* x, std::size_t n, const T* mu, std::size_t mu_count, const T* lam,
+                  std::size_t lam_count, T* out, const Options& options) {
+    const auto start = std::chrono::steady_clock::now();
+    const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
+    const Context context = make_context(options.backend, options.device, options.stream);
+    detail::MemoryTracker tracker;
+    if (context.backend == Backend::Cuda) {
+#if HPCML_WITH_CUDA
+        detail::invgauss::cuda_evaluate_host(f, e, mu_count, lam_count, context, tracker);
+#endif
+    } else {
+        detail::invgauss::cpu_evaluate(f, e);
+    }
+    return RunStats{context.backend, Method::Fused, since(start), tracker.stats()};
+}
+
+template <class T>
+RunStats evaluate_device(Function f, const T* x, std::size_t n, const T* mu, std::size_t mu_count, const T* lam,
+                         std::size_t lam_count, T* out, const Options& options) {
+    const auto start = std::chrono::steady_clock::now();
+    const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
+    detail::require(options.backend != Backend::Cpu, "backend: evaluate_device takes device pointers; use cuda or auto");
+    const Context context = make_context(Backend::Cuda, options.device, options.stream);
+#if HPCML_WITH_CUDA
+    detail::invgauss::cuda_evaluate_device(f, e, context);
+#else
+    (void)f, (void)e;
+#endif
+    return RunStats{Backend::Cuda, Method::Fused, since(start), {}};
+}
+
+template <class T>
+RunStats sample(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, std::size_t lam_count,
+                std::uint64_t seed, T* out, const Options& options) {
+    const auto start = std::chrono::steady_clock::now();
+    const Elementwise<T> e = make_elementwise<T>(nullptr, n, mu, mu_count, lam, lam_count, out, false);
+    for (std::size_t i = 0; i < mu_count; ++i)
+        detail::require(std::isfinite(mu[i]) && mu[i] > 0, "mu: must be finite and > 0, got " + std::to_string(mu[i]) + " at " + std::to_string(i));
+    for (std::size_t i = 0; i < lam_count; ++i)
+        detail::require(std::isfinite(lam[i]) && lam[i] > 0, "lambda: must be finite and > 0, got " + std::to_string(lam[i]) + " at " + std::to_string(i));
+    const Context context = make_context(options.backend, options.device, options.stream);
+    detail::MemoryTracker tracker;
+    if (context.backend == Backend::Cuda) {
+#if HPCML_WITH_CUDA
+        detail::invgauss::cuda_sample_host(e, mu_count, lam_count, seed, context, tracker);
+#endif
+    } else {
+        detail::invgauss::cpu_sample(e, seed);
+    }
+    return RunStats{context.backend, Method::Fused, since(start), tracker.stats()};
+}
+
+Distances distance_to_normal(const double* mu, const double* lam, std::size_t pairs, const DistanceOptions& o) {
+    using detail::require;
+    const auto start = std::chrono::steady_clock::now();
+    require(pairs == 0 || (mu && lam), std::string(mu ? "lambda" : "mu") + ": null pointer");
+    for (std::size_t k = 0; k < pairs; ++k) {
+        require(std::isfinite(mu[k]) && mu[k] > 0, "mu: must be finite and > 0, got " + std::to_string(mu[k]) + " at " + std::to_string(k));
+        require(std::isfinite(lam[k]) && lam[k] > 0, "lambda: must be finite and > 0, got " + std::to_string(lam[k]) + " at " + std::to_string(k));
+    }
+    require(std::isfinite(o.grid_min) && std::isfinite(o.grid_max) && o.grid_min < o.grid_max,
+            "grid: needs finite grid_min < grid_max, got [" + std::to_string(o.grid_min) + ", " + std::to_string(o.grid_max) + "]");
+    require(o.grid_points >= 2, "grid: needs at least 2 points, got " + std::to_string(o.grid_points));
+
+    Distances d;
+    const bool tv = o.metric != Metric::Kolmogorov, ks = o.metric != Metric::TotalVariation;
+    if (tv) d.total_variation.resize(pairs);
+    if (ks) d.kolmogorov.resize(pairs);
+    const detail::invgauss::DistanceProblem p{
+        mu, lam, pairs,
+        {o.grid_min, (o.grid_max - o.grid_min) / static_cast<double>(o.grid_points - 1), o.grid_points},
+        tv, ks, d.total_variation.data(), d.kolmogorov.data()};
+    const Context context = make_context(o.backend, o.device);
+    detail::MemoryTracker tracker;
+    if (context.backend == Backend::Cuda) {
+#if HPCML_WITH_CUDA
+        detail::invgauss::cuda_distances(p, o.method, context, tracker);
+#endif
+    } else if (o.method == Method::Fused) {
+        detail::invgauss::cpu_distances_fused(p);
+    } else {
+        detail::invgauss::cpu_distances_naive(p, tracker);
+    }
+    d.stats = RunStats{context.backend, o.method, since(start), tracker.stats()};
+    return d;
+}
+
+#define HPCML_INSTANTIATE(T)                                                                                       \
+    template RunStats evaluate<T>(Function, const T*, std::size_t, const T*, std::size_t, const T*, std::size_t, T*, \
+                                  const Options&);                                                                  \
+    template RunStats evaluate_device<T>(Function, const T*, std::size_t, const T*, std::size_t, const T*,         \
+                                         std::size_t, T*, const Options&);                                          \
+    template RunStats sample<T>(std::size_t, const T*, std::size_t, const T*, std::size_t, std::uint64_t, T*,      \
+                                const Options&);
+HPCML_INSTANTIATE(float)
+HPCML_INSTANTIATE(double)
+#undef HPCML_INSTANTIATE
+
+}  // namespace hpcml::invgauss

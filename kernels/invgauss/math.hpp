@@ -1,0 +1,232 @@
+// Inverse Gaussian IG(mu, lambda): numerically stable per-element formulas shared by the CPU
+// and CUDA backends (HPCML_HD), in double or float.
+//
+// pdf    f(x) = sqrt(lambda / (2 pi x^3)) exp(-z1^2 / 2),   z1 = sqrt(lambda / x) (x / mu - 1)
+// cdf    F(x) = Phi(z1) + exp(2 lambda / mu) Phi(-z2),      z2 = sqrt(lambda / x) (x / mu + 1)
+// The textbook cdf overflows (exp(2 lambda / mu) = inf, times Phi(-z2) = 0) above lambda / mu
+// ~ 355 in double and ~ 44 in float. Since 2 lambda / mu - z2^2 / 2 = -z1^2 / 2, the second
+// term is 0.5 erfcx(z2 / sqrt 2) exp(-z1^2 / 2), and with Phi written through erfcx as well,
+//   z1 < 0:  F  = 0.5 exp(-z1^2 / 2) [erfcx(-z1 / sqrt 2) + erfcx(z2 / sqrt 2)]     (no cancellation)
+//   z1 >= 0: SF = 0.5 exp(-z1^2 / 2) [erfcx(z1 / sqrt 2) - erfcx(z2 / sqrt 2)]
+// and the other tail is 1 minus that, so each side is computed where it is small.
+// Invalid parameters (mu <= 0, lambda <= 0, NaN) give NaN, as SciPy does.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include <Random123/philox.h>
+
+#include "common/hd.hpp"
+
+namespace hpcml::detail::invgauss {
+
+template <class T>
+struct Constants {
+    static constexpr T sqrt2 = T(1.4142135623730950488);
+    static constexpr T inv_sqrt2 = T(0.70710678118654752440);
+    static constexpr T inv_sqrt_pi = T(0.56418958354775628695);
+    static constexpr T log_sqrt_2pi = T(0.91893853320467274178);
+    static constexpr T two_pi = T(6.2831853071795864769);
+};
+
+// std::numeric_limits is host-only under nvcc; the C macros work on both sides.
+template <class T>
+HPCML_HD inline T quiet_nan() {
+    return static_cast<T>(NAN);
+}
+template <class T>
+HPCML_HD inline T infinity() {
+    return static_cast<T>(HUGE_VAL);
+}
+
+// erfcx(x) = exp(x^2) erfc(x), for x >= 0 (the only arguments the stable forms need).
+// Device: CUDA's erfcx (4 ulp). Host: exp(x^2) erfc(x) with x^2 split exactly into hi + lo (so
+// that exp's argument carries no rounding error) up to x = 26, where erfc would underflow; then
+// the asymptotic series 1 / (x sqrt pi) (1 - 1/(2x^2) + 3/(4x^4) - ...), which is converged there.
+HPCML_HD inline double erfcx_nonnegative(double x) {
+#if defined(__CUDA_ARCH__)
+    return ::erfcx(x);
+#else
+    if (x < 26.0) {
+        const double hi = x * x;
+        const double lo = std::fma(x, x, -hi);
+        return std::exp(hi) * (1.0 + lo) * std::erfc(x);
+    }
+    const double inv = 1.0 / (2.0 * x * x);
+    double term = 1.0, sum = 1.0;
+    for (int k = 1; k < 8; ++k) {
+        term *= -(2.0 * k - 1.0) * inv;
+        sum += term;
+    }
+    return sum * Constants<double>::inv_sqrt_pi / x;
+#endif
+}
+
+HPCML_HD inline float erfcx_nonnegative(float x) {
+#if defined(__CUDA_ARCH__)
+    return ::erfcxf(x);
+#else
+    return static_cast<float>(erfcx_nonnegative(static_cast<double>(x)));
+#endif
+}
+
+template <class T>
+HPCML_HD inline bool valid(T mu, T lam) {
+    return mu > 0 && lam > 0 && mu < infinity<T>() && lam < infinity<T>();
+}
+
+template <class T>
+HPCML_HD inline T logpdf(T x, T mu, T lam) {
+    if (!valid(mu, lam) || x != x) return quiet_nan<T>();
+    if (x <= 0 || x == infinity<T>()) return -infinity<T>();
+    const T z1 = sqrt(lam / x) * (x / mu - T(1));
+    return T(0.5) * log(lam / x) - log(x) - Constants<T>::log_sqrt_2pi - T(0.5) * z1 * z1;
+}
+
+template <class T>
+HPCML_HD inline T pdf(T x, T mu, T lam) {
+    const T l = logpdf(x, mu, lam);
+    return l != l ? l : exp(l);
+}
+
+// The tails: small = the smaller of cdf and sf, computed directly; lower = whether that is the cdf.
+template <class T>
+struct Tail {
+    T small;
+    bool lower;
+    T log_small;
+};
+
+template <class T>
+HPCML_HD inline Tail<T> tail(T x, T mu, T lam) {
+    const T r = sqrt(lam / x);
+    const T z1 = r * (x / mu - T(1));
+    const T z2 = r * (x / mu + T(1));
+    const T e2 = erfcx_nonnegative(z2 * Constants<T>::inv_sqrt2);
+    const T half_square = T(0.5) * z1 * z1;
+    Tail<T> t;
+    t.lower = z1 < 0;
+    const T bracket = t.lower ? erfcx_nonnegative(-z1 * Constants<T>::inv_sqrt2) + e2
+                              : erfcx_nonnegative(z1 * Constants<T>::inv_sqrt2) - e2;
+    t.log_small = log(T(0.5) * bracket) - half_square;
+    t.small = T(0.5) * bracket * exp(-half_square);
+    return t;
+}
+
+// kind: 0 cdf, 1 sf, 2 logcdf, 3 logsf.
+template <class T>
+HPCML_HD inline T cdf_family(int kind, T x, T mu, T lam) {
+    if (!valid(mu, lam) || x != x) return quiet_nan<T>();
+    const bool upper = kind == 1 || kind == 3, logs = kind >= 2;
+    if (x <= 0) return upper ? (logs ? T(0) : T(1)) : (logs ? -infinity<T>() : T(0));
+    if (x == infinity<T>())
+        return upper ? (logs ? -infinity<T>() : T(0)) : (logs ? T(0) : T(1));
+    const Tail<T> t = tail(x, mu, lam);
+    const bool direct = t.lower != upper;  // the asked-for side is the small one
+    if (logs) return direct ? t.log_small : log1p(-t.small);
+    return direct ? t.small : T(1) - t.small;
+}
+
+template <class T>
+HPCML_HD inline T cdf(T x, T mu, T lam) { return cdf_family(0, x, mu, lam); }
+template <class T>
+HPCML_HD inline T sf(T x, T mu, T lam) { return cdf_family(1, x, mu, lam); }
+template <class T>
+HPCML_HD inline T logcdf(T x, T mu, T lam) { return cdf_family(2, x, mu, lam); }
+template <class T>
+HPCML_HD inline T logsf(T x, T mu, T lam) { return cdf_family(3, x, mu, lam); }
+
+// The quantile: x with F(x) = p. Solved for the smaller tail (F(x) = p for p <= 1/2, SF(x) = 1 - p
+// otherwise) in t = log x, where both tails are smooth and monotone: Newton steps from the mean,
+// kept inside a bracket that each evaluation narrows, bisection (in log x) when a step leaves it.
+template <class T>
+HPCML_HD inline T ppf(T p, T mu, T lam) {
+    if (!valid(mu, lam) || !(p >= 0 && p <= 1)) return quiet_nan<T>();
+    if (p == 0) return T(0);
+    if (p == 1) return infinity<T>();
+    const bool upper = p > T(0.5);
+    const double target = upper ? 1.0 - static_cast<double>(p) : static_cast<double>(p);
+    const double m = mu, l = lam;
+    // g(t) = log(tail(e^t)) - log(target): increasing for the cdf, decreasing for the sf.
+    double lo = -INFINITY, hi = INFINITY, t = log(m);
+    for (int iteration = 0; iteration < 200; ++iteration) {
+        const double x = exp(t);
+        const double g = cdf_family(upper ? 3 : 2, x, m, l) - log(target);
+        const bool below = upper ? g > 0 : g < 0;  // x is left of the quantile
+        if (below) lo = t; else hi = t;
+        // d/dt log F(e^t) = x f(x) / F(x); for the sf, -x f(x) / SF(x).
+        const double slope = (upper ? -1.0 : 1.0) * exp(t + logpdf(x, m, l) - (g + log(target)));
+        double next = t - g / slope;
+        if (!(next > lo && next < hi) || slope != slope || slope == 0) {
+            if (lo == -INFINITY) next = hi - 2.0;
+            else if (hi == INFINITY) next = lo + 2.0;
+            else next = 0.5 * (lo + hi);
+        }
+        if (fabs(next - t) <= 1e-15 * fmax(1.0, fabs(t))) {
+            t = next;
+            break;
+        }
+        t = next;
+    }
+    return static_cast<T>(exp(t));
+}
+
+// (x - mu) / sqrt(mu^3 / lambda)
+template <class T>
+HPCML_HD inline T standardize(T x, T mu, T lam) {
+    if (!valid(mu, lam)) return quiet_nan<T>();
+    return (x - mu) * sqrt(lam / mu) / mu;
+}
+
+// log f_Y(y) for Y = standardize(X), k = sqrt(lambda / mu):
+// log phi(y) - 1.5 log1p(y / k) + y^3 / (2 (k + y)), written as
+// -log sqrt(2 pi) - k y^2 / (2 (k + y)) - 1.5 log1p(y / k) so that no large terms cancel.
+template <class T>
+HPCML_HD inline T standardized_logpdf(T y, T mu, T lam) {
+    if (!valid(mu, lam) || y != y) return quiet_nan<T>();
+    const T k = sqrt(lam / mu);
+    if (y <= -k || y == infinity<T>()) return -infinity<T>();
+    return -Constants<T>::log_sqrt_2pi - k * y * y / (T(2) * (k + y)) - T(1.5) * log1p(y / k);
+}
+
+template <class T>
+HPCML_HD inline T standardized_pdf(T y, T mu, T lam) {
+    const T l = standardized_logpdf(y, mu, lam);
+    return l != l ? l : exp(l);
+}
+
+// f_Y(y) - phi(y) = phi(y) expm1(y^3 / (2 (k + y)) - 1.5 log1p(y / k)): accurate when close.
+template <class T>
+HPCML_HD inline T standardized_pdf_minus_normal(T y, T k) {
+    const T phi = exp(-T(0.5) * y * y - Constants<T>::log_sqrt_2pi);
+    if (y <= -k) return -phi;
+    return phi * expm1(y * y * y / (T(2) * (k + y)) - T(1.5) * log1p(y / k));
+}
+
+// F_Y(y) - Phi(y) with F_Y(y) = F(mu + y sqrt(mu^3 / lambda)).
+template <class T>
+HPCML_HD inline T standardized_cdf_minus_normal(T y, T mu, T lam) {
+    const T x = mu + y * mu * sqrt(mu / lam);
+    return cdf(x, mu, lam) - T(0.5) * erfc(-y * Constants<T>::inv_sqrt2);
+}
+
+// Michael-Schucany-Haas on Philox4x32-10 draws for element `index`: two uniforms for a
+// Box-Muller normal nu, one for the acceptance test. In the form without cancellation:
+// t = |nu| sqrt(mu / lambda), r = 2 / (t + sqrt(t^2 + 4)); mu r^2 if U (1 + r^2) <= 1, else mu / r^2.
+HPCML_HD inline double sample(std::uint64_t seed, std::uint64_t index, double mu, double lam) {
+    if (!valid(mu, lam)) return quiet_nan<double>();
+    r123::Philox4x32 philox;
+    const r123::Philox4x32::ctr_type counter = {{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), 0u, 0u}};
+    const r123::Philox4x32::key_type key = {{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}};
+    const r123::Philox4x32::ctr_type bits = philox(counter, key);
+    const double u1 = (static_cast<double>(bits[0]) + 1.0) * 0x1p-32;  // (0, 1]: log is finite
+    const double u2 = static_cast<double>(bits[1]) * 0x1p-32;
+    const double u = (static_cast<double>(bits[2]) + 0.5) * 0x1p-32;
+    const double nu = sqrt(-2.0 * log(u1)) * cos(Constants<double>::two_pi * u2);
+    const double t = fabs(nu) * sqrt(mu / lam);
+    const double r = 2.0 / (t + sqrt(t * t + 4.0));
+    return u * (1.0 + r * r) <= 1.0 ? mu * r * r : mu / (r * r);
+}
+
+}  // namespace hpcml::detail::invgauss
