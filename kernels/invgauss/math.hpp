@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include <Random123/philox.h>
 
@@ -71,6 +72,33 @@ HPCML_HD inline float erfcx_nonnegative(float x) {
 #endif
 }
 
+// -erfcx'(s) = 2 / sqrt(pi) - 2 s erfcx(s) > 0, for s >= 0. Directly below s = 2 (at most a
+// factor 10 of cancellation); above, from Laplace's continued fraction
+// erfc(s) = e^{-s^2} / sqrt(pi) / (s + T), T = (1/2) / (s + 1 / (s + (3/2) / (s + ...))), which gives
+// -erfcx'(s) = (2 / sqrt(pi)) T / (s + T) without subtracting.
+HPCML_HD inline double erfcx_slope(double s) {
+    if (s < 2.0) return 2.0 * Constants<double>::inv_sqrt_pi - 2.0 * s * erfcx_nonnegative(s);
+    double t = 0.0;
+    for (int k = 60; k >= 1; --k) t = (0.5 * k) / (s + t);
+    return 2.0 * Constants<double>::inv_sqrt_pi * t / (s + t);
+}
+
+// erfcx(a) - erfcx(a + delta) for a >= 0, delta > 0 (delta passed exactly, not as b - a). When
+// delta is small next to a the plain difference cancels (the upper tail of the cdf far right
+// of the mean, where (a + delta) / a = (x / mu + 1) / (x / mu - 1)), so there it is the integral
+// of -erfcx' over [a, a + delta] by 8-point Gauss-Legendre.
+HPCML_HD inline double erfcx_difference(double a, double delta) {
+    const double b = a + delta;
+    if (delta > 0.5 * a) return erfcx_nonnegative(a) - erfcx_nonnegative(b);
+    const double nodes[4] = {0.18343464249564978, 0.52553240991632899, 0.79666647741362673, 0.96028985649753618};
+    const double weights[4] = {0.36268378337836166, 0.31370664587788688, 0.22238103445337443, 0.10122853629037706};
+    const double half = 0.5 * delta, mid = a + half;
+    double sum = 0.0;
+    for (int k = 0; k < 4; ++k)
+        sum += weights[k] * (erfcx_slope(mid - half * nodes[k]) + erfcx_slope(mid + half * nodes[k]));
+    return half * sum;
+}
+
 template <class T>
 HPCML_HD inline bool valid(T mu, T lam) {
     return mu > 0 && lam > 0 && mu < infinity<T>() && lam < infinity<T>();
@@ -98,31 +126,35 @@ struct Tail {
     T log_small;
 };
 
-template <class T>
-HPCML_HD inline Tail<T> tail(T x, T mu, T lam) {
-    const T r = sqrt(lam / x);
-    const T z1 = r * (x / mu - T(1));
-    const T z2 = r * (x / mu + T(1));
-    const T e2 = erfcx_nonnegative(z2 * Constants<T>::inv_sqrt2);
-    const T half_square = T(0.5) * z1 * z1;
-    Tail<T> t;
+// In double: the float functions round this (the tails' erfcx differences need the range).
+HPCML_HD inline Tail<double> tail(double x, double mu, double lam) {
+    const double r = sqrt(lam / x);
+    const double z1 = r * (x / mu - 1.0);
+    const double z2 = r * (x / mu + 1.0);
+    const double a = fabs(z1) * Constants<double>::inv_sqrt2, b = z2 * Constants<double>::inv_sqrt2;
+    const double half_square = 0.5 * z1 * z1;
+    Tail<double> t;
     t.lower = z1 < 0;
-    const T bracket = t.lower ? erfcx_nonnegative(-z1 * Constants<T>::inv_sqrt2) + e2
-                              : erfcx_nonnegative(z1 * Constants<T>::inv_sqrt2) - e2;
-    t.log_small = log(T(0.5) * bracket) - half_square;
-    t.small = T(0.5) * bracket * exp(-half_square);
+    // b - a = (z2 - z1) / sqrt 2 = sqrt 2 r exactly enough; as a difference it would cancel.
+    const double bracket = t.lower ? erfcx_nonnegative(a) + erfcx_nonnegative(b)
+                                   : erfcx_difference(a, Constants<double>::sqrt2 * r);
+    t.log_small = log(0.5 * bracket) - half_square;
+    t.small = 0.5 * bracket * exp(-half_square);
     return t;
 }
 
 // kind: 0 cdf, 1 sf, 2 logcdf, 3 logsf.
 template <class T>
 HPCML_HD inline T cdf_family(int kind, T x, T mu, T lam) {
+    if constexpr (!std::is_same_v<T, double>) {
+        return static_cast<T>(cdf_family<double>(kind, x, mu, lam));
+    }
     if (!valid(mu, lam) || x != x) return quiet_nan<T>();
     const bool upper = kind == 1 || kind == 3, logs = kind >= 2;
     if (x <= 0) return upper ? (logs ? T(0) : T(1)) : (logs ? -infinity<T>() : T(0));
     if (x == infinity<T>())
         return upper ? (logs ? -infinity<T>() : T(0)) : (logs ? T(0) : T(1));
-    const Tail<T> t = tail(x, mu, lam);
+    const Tail<double> t = tail(x, mu, lam);
     const bool direct = t.lower != upper;  // the asked-for side is the small one
     if (logs) return direct ? t.log_small : log1p(-t.small);
     return direct ? t.small : T(1) - t.small;
@@ -138,36 +170,40 @@ template <class T>
 HPCML_HD inline T logsf(T x, T mu, T lam) { return cdf_family(3, x, mu, lam); }
 
 // The quantile: x with F(x) = p. Solved for the smaller tail (F(x) = p for p <= 1/2, SF(x) = 1 - p
-// otherwise) in t = log x, where both tails are smooth and monotone: Newton steps from the mean,
-// kept inside a bracket that each evaluation narrows, bisection (in log x) when a step leaves it.
+// otherwise) as g(t) = +-(log tail(e^t) - log target) = 0 in t = log x, where g is increasing.
+// A bracket [lo, hi] narrows with every evaluation; a Newton step is taken when it lands inside
+// and the tail's log is moderate (far in the tails log F ~ -lambda / 2x, and its derivative
+// from the difference of two huge logs is meaningless), else the bracket is bisected, or
+// stretched by 2 in t while one side is still open.
 template <class T>
 HPCML_HD inline T ppf(T p, T mu, T lam) {
     if (!valid(mu, lam) || !(p >= 0 && p <= 1)) return quiet_nan<T>();
     if (p == 0) return T(0);
     if (p == 1) return infinity<T>();
     const bool upper = p > T(0.5);
-    const double target = upper ? 1.0 - static_cast<double>(p) : static_cast<double>(p);
-    const double m = mu, l = lam;
-    // g(t) = log(tail(e^t)) - log(target): increasing for the cdf, decreasing for the sf.
-    double lo = -INFINITY, hi = INFINITY, t = log(m);
-    for (int iteration = 0; iteration < 200; ++iteration) {
+    const double log_target = upper ? log1p(-static_cast<double>(p)) : log(static_cast<double>(p));
+    const double m = mu, l = lam, sign = upper ? -1.0 : 1.0;
+    double lo = -HUGE_VAL, hi = HUGE_VAL, t = log(m);
+    for (int iteration = 0; iteration < 300; ++iteration) {
         const double x = exp(t);
-        const double g = cdf_family(upper ? 3 : 2, x, m, l) - log(target);
-        const bool below = upper ? g > 0 : g < 0;  // x is left of the quantile
-        if (below) lo = t; else hi = t;
-        // d/dt log F(e^t) = x f(x) / F(x); for the sf, -x f(x) / SF(x).
-        const double slope = (upper ? -1.0 : 1.0) * exp(t + logpdf(x, m, l) - (g + log(target)));
+        const double log_tail = cdf_family(upper ? 3 : 2, x, m, l);
+        const double g = sign * (log_tail - log_target);
+        if (g == 0) break;
+        if (g < 0) lo = t; else hi = t;
+        // d/dt log F(e^t) = x f(x) / F(x); for the sf, -x f(x) / SF(x): so dg/dt = x f / tail.
+        const double slope = exp(t + logpdf(x, m, l) - log_tail);
         double next = t - g / slope;
-        if (!(next > lo && next < hi) || slope != slope || slope == 0) {
-            if (lo == -INFINITY) next = hi - 2.0;
-            else if (hi == INFINITY) next = lo + 2.0;
+        const bool newton = fabs(log_tail) < 600 && slope > 0 && slope < HUGE_VAL && next > lo && next < hi;
+        if (!newton) {
+            if (lo == -HUGE_VAL) next = hi - 2.0;
+            else if (hi == HUGE_VAL) next = lo + 2.0;
             else next = 0.5 * (lo + hi);
         }
-        if (fabs(next - t) <= 1e-15 * fmax(1.0, fabs(t))) {
-            t = next;
-            break;
-        }
+        // t = log x, so an absolute step of 2e-16 is an ulp of x; a bracket at the spacing of
+        // the doubles near t stops when its midpoint is t again.
+        const bool converged = fabs(next - t) <= 2e-16 || hi - lo <= 2e-16;
         t = next;
+        if (converged) break;
     }
     return static_cast<T>(exp(t));
 }

@@ -1,0 +1,277 @@
+// Inverse Gaussian: Boost.Math in its valid range, identities over lambda / mu from 1e-3 to 1e7
+// (F(mu), cdf(ppf(p)) = p, the pdf integrates to 1, no inf or NaN), sampling moments and a
+// Kolmogorov-Smirnov test, fused = naive distances and their sqrt(mu / lambda) decay, bad inputs.
+#include <hpcml/invgauss.hpp>
+
+#include <boost/math/distributions/inverse_gaussian.hpp>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/gpu.hpp"
+
+namespace {
+
+namespace ig = hpcml::invgauss;
+using ig::Function;
+
+const ig::Options kCpu{hpcml::Backend::Cpu};
+
+template <class T>
+std::vector<T> eval(Function f, const std::vector<T>& x, T mu, T lam, const ig::Options& o = kCpu) {
+    std::vector<T> out(x.size());
+    ig::evaluate<T>(f, x.data(), x.size(), &mu, 1, &lam, 1, out.data(), o);
+    return out;
+}
+
+template <class T>
+T eval1(Function f, T x, T mu, T lam) {
+    return eval<T>(f, {x}, mu, lam)[0];
+}
+
+double rel(double a, double b) { return b == 0 ? std::fabs(a) : std::fabs(a - b) / std::fabs(b); }
+
+const double kRatios[] = {1e-3, 1e-2, 0.1, 1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7};
+
+TEST(InvGauss, MatchesBoostInItsValidRange) {
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<double> log_mu(-1, 1), log_ratio(-2, 2), u(0, 1);
+    for (int trial = 0; trial < 300; ++trial) {
+        const double mu = std::pow(10.0, log_mu(rng)), lam = mu * std::pow(10.0, log_ratio(rng));
+        const boost::math::inverse_gaussian_distribution<double> d(mu, lam);
+        const double x = boost::math::quantile(d, 0.001 + 0.998 * u(rng));
+        EXPECT_LT(rel(eval1(Function::Pdf, x, mu, lam), boost::math::pdf(d, x)), 1e-12) << mu << " " << lam << " " << x;
+        EXPECT_LT(rel(eval1(Function::Cdf, x, mu, lam), boost::math::cdf(d, x)), 1e-12) << mu << " " << lam << " " << x;
+        EXPECT_LT(rel(eval1(Function::Sf, x, mu, lam), boost::math::cdf(boost::math::complement(d, x))), 1e-11);
+        // Boost's quantile itself fails below lambda / mu ~ 0.1 (1e248 or NaN for p ~ 0.9, where
+        // ours satisfies cdf(x) = p); it is compared where it works.
+        const double p = 0.001 + 0.998 * u(rng);
+        if (lam / mu >= 0.1) EXPECT_LT(rel(eval1(Function::Ppf, p, mu, lam), boost::math::quantile(d, p)), 1e-9) << mu << " " << lam << " " << p;
+    }
+}
+
+TEST(InvGauss, CdfAtTheMeanHasAClosedForm) {
+    // F(mu) = 1/2 + 1/2 erfcx(sqrt(2 lambda / mu)); erfcx in long double, or its asymptotic
+    // series where erfc underflows even there.
+    for (double r : kRatios) {
+        const long double z = std::sqrt(2.0L * r);
+        long double erfcx;
+        if (z < 100) {
+            erfcx = std::exp(z * z) * std::erfc(z);
+        } else {
+            const long double inv = 1 / (2 * z * z);
+            erfcx = (1 - inv + 3 * inv * inv - 15 * inv * inv * inv) / (z * std::sqrt(3.14159265358979323846L));
+        }
+        const double expected = static_cast<double>(0.5L + 0.5L * erfcx);
+        EXPECT_LT(rel(eval1(Function::Cdf, 2.0, 2.0, 2.0 * r), expected), 4e-16) << "lambda/mu " << r;
+        EXPECT_LT(rel(eval1(Function::Sf, 2.0, 2.0, 2.0 * r), 1 - expected), 1e-13) << "lambda/mu " << r;
+        EXPECT_LT(rel(eval1<float>(Function::Cdf, 2.0f, 2.0f, static_cast<float>(2.0 * r)), expected), 4e-7) << r;
+    }
+}
+
+TEST(InvGauss, WholeRangeFiniteAndQuantilesInvert) {
+    const Function all[] = {Function::Pdf, Function::LogPdf, Function::Cdf, Function::Sf, Function::LogCdf,
+                            Function::LogSf, Function::Standardize, Function::StandardizedPdf};
+    for (double r : kRatios)
+        for (double mu : {1e-3, 1.0, 1e3}) {
+            const double lam = mu * r;
+            std::vector<double> p = {1e-300, 1e-12, 1e-3, 0.25, 0.5, 0.75, 0.999, 1 - 1e-12};
+            const std::vector<double> x = eval(Function::Ppf, p, mu, lam);
+            for (std::size_t k = 0; k < p.size(); ++k) {
+                ASSERT_TRUE(std::isfinite(x[k]) && x[k] > 0) << "ppf " << p[k] << " lambda/mu " << r;
+                const bool lower = p[k] <= 0.5;
+                const double tail = lower ? eval1(Function::Cdf, x[k], mu, lam) : eval1(Function::Sf, x[k], mu, lam);
+                const double target = lower ? p[k] : 1 - p[k];
+                // x is exact to half an ulp at best: the tail's relative error is then
+                // |d log tail / d log x| * 2^-53 (large for steep tails): allowed 18 ulps of that, plus 1e-14.
+                const double slope = x[k] * eval1(Function::Pdf, x[k], mu, lam) / tail;
+                EXPECT_LT(rel(tail, target), 1e-14 + 4e-15 * slope) << "ppf(" << p[k] << ") lambda/mu " << r;
+            }
+            for (Function f : all) {
+                for (double v : eval(f, x, mu, lam)) EXPECT_FALSE(std::isnan(v)) << static_cast<int>(f) << " lambda/mu " << r;
+                const std::vector<float> xf(x.begin(), x.end());
+                for (float v : eval<float>(f, xf, static_cast<float>(mu), static_cast<float>(lam)))
+                    EXPECT_FALSE(std::isnan(v)) << "float " << static_cast<int>(f) << " lambda/mu " << r;
+            }
+            for (double v : eval(Function::Cdf, x, mu, lam)) EXPECT_TRUE(v >= 0 && v <= 1);
+        }
+}
+
+TEST(InvGauss, PdfIntegratesToOne) {
+    for (double r : {0.01, 1.0, 100.0, 1e4, 1e7}) {
+        const double mu = 1.5, lam = mu * r;
+        const double lo = eval1(Function::Ppf, 1e-14, mu, lam), hi = eval1(Function::Ppf, 1 - 1e-14, mu, lam);
+        // Trapezoid rule in t = log x: integral f(x) dx = integral f(e^t) e^t dt.
+        const int n = 200000;
+        std::vector<double> x(n + 1);
+        for (int k = 0; k <= n; ++k) x[k] = std::exp(std::log(lo) + (std::log(hi) - std::log(lo)) * k / n);
+        const std::vector<double> f = eval(Function::Pdf, x, mu, lam);
+        double total = 0;
+        for (int k = 0; k <= n; ++k) total += (k == 0 || k == n ? 0.5 : 1.0) * f[k] * x[k];
+        total *= (std::log(hi) - std::log(lo)) / n;
+        EXPECT_NEAR(total, 1.0, 1e-9) << "lambda/mu " << r;
+    }
+}
+
+TEST(InvGauss, InvalidParametersGiveNanAndNonPositiveXGivesZero) {
+    const double nan = NAN, inf = INFINITY;
+    for (auto [mu, lam] : {std::pair{0.0, 1.0}, std::pair{-1.0, 1.0}, std::pair{1.0, 0.0}, std::pair{nan, 1.0}, std::pair{1.0, inf}})
+        EXPECT_TRUE(std::isnan(eval1(Function::Cdf, 1.0, mu, lam)));
+    EXPECT_EQ(eval1(Function::Pdf, 0.0, 1.0, 1.0), 0.0);
+    EXPECT_EQ(eval1(Function::Pdf, -2.0, 1.0, 1.0), 0.0);
+    EXPECT_EQ(eval1(Function::Cdf, -2.0, 1.0, 1.0), 0.0);
+    EXPECT_EQ(eval1(Function::Sf, 0.0, 1.0, 1.0), 1.0);
+    EXPECT_EQ(eval1(Function::Cdf, inf, 1.0, 1.0), 1.0);
+    EXPECT_TRUE(std::isnan(eval1(Function::Ppf, 1.5, 1.0, 1.0)));
+    EXPECT_EQ(eval1(Function::Ppf, 0.0, 1.0, 1.0), 0.0);
+}
+
+TEST(InvGauss, StandardizedPdfIsTheDensityOfTheStandardizedVariable) {
+    for (double r : {0.5, 10.0, 1e5}) {
+        const double mu = 0.7, lam = mu * r, sd = std::sqrt(mu * mu * mu / lam);
+        for (double y : {-0.5, 0.0, 0.3, 2.0}) {
+            const double x = mu + y * sd;
+            if (x <= 0) continue;
+            EXPECT_LT(rel(eval1(Function::StandardizedPdf, y, mu, lam), sd * eval1(Function::Pdf, x, mu, lam)), 1e-12);
+            EXPECT_NEAR(eval1(Function::Standardize, x, mu, lam), y, 1e-12);
+        }
+    }
+}
+
+TEST(InvGauss, SamplesHaveTheRightLawAndAreReproducible) {
+    const std::size_t n = 200000;
+    for (auto [mu, lam] : {std::pair{1.0, 0.05}, std::pair{2.0, 3.0}, std::pair{0.5, 5000.0}}) {
+        std::vector<double> s(n), again(n), other(n);
+        ig::sample<double>(n, &mu, 1, &lam, 1, 42, s.data(), kCpu);
+        ig::sample<double>(n, &mu, 1, &lam, 1, 42, again.data(), kCpu);
+        ig::sample<double>(n, &mu, 1, &lam, 1, 43, other.data(), kCpu);
+        EXPECT_EQ(s, again);
+        EXPECT_NE(s, other);
+        double mean = 0;
+        for (double v : s) {
+            ASSERT_GT(v, 0.0);
+            mean += v;
+        }
+        mean /= n;
+        const double sd = std::sqrt(mu * mu * mu / lam);
+        EXPECT_NEAR(mean, mu, 6 * sd / std::sqrt(double(n))) << mu << " " << lam;
+        // Kolmogorov-Smirnov against hpcml's cdf (checked against Boost above): D < 1.95 / sqrt(n) (alpha 0.001).
+        std::sort(s.begin(), s.end());
+        const std::vector<double> F = eval(Function::Cdf, s, mu, lam);
+        double d = 0;
+        for (std::size_t k = 0; k < n; ++k) d = std::max({d, F[k] - double(k) / n, double(k + 1) / n - F[k]});
+        EXPECT_LT(d, 1.95 / std::sqrt(double(n))) << mu << " " << lam;
+        std::vector<float> f(n);
+        const float muf = static_cast<float>(mu), lamf = static_cast<float>(lam);
+        ig::sample<float>(n, &muf, 1, &lamf, 1, 42, f.data(), kCpu);
+        std::vector<double> fresh(n);
+        ig::sample<double>(n, &mu, 1, &lam, 1, 42, fresh.data(), kCpu);
+        for (std::size_t k = 0; k < 100; ++k) EXPECT_LT(rel(f[k], fresh[k]), 1e-6);
+    }
+}
+
+TEST(InvGauss, DistancesFusedEqualsNaiveAndDecayLikeSqrtMuOverLambda) {
+    std::vector<double> mu, lam;
+    for (double r : {1e2, 1e4, 1e6}) {
+        mu.push_back(0.3);
+        lam.push_back(0.3 * r);
+    }
+    ig::DistanceOptions o;
+    o.backend = hpcml::Backend::Cpu;
+    const auto fused = ig::distance_to_normal(mu.data(), lam.data(), mu.size(), o);
+    o.method = hpcml::Method::Naive;
+    const auto naive = ig::distance_to_normal(mu.data(), lam.data(), mu.size(), o);
+    for (std::size_t k = 0; k < mu.size(); ++k) {
+        EXPECT_LT(rel(fused.total_variation[k], naive.total_variation[k]), 1e-9);
+        EXPECT_LT(rel(fused.kolmogorov[k], naive.kolmogorov[k]), 1e-9);
+    }
+    for (std::size_t k = 1; k < mu.size(); ++k) {  // lambda / mu x100 -> distances x1/10
+        EXPECT_NEAR(fused.total_variation[k] / fused.total_variation[k - 1], 0.1, 0.01);
+        EXPECT_NEAR(fused.kolmogorov[k] / fused.kolmogorov[k - 1], 0.1, 0.01);
+    }
+    EXPECT_GT(naive.stats.memory.peak_host_bytes, 3 * 3 * 2001 * sizeof(double) - 1);
+    EXPECT_EQ(fused.stats.memory.peak_host_bytes, 0u);
+}
+
+TEST(InvGauss, BadArgumentsRaise) {
+    auto expect_invalid = [](auto call, const std::string& names) {
+        try {
+            call();
+            ADD_FAILURE() << "expected InvalidArgument naming " << names;
+        } catch (const hpcml::Error& e) {
+            EXPECT_EQ(e.kind(), hpcml::ErrorKind::InvalidArgument);
+            EXPECT_EQ(std::string(e.what()).rfind(names, 0), 0u) << e.what();
+        }
+    };
+    const double good = 1.0, bad = -1.0;
+    std::vector<double> x(4, 1.0), out(4), two(2, 1.0);
+    expect_invalid([&] { ig::evaluate<double>(Function::Pdf, x.data(), 4, two.data(), 2, &good, 1, out.data(), kCpu); }, "mu:");
+    expect_invalid([&] { ig::evaluate<double>(Function::Pdf, nullptr, 4, &good, 1, &good, 1, out.data(), kCpu); }, "x:");
+    expect_invalid([&] { ig::sample<double>(4, &bad, 1, &good, 1, 0, out.data(), kCpu); }, "mu:");
+    expect_invalid([&] { ig::sample<double>(4, &good, 1, &bad, 1, 0, out.data(), kCpu); }, "lambda:");
+    ig::DistanceOptions o;
+    o.backend = hpcml::Backend::Cpu;
+    expect_invalid([&] { ig::distance_to_normal(&bad, &good, 1, o); }, "mu:");
+    o.grid_points = 1;
+    expect_invalid([&] { ig::distance_to_normal(&good, &good, 1, o); }, "grid:");
+    o.grid_points = 10;
+    o.grid_min = 3;
+    o.grid_max = 3;
+    expect_invalid([&] { ig::distance_to_normal(&good, &good, 1, o); }, "grid:");
+}
+
+TEST(InvGauss, NaiveDistancesFailCleanlyWhenTooLarge) {
+    std::vector<double> mu(100000, 1.0), lam(100000, 10.0);
+    ig::DistanceOptions o;
+    o.backend = hpcml::Backend::Cpu;
+    o.method = hpcml::Method::Naive;
+    o.grid_points = 10000000;
+    try {
+        ig::distance_to_normal(mu.data(), lam.data(), mu.size(), o);
+        FAIL() << "expected OutOfMemory";
+    } catch (const hpcml::Error& e) {
+        EXPECT_EQ(e.kind(), hpcml::ErrorKind::OutOfMemory);
+        EXPECT_NE(std::string(e.what()).find("needs"), std::string::npos);
+    }
+}
+
+#if HPCML_WITH_CUDA
+TEST(InvGaussCuda, AgreesWithCpu) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const ig::Options gpu{hpcml::Backend::Cuda};
+    std::vector<double> x;
+    for (int k = 1; k < 2000; ++k) x.push_back(std::pow(10.0, -3 + 6.0 * k / 2000));
+    for (double r : kRatios)
+        for (Function f : {Function::Pdf, Function::LogPdf, Function::Cdf, Function::Sf, Function::LogCdf, Function::LogSf,
+                           Function::StandardizedPdf}) {
+            const auto host = eval(f, x, 1.0, r), device = eval(f, x, 1.0, r, gpu);
+            for (std::size_t k = 0; k < x.size(); ++k)
+                if (std::fabs(host[k]) > 1e-290) EXPECT_LT(rel(device[k], host[k]), 1e-12) << static_cast<int>(f) << " " << r << " " << x[k];
+        }
+    const double mu = 1.3, lam = 7.0;
+    std::vector<double> a(100000), b(100000);
+    ig::sample<double>(a.size(), &mu, 1, &lam, 1, 9, a.data(), kCpu);
+    ig::sample<double>(b.size(), &mu, 1, &lam, 1, 9, b.data(), gpu);
+    for (std::size_t k = 0; k < a.size(); ++k) ASSERT_LT(rel(b[k], a[k]), 1e-13) << k;
+    std::vector<double> mus(50, 0.5), lams;
+    for (int k = 0; k < 50; ++k) lams.push_back(0.5 * std::pow(10.0, -2 + 9.0 * k / 49));
+    ig::DistanceOptions o;
+    o.backend = hpcml::Backend::Cpu;
+    const auto h = ig::distance_to_normal(mus.data(), lams.data(), mus.size(), o);
+    o.backend = hpcml::Backend::Cuda;
+    const auto d = ig::distance_to_normal(mus.data(), lams.data(), mus.size(), o);
+    o.method = hpcml::Method::Naive;
+    const auto n = ig::distance_to_normal(mus.data(), lams.data(), mus.size(), o);
+    for (std::size_t k = 0; k < mus.size(); ++k) {
+        EXPECT_LT(rel(d.total_variation[k], h.total_variation[k]), 1e-10);
+        EXPECT_LT(rel(d.kolmogorov[k], h.kolmogorov[k]), 1e-10);
+        EXPECT_LT(rel(n.total_variation[k], h.total_variation[k]), 1e-8);
+    }
+}
+#endif
+
+}  // namespace
