@@ -3,6 +3,8 @@
 
 #include <hpcml/invgauss.hpp>
 
+#include <type_traits>
+
 #include "common/memory.hpp"
 #include "math.hpp"
 
@@ -13,9 +15,18 @@ using hpcml::invgauss::Function;
 using hpcml::invgauss::Metric;
 
 // The per-element function f as a functor (x, mu, lam) -> value, usable on host and device.
+// Float inputs are computed in double and rounded once: the formulas' exponents and erfcx
+// differences would otherwise cost tens of float ulps, and the kernels are memory-bound.
 template <class T, Function F>
 struct Apply {
     HPCML_HD T operator()(T x, T m, T l) const {
+        if constexpr (!std::is_same_v<T, double>) {
+            return static_cast<T>(Apply<double, F>{}(x, m, l));
+        } else {
+            return evaluate(x, m, l);
+        }
+    }
+    HPCML_HD static double evaluate(double x, double m, double l) {
         if constexpr (F == Function::Pdf) return pdf(x, m, l);
         if constexpr (F == Function::LogPdf) return logpdf(x, m, l);
         if constexpr (F == Function::Cdf) return cdf(x, m, l);
