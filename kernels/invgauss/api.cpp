@@ -116,7 +116,7 @@ Distances distance_to_normal(const double* mu, const double* lam, std::size_t pa
         detail::invgauss::cuda_distances(p, o.method, context, tracker);
 #endif
     } else if (o.method == Method::Fused) {
-        detail::invgauss::cpu_distances_fused(p);
+        detail::invgauss::cpu_distances_fused(p, tracker);
     } else {
         detail::invgauss::cpu_distances_naive(p, tracker);
     }

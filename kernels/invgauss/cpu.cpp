@@ -28,14 +28,24 @@ template void cpu_evaluate<double>(Function, const Elementwise<double>&);
 template void cpu_sample<float>(const Elementwise<float>&, std::uint64_t);
 template void cpu_sample<double>(const Elementwise<double>&, std::uint64_t);
 
-void cpu_distances_fused(const DistanceProblem& p) {
+void cpu_distances_fused(const DistanceProblem& p, MemoryTracker& tracker) {
+    // The normal's density and cdf on the grid are the same for every pair: G values each,
+    // computed once (the P x G matrices are what fusion avoids, not these).
+    HostBuffer<double> normal(tracker, 2 * p.grid.points, "normal on the grid");
+    for (std::size_t g = 0; g < p.grid.points; ++g) {
+        normal[g] = normal_pdf(p.grid.at(g));
+        normal[p.grid.points + g] = normal_cdf(p.grid.at(g));
+    }
+    const double* phi = normal.data();
+    const double* Phi = normal.data() + p.grid.points;
 #pragma omp parallel for schedule(dynamic)
     for (std::size_t k = 0; k < p.pairs; ++k) {
+        const Standardized s(p.mu[k], p.lam[k]);
         double tv = 0.0, ks = 0.0;
         for (std::size_t g = 0; g < p.grid.points; ++g) {
             const double y = p.grid.at(g);
-            if (p.tv) tv += p.grid.weight(g) * tv_term(y, p.mu[k], p.lam[k]);
-            if (p.ks) ks = std::max(ks, ks_term(y, p.mu[k], p.lam[k]));
+            if (p.tv) tv += p.grid.weight(g) * std::fabs(s.pdf_minus_normal(y, phi[g]));
+            if (p.ks) ks = std::max(ks, std::fabs(s.cdf_minus_normal(y, Phi[g])));
         }
         if (p.tv) p.total_variation[k] = 0.5 * tv;
         if (p.ks) p.kolmogorov[k] = ks;
@@ -60,7 +70,7 @@ void cpu_distances_naive(const DistanceProblem& p, MemoryTracker& tracker) {
     };
     if (p.tv) {
         distance([](double y, double m, double l) { return standardized_pdf(y, m, l); },
-                 [](double y) { return std::exp(-0.5 * y * y - Constants<double>::log_sqrt_2pi); },
+                 [](double y) { return normal_pdf(y); },
                  [&](const double* d) {
                      double s = 0.0;
                      for (std::size_t g = 0; g < p.grid.points; ++g) s += p.grid.weight(g) * d[g];
@@ -70,7 +80,7 @@ void cpu_distances_naive(const DistanceProblem& p, MemoryTracker& tracker) {
     }
     if (p.ks) {
         distance([](double y, double m, double l) { return cdf(m + y * m * std::sqrt(m / l), m, l); },
-                 [](double y) { return 0.5 * std::erfc(-y * Constants<double>::inv_sqrt2); },
+                 [](double y) { return normal_cdf(y); },
                  [&](const double* d) { return *std::max_element(d, d + p.grid.points); }, p.kolmogorov);
     }
 }

@@ -44,12 +44,12 @@ __global__ void __launch_bounds__(kDistanceThreads) invgauss_distance_kernel(con
     using Reduce = cub::BlockReduce<double, kDistanceThreads>;
     __shared__ typename Reduce::TempStorage storage;
     const std::size_t k = blockIdx.x;
-    const double mu = p.mu[k], lam = p.lam[k];
+    const Standardized s(p.mu[k], p.lam[k]);
     double tv = 0.0, ks = 0.0;
     for (std::size_t g = threadIdx.x; g < p.grid.points; g += kDistanceThreads) {
         const double y = p.grid.at(g);
-        if (p.tv) tv += p.grid.weight(g) * tv_term(y, mu, lam);
-        if (p.ks) ks = fmax(ks, ks_term(y, mu, lam));
+        if (p.tv) tv += p.grid.weight(g) * fabs(s.pdf_minus_normal(y, normal_pdf(y)));
+        if (p.ks) ks = fmax(ks, fabs(s.cdf_minus_normal(y, normal_cdf(y))));
     }
     const double tv_total = Reduce(storage).Sum(tv);
     __syncthreads();  // storage is reused

@@ -81,20 +81,13 @@ struct DistanceProblem {
     double *total_variation, *kolmogorov;  // pairs each, when asked for
 };
 
-// The per-pair, per-point contributions, shared by every backend and method.
-HPCML_HD inline double tv_term(double y, double mu, double lam) {
-    return fabs(standardized_pdf_minus_normal(y, sqrt(lam / mu)));
-}
-HPCML_HD inline double ks_term(double y, double mu, double lam) {
-    return fabs(standardized_cdf_minus_normal(y, mu, lam));
-}
 
 // CPU backend (cpu.cpp).
 template <class T>
 void cpu_evaluate(Function f, const Elementwise<T>& e);
 template <class T>
 void cpu_sample(const Elementwise<T>& e, std::uint64_t seed);  // e.x unused
-void cpu_distances_fused(const DistanceProblem& p);
+void cpu_distances_fused(const DistanceProblem& p, MemoryTracker& tracker);
 void cpu_distances_naive(const DistanceProblem& p, MemoryTracker& tracker);
 
 }  // namespace hpcml::detail::invgauss

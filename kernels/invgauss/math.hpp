@@ -228,20 +228,22 @@ HPCML_HD inline T standardized_pdf(T y, T mu, T lam) {
     return l != l ? l : exp(l);
 }
 
-// f_Y(y) - phi(y) = phi(y) expm1(y^3 / (2 (k + y)) - 1.5 log1p(y / k)): accurate when close.
-template <class T>
-HPCML_HD inline T standardized_pdf_minus_normal(T y, T k) {
-    const T phi = exp(-T(0.5) * y * y - Constants<T>::log_sqrt_2pi);
-    if (y <= -k) return -phi;
-    return phi * expm1(y * y * y / (T(2) * (k + y)) - T(1.5) * log1p(y / k));
-}
+HPCML_HD inline double normal_pdf(double y) { return exp(-0.5 * y * y - Constants<double>::log_sqrt_2pi); }
+HPCML_HD inline double normal_cdf(double y) { return 0.5 * erfc(-y * Constants<double>::inv_sqrt2); }
 
-// F_Y(y) - Phi(y) with F_Y(y) = F(mu + y sqrt(mu^3 / lambda)).
-template <class T>
-HPCML_HD inline T standardized_cdf_minus_normal(T y, T mu, T lam) {
-    const T x = mu + y * mu * sqrt(mu / lam);
-    return cdf(x, mu, lam) - T(0.5) * erfc(-y * Constants<T>::inv_sqrt2);
-}
+// One parameter pair's constants for the distances: k = sqrt(lambda / mu), sd = sqrt(mu^3 / lambda).
+struct Standardized {
+    double mu, lam, k, inv_k, sd;
+    HPCML_HD Standardized(double m, double l) : mu(m), lam(l), k(sqrt(l / m)), inv_k(sqrt(m / l)), sd(m * sqrt(m / l)) {}
+
+    // f_Y(y) - phi(y) = phi(y) expm1(y^3 / (2 (k + y)) - 1.5 log1p(y / k)): accurate when close.
+    HPCML_HD double pdf_minus_normal(double y, double phi) const {
+        if (y <= -k) return -phi;
+        return phi * expm1(y * y * y / (2.0 * (k + y)) - 1.5 * log1p(y * inv_k));
+    }
+    // F_Y(y) - Phi(y), F_Y(y) = F(mu + y sd).
+    HPCML_HD double cdf_minus_normal(double y, double Phi) const { return cdf(mu + y * sd, mu, lam) - Phi; }
+};
 
 // Michael-Schucany-Haas on Philox4x32-10 draws for element `index`: two uniforms for a
 // Box-Muller normal nu, one for the acceptance test. In the form without cancellation:

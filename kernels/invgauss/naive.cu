@@ -23,7 +23,7 @@ __global__ void normal_matrix_kernel(const DistanceProblem p, bool cdf_matrix, d
     const std::size_t cells = p.pairs * p.grid.points;
     for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < cells; c += std::size_t{gridDim.x} * blockDim.x) {
         const double y = p.grid.at(c % p.grid.points);
-        out[c] = cdf_matrix ? 0.5 * erfc(-y * Constants<double>::inv_sqrt2) : exp(-0.5 * y * y - Constants<double>::log_sqrt_2pi);
+        out[c] = cdf_matrix ? normal_cdf(y) : normal_pdf(y);
     }
 }
 
