@@ -1,0 +1,167 @@
+// bench_invgauss: the inverse Gaussian's elementwise throughput (pdf and cdf, bytes/s and, on
+// the GPU, the fraction of the memory bandwidth: device arrays, kernel time), its sampling rate,
+// and the distance-to-normal batch, fused vs naive (time, peak memory).
+#include <hpcml/device.hpp>
+#include <hpcml/invgauss.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/bench_main.hpp"
+
+#if HPCML_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace {
+
+namespace ig = hpcml::invgauss;
+using hpcml::bench::Flags;
+using hpcml::bench::RunResult;
+
+struct Config {
+    std::size_t elements, params, grid;
+    hpcml::Backend backend;
+    int device;
+};
+
+double peak_bandwidth(int device) {
+    for (const hpcml::DeviceInfo& d : hpcml::devices())
+        if (d.index == device) return d.peak_memory_bandwidth_gbps * 1e9;
+    return 0.0;
+}
+
+// Elementwise f on n values with scalar parameters: 2 n sizeof(T) bytes moved.
+template <class T>
+void run_elementwise(benchmark::State& state, const Config& c, ig::Function f) {
+    std::vector<T> x(c.elements);
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<double> u(0.05, 4.0);
+    for (T& v : x) v = static_cast<T>(u(rng));
+    const T mu = 1, lam = 3;
+    const ig::Options options{c.backend, c.device};
+    const hpcml::Context context = hpcml::make_context(c.backend, c.device);
+    std::vector<T> out(c.elements);
+#if HPCML_WITH_CUDA
+    if (context.backend == hpcml::Backend::Cuda) {
+        T *dx = nullptr, *dout = nullptr, *dparams = nullptr;
+        const std::size_t bytes = c.elements * sizeof(T);
+        if (cudaMalloc(&dx, bytes) != cudaSuccess || cudaMalloc(&dout, bytes) != cudaSuccess ||
+            cudaMalloc(&dparams, 2 * sizeof(T)) != cudaSuccess) {
+            (void)cudaGetLastError();
+            state.SkipWithError("the elementwise arrays do not fit in device memory");
+        } else {
+            const T params[2] = {mu, lam};
+            cudaMemcpy(dx, x.data(), bytes, cudaMemcpyHostToDevice);
+            cudaMemcpy(dparams, params, sizeof params, cudaMemcpyHostToDevice);
+            for (auto _ : state)
+                hpcml::bench::time_iteration(state, context, [&] {
+                    ig::evaluate_device<T>(f, dx, c.elements, dparams, 1, dparams + 1, 1, dout, options);
+                });
+            const double peak = peak_bandwidth(c.device);
+            if (peak > 0)
+                state.counters["bandwidth_fraction"] = benchmark::Counter(
+                    2.0 * bytes / peak, benchmark::Counter::kIsIterationInvariantRate);
+        }
+        cudaFree(dx);
+        cudaFree(dout);
+        cudaFree(dparams);
+    } else
+#endif
+    {
+        for (auto _ : state)
+            hpcml::bench::time_iteration(state, context, [&] {
+                ig::evaluate<T>(f, x.data(), c.elements, &mu, 1, &lam, 1, out.data(), options);
+            });
+    }
+    state.counters["bytes/s"] = benchmark::Counter(2.0 * c.elements * sizeof(T), benchmark::Counter::kIsIterationInvariantRate,
+                                                   benchmark::Counter::kIs1024);
+    state.counters["elements/s"] = benchmark::Counter(static_cast<double>(c.elements), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void run_sample(benchmark::State& state, const Config& c) {
+    std::vector<double> out(c.elements);
+    const double mu = 1.0, lam = 3.0;
+    const ig::Options options{c.backend, c.device};
+    for (auto _ : state)
+        hpcml::bench::time_iteration(state, hpcml::make_context(hpcml::Backend::Cpu), [&] {
+            ig::sample<double>(c.elements, &mu, 1, &lam, 1, 7, out.data(), options);
+        });
+    state.counters["samples/s"] = benchmark::Counter(static_cast<double>(c.elements), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void run_distance(benchmark::State& state, const Config& c, hpcml::Method method) {
+    std::vector<double> mu(c.params, 1.0), lam(c.params);
+    for (std::size_t k = 0; k < c.params; ++k) lam[k] = std::pow(10.0, std::log10(2.0) + (5 - std::log10(2.0)) * k / std::max<std::size_t>(c.params - 1, 1));
+    ig::DistanceOptions o;
+    o.grid_points = c.grid;
+    o.method = method;
+    o.backend = c.backend;
+    o.device = c.device;
+    hpcml::RunStats stats;
+    for (auto _ : state) {
+        try {
+            hpcml::bench::time_iteration(state, hpcml::make_context(hpcml::Backend::Cpu),
+                                         [&] { stats = ig::distance_to_normal(mu.data(), lam.data(), c.params, o).stats; });
+        } catch (const hpcml::Error& e) {
+            hpcml::bench::skip_with_error(state, e);
+            return;
+        }
+    }
+    hpcml::bench::set_memory_counters(state, stats.memory);
+    state.counters["points/s"] = benchmark::Counter(static_cast<double>(c.params) * c.grid, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void declare(Flags& flags) {
+    flags.add("elements", "10000000", "elements for the elementwise and sampling benchmarks");
+    flags.add("params", "1000", "(mu, lambda) pairs of the distance batch");
+    flags.add("grid", "10000", "grid points of the distance batch");
+    flags.add("method", "both", "fused|naive|both (the distance batch)");
+    flags.add("device", "0", "CUDA device ordinal");
+}
+
+void register_benchmarks(const Flags& flags) {
+    Config c{static_cast<std::size_t>(flags.integer("elements", 1)), static_cast<std::size_t>(flags.integer("params", 1)),
+             static_cast<std::size_t>(flags.integer("grid", 2)), hpcml::make_context(flags.backend()).backend,
+             static_cast<int>(flags.integer("device", 0))};
+    const std::string where = std::string(hpcml::to_string(c.backend));
+    const std::string n = std::to_string(c.elements);
+    auto add = [](const std::string& name, auto fn) {
+        benchmark::RegisterBenchmark(name.c_str(), fn)->UseManualTime()->Unit(benchmark::kMillisecond);
+    };
+    add("invgauss/pdf/double/" + where + "/n:" + n, [c](benchmark::State& s) { run_elementwise<double>(s, c, ig::Function::Pdf); });
+    add("invgauss/cdf/double/" + where + "/n:" + n, [c](benchmark::State& s) { run_elementwise<double>(s, c, ig::Function::Cdf); });
+    add("invgauss/pdf/float/" + where + "/n:" + n, [c](benchmark::State& s) { run_elementwise<float>(s, c, ig::Function::Pdf); });
+    add("invgauss/sample/double/" + where + "/n:" + n, [c](benchmark::State& s) { run_sample(s, c); });
+    for (hpcml::Method method : flags.methods()) {
+        add("invgauss/distance/" + std::string(hpcml::to_string(method)) + "/" + where + "/params:" + std::to_string(c.params) +
+                "/grid:" + std::to_string(c.grid),
+            [c, method](benchmark::State& s) { run_distance(s, c, method); });
+    }
+}
+
+void summarize(const Flags&, const std::vector<RunResult>& results) {
+    const RunResult* fused = hpcml::bench::find_result(results, "invgauss/distance/fused/");
+    const RunResult* naive = hpcml::bench::find_result(results, "invgauss/distance/naive/");
+    auto peak = [](const RunResult& r) { return r.counters.at("peak_device_bytes") + r.counters.at("peak_host_bytes"); };
+    if (fused && naive && !fused->skipped && !naive->skipped) {
+        std::printf("summary: distances fused %.4g s, naive %.4g s: fused is %.1fx faster; peak memory allocated by hpcml "
+                    "fused %.3g MB, naive %.3g MB (%.2f%%)\n",
+                    fused->seconds, naive->seconds, naive->seconds / fused->seconds, peak(*fused) / 1e6, peak(*naive) / 1e6,
+                    100.0 * peak(*fused) / std::max(peak(*naive), 1.0));
+    } else if (naive && naive->skipped) {
+        std::printf("summary: distances naive skipped: %s\n", naive->message.c_str());
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return hpcml::bench::run(argc, argv,
+                             {"bench_invgauss", "inverse Gaussian: elementwise throughput, sampling, distances fused vs naive",
+                              declare, register_benchmarks, summarize});
+}
