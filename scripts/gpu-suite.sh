@@ -35,7 +35,7 @@ step build "$results/build.log" cmake --build "$build"
 "$build/bin/hpcml-devicequery" > "$results/devicequery.txt" 2>&1
 step ctest "$results/tests.log" ctest --test-dir "$build" --output-on-failure -j 4
 memcheck() {
-  for t in test_core test_similarity test_regret; do
+  for t in test_core test_similarity test_regret test_invgauss; do
     compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check full "$build/bin/$t" \
       --gtest_filter='*Cuda*' || return 1
   done
@@ -56,7 +56,9 @@ benches() {
   "$b" --dim 270725 --tile 1000 --mode all --dtype bitmask --method fused --where device --benchmark_min_time=0 &&
   local r="$build/bin/bench_regret"
   "$r" --actions 16384 --iterations 20 --alternating false "${common[@]}" --benchmark_out="$results/bench_regret_16384.json" &&
-  "$r" --actions 3 --batch 100000 --iterations 1000 --method fused "${common[@]}" --benchmark_out="$results/bench_regret_batch.json"
+  "$r" --actions 3 --batch 100000 --iterations 1000 --method fused "${common[@]}" --benchmark_out="$results/bench_regret_batch.json" &&
+  "$build/bin/bench_invgauss" --elements 100000000 --params 10000 --grid 100000 "${common[@]}" \
+      --benchmark_out="$results/bench_invgauss.json"
 }
 step bench "$results/bench.log" benches
 compare_torch() {
