@@ -253,8 +253,11 @@ TEST(InvGaussCuda, AgreesWithCpu) {
         for (Function f : {Function::Pdf, Function::LogPdf, Function::Cdf, Function::Sf, Function::LogCdf, Function::LogSf,
                            Function::StandardizedPdf}) {
             const auto host = eval(f, x, 1.0, r), device = eval(f, x, 1.0, r, gpu);
-            for (std::size_t k = 0; k < x.size(); ++k)
-                if (std::fabs(host[k]) > 1e-290) EXPECT_LT(rel(device[k], host[k]), 1e-12) << static_cast<int>(f) << " " << r << " " << x[k];
+            for (std::size_t k = 0; k < x.size(); ++k) {
+                // logpdf = 0.5 log(...) - z1^2 / 2 crosses 0 (e.g. 6e-4 at r = 0.1, x = 0.0102): 1 ulp of CUDA's log is absolute there.
+                const double scale = f == Function::LogPdf ? std::max(std::fabs(host[k]), 1.0) : std::fabs(host[k]);
+                if (std::fabs(host[k]) > 1e-290) EXPECT_LT(std::fabs(device[k] - host[k]) / scale, 1e-12) << static_cast<int>(f) << " " << r << " " << x[k];
+            }
         }
     const double mu = 1.3, lam = 7.0;
     std::vector<double> a(100000), b(100000);

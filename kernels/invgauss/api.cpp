@@ -36,10 +36,17 @@ double since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
+static void check_function(Function f) {
+    detail::require(static_cast<int>(f) >= static_cast<int>(Function::Pdf) &&
+                        static_cast<int>(f) <= static_cast<int>(Function::StandardizedPdf),
+                    "function: not a valid hpcml::invgauss::Function (" + std::to_string(static_cast<int>(f)) + ")");
+}
+
 template <class T>
 RunStats evaluate(Function f, const T* x, std::size_t n, const T* mu, std::size_t mu_count, const T* lam,
                   std::size_t lam_count, T* out, const Options& options) {
     const auto start = std::chrono::steady_clock::now();
+    check_function(f);
     const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
     const Context context = make_context(options.backend, options.device, options.stream);
     detail::MemoryTracker tracker;
@@ -57,6 +64,7 @@ template <class T>
 RunStats evaluate_device(Function f, const T* x, std::size_t n, const T* mu, std::size_t mu_count, const T* lam,
                          std::size_t lam_count, T* out, const Options& options) {
     const auto start = std::chrono::steady_clock::now();
+    check_function(f);
     const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
     detail::require(options.backend != Backend::Cpu, "backend: evaluate_device takes device pointers; use cuda or auto");
     const Context context = make_context(Backend::Cuda, options.device, options.stream);

@@ -4,7 +4,9 @@
 // parameters per element or broadcast. Memory-bound: (8 or 16 or 24 bytes read + 8 written)
 // per double element; the floor on an H100 SXM (3.35 TB/s) for pdf of 1e8 doubles with scalar
 // parameters is 1.6 GB / 3.35 TB/s = 0.48 ms. The per-element math (two erfcx, an exp, a log for
-// the cdf) is ~100 instructions, well under the memory time.
+// the cdf) is ~100 instructions, under the memory time; but the cdf's upper tail far right of
+// the mean (x > 5 mu) integrates -erfcx' with 8 continued fractions, thousands of instructions,
+// so data mostly there is compute-bound.
 // invgauss_sample_kernel: one Philox4x32-10 draw per element (no state, no sequence).
 // invgauss_distance_kernel: one 256-thread block per parameter pair walks the grid, each thread
 // accumulating its share of the trapezoid sum and the maximum, reduced with CUB at the end:
@@ -92,6 +94,7 @@ void launch_evaluate(Function f, const Elementwise<T>& e, cudaStream_t stream) {
 template <class T>
 void cuda_evaluate_host(Function f, const Elementwise<T>& e, std::size_t mu_count, std::size_t lam_count,
                         const Context& context, MemoryTracker& tracker) {
+    if (e.n == 0) return;  // nothing to copy (and mu / lambda may be null with a count of 1)
     const DeviceGuard guard(context.device);
     Stream stream;
     DeviceElementwise<T> d(e, mu_count, lam_count, true, tracker, stream.get());
@@ -111,6 +114,7 @@ void cuda_evaluate_device(Function f, const Elementwise<T>& e, const Context& co
 template <class T>
 void cuda_sample_host(const Elementwise<T>& e, std::size_t mu_count, std::size_t lam_count, std::uint64_t seed,
                       const Context& context, MemoryTracker& tracker) {
+    if (e.n == 0) return;  // as cuda_evaluate_host
     const DeviceGuard guard(context.device);
     Stream stream;
     DeviceElementwise<T> d(e, mu_count, lam_count, false, tracker, stream.get());

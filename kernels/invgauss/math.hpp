@@ -64,14 +64,6 @@ HPCML_HD inline double erfcx_nonnegative(double x) {
 #endif
 }
 
-HPCML_HD inline float erfcx_nonnegative(float x) {
-#if defined(__CUDA_ARCH__)
-    return ::erfcxf(x);
-#else
-    return static_cast<float>(erfcx_nonnegative(static_cast<double>(x)));
-#endif
-}
-
 // -erfcx'(s) = 2 / sqrt(pi) - 2 s erfcx(s) > 0, for s >= 0. Directly below s = 2 (at most a
 // factor 10 of cancellation); above, from Laplace's continued fraction
 // erfc(s) = e^{-s^2} / sqrt(pi) / (s + T), T = (1/2) / (s + 1 / (s + (3/2) / (s + ...))), which gives
