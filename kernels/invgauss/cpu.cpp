@@ -87,8 +87,8 @@ void cpu_distances_fused(const DistanceProblem& p, MemoryTracker& tracker) {
     // computed once (the P x G matrices are what fusion avoids, not these).
     HostBuffer<double> normal(tracker, 2 * p.grid.points, "normal on the grid");
     for (std::size_t g = 0; g < p.grid.points; ++g) {
-        normal[g] = normal_pdf(p.grid.at(g));
-        normal[p.grid.points + g] = normal_cdf(p.grid.at(g));
+        if (p.tv) normal[g] = normal_pdf(p.grid.at(g));
+        if (p.ks) normal[p.grid.points + g] = normal_cdf(p.grid.at(g));
     }
     const double* phi = normal.data();
     const double* Phi = normal.data() + p.grid.points;
