@@ -14,9 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "support/errors.hpp"
 #include "support/gpu.hpp"
 
 namespace {
+
+using hpcml_test::expect_invalid;
 
 namespace ig = hpcml::invgauss;
 using ig::Function;
@@ -202,15 +205,6 @@ TEST(InvGauss, DistancesFusedEqualsNaiveAndDecayLikeSqrtMuOverLambda) {
 }
 
 TEST(InvGauss, BadArgumentsRaise) {
-    auto expect_invalid = [](auto call, const std::string& names) {
-        try {
-            call();
-            ADD_FAILURE() << "expected InvalidArgument naming " << names;
-        } catch (const hpcml::Error& e) {
-            EXPECT_EQ(e.kind(), hpcml::ErrorKind::InvalidArgument);
-            EXPECT_EQ(std::string(e.what()).rfind(names, 0), 0u) << e.what();
-        }
-    };
     const double good = 1.0, bad = -1.0;
     std::vector<double> x(4, 1.0), out(4), two(2, 1.0);
     expect_invalid([&] { ig::evaluate<double>(Function::Pdf, x.data(), 4, two.data(), 2, &good, 1, out.data(), kCpu); }, "mu:");

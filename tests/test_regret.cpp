@@ -12,9 +12,12 @@
 #include <tuple>
 #include <vector>
 
+#include "support/errors.hpp"
 #include "support/gpu.hpp"
 
 namespace {
+
+using hpcml_test::expect_invalid;
 
 using hpcml::Averaging;
 using hpcml::RegretOptions;
@@ -200,15 +203,6 @@ TEST(Regret, SampledRunsAreReproducible) {
 }
 
 TEST(Regret, BadInputsRaise) {
-    auto expect_invalid = [](auto call, const char* names) {
-        try {
-            call();
-            ADD_FAILURE() << "expected InvalidArgument naming " << names;
-        } catch (const hpcml::Error& e) {
-            EXPECT_EQ(e.kind(), hpcml::ErrorKind::InvalidArgument);
-            EXPECT_EQ(std::string(e.what()).rfind(names, 0), 0u) << e.what();
-        }
-    };
     std::vector<float> A = {1, 2, 3, 4};
     const RegretOptions ok = cpu(RegretVariant::RMPlus, 10);
     expect_invalid([&] { hpcml::solve_matrix_game(A.data(), 0, 2, ok); }, "A:");

@@ -13,9 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "support/errors.hpp"
 #include "support/gpu.hpp"
 
 namespace {
+
+using hpcml_test::expect_invalid;
 
 using hpcml::Backend;
 using hpcml::MatrixView;
@@ -270,16 +273,6 @@ TEST(Similarity, NaiveFailsCleanlyWhenItWouldNotFit) {
     } catch (const hpcml::Error& e) {
         EXPECT_EQ(e.kind(), hpcml::ErrorKind::OutOfMemory);
         EXPECT_NE(std::string(e.what()).find("needs 2.00 TB"), std::string::npos) << e.what();
-    }
-}
-
-void expect_invalid(const std::function<void()>& call, const std::string& names) {
-    try {
-        call();
-        ADD_FAILURE() << "expected InvalidArgument naming " << names;
-    } catch (const hpcml::Error& e) {
-        EXPECT_EQ(e.kind(), hpcml::ErrorKind::InvalidArgument) << e.what();
-        EXPECT_EQ(std::string(e.what()).rfind(names, 0), 0u) << e.what();
     }
 }
 
