@@ -6,4 +6,5 @@
 #include <hpcml/invgauss.hpp>
 #include <hpcml/regret.hpp>
 #include <hpcml/similarity.hpp>
+#include <hpcml/telemetry.hpp>
 #include <hpcml/version.hpp>

@@ -1,0 +1,85 @@
+// GPU telemetry through NVML: a sampler thread that reads temperature, power, utilisation,
+// memory and energy at a fixed interval, a summary of a run, and writers for the traces.
+//
+// NVML is loaded at run time (dlopen of libnvidia-ml.so.1, or the library named by the
+// environment variable HPCML_NVML_LIBRARY), so hpcml runs where it is absent; its absence is a
+// status, not a crash.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace hpcml::telemetry {
+
+struct Sample {
+    double time_s = 0;             // since the sampler started
+    double unix_time_s = 0;        // wall clock, for timestamps
+    double temperature_c = 0;
+    double power_w = 0;
+    double power_percent = 0;      // of the enforced power limit
+    double gpu_util_percent = 0;   // of time a kernel ran (NVML's sample period)
+    double memory_util_percent = 0;
+    double memory_used_bytes = 0;
+    double memory_used_percent = 0;
+    double energy_j = 0;           // since the sampler started
+};
+
+struct Summary {
+    double duration_s = 0, energy_j = 0, mean_power_w = 0, peak_power_w = 0;
+    double mean_gpu_util_percent = 0, mean_memory_util_percent = 0;
+    std::size_t samples = 0;
+    bool energy_from_counter = false;  // else the integral of power over time
+};
+
+enum class Availability { Ok, NotCompiled, NoLibrary, NoDevice, Error };
+
+struct Status {
+    Availability availability = Availability::NotCompiled;
+    std::string message;  // why not, when not Ok; which device otherwise
+    std::string device_name;
+};
+
+// Whether CUDA device `device` can be traced (NVML loads and finds it, matched by PCI bus id;
+// where CUDA sees no device, NVML's own index `device` is used and the message says so).
+Status status(int device = 0);
+
+// Samples one device on its own thread from start() to stop().
+class Sampler {
+public:
+    // Throws hpcml::Error (NoDevice) with status(device).message when the device cannot be traced.
+    explicit Sampler(int device = 0, std::chrono::milliseconds interval = std::chrono::milliseconds(100));
+    ~Sampler();
+    Sampler(const Sampler&) = delete;
+    Sampler& operator=(const Sampler&) = delete;
+
+    void start();
+    Summary stop();  // joins the thread, takes a last sample
+    const std::vector<Sample>& samples() const;
+    std::string device_name() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// The summary of a trace. With energy_counter true, energy is the last sample's counter
+// reading; otherwise the trapezoid integral of power over time.
+Summary summarize(const std::vector<Sample>& samples, bool energy_counter);
+
+enum class Format {
+    Seed,  // the seed's CSV: "Timestamp;Temperature [C];Power [% max];GPU Util [% time];
+           // Mem Util [% time];Mem Cons [% max];Energy [kJ]", ';'-separated
+    Csv,   // every field, ','-separated, SI units
+    Json   // {"device": ..., "summary": {...}, "samples": [{...}, ...]}
+};
+
+void write(std::ostream& out, const std::vector<Sample>& samples, const Summary& summary, Format format,
+           const std::string& device_name = "");
+
+Format parse_format(const std::string& text);  // "seed" | "csv" | "json", else InvalidArgument
+
+}  // namespace hpcml::telemetry

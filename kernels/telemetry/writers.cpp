@@ -1,0 +1,94 @@
+// Trace writers: the seed's semicolon CSV (read unchanged by its pandas code), a full CSV, JSON.
+#include <hpcml/core.hpp>
+#include <hpcml/telemetry.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "common/error.hpp"
+
+namespace hpcml::telemetry {
+
+namespace {
+
+// "2026-11-21 10:15:31.123" in local time.
+std::string timestamp(double unix_time_s) {
+    const std::time_t seconds = static_cast<std::time_t>(std::floor(unix_time_s));
+    const int millis = static_cast<int>((unix_time_s - std::floor(unix_time_s)) * 1000.0);
+    std::tm parts{};
+    localtime_r(&seconds, &parts);
+    char text[64];
+    std::snprintf(text, sizeof text, "%04d-%02d-%02d %02d:%02d:%02d.%03d", parts.tm_year + 1900, parts.tm_mon + 1,
+                  parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, millis);
+    return text;
+}
+
+std::string number(double v, const char* format = "%.6g") {
+    char text[64];
+    std::snprintf(text, sizeof text, format, v);
+    return text;
+}
+
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (static_cast<unsigned char>(c) >= 0x20) out += c;
+    }
+    return out + "\"";
+}
+
+}  // namespace
+
+Format parse_format(const std::string& text) {
+    if (text == "seed") return Format::Seed;
+    if (text == "csv") return Format::Csv;
+    if (text == "json") return Format::Json;
+    detail::raise(ErrorKind::InvalidArgument, "format: expected seed, csv or json, got '" + text + "'");
+}
+
+void write(std::ostream& out, const std::vector<Sample>& samples, const Summary& summary, Format format,
+           const std::string& device_name) {
+    switch (format) {
+        case Format::Seed:
+            out << "Timestamp;Temperature [C];Power [% max];GPU Util [% time];Mem Util [% time];Mem Cons [% max];Energy [kJ]\n";
+            for (const Sample& s : samples)
+                out << timestamp(s.unix_time_s) << ';' << number(s.temperature_c) << ';' << number(s.power_percent, "%.2f") << ';'
+                    << number(s.gpu_util_percent) << ';' << number(s.memory_util_percent) << ';'
+                    << number(s.memory_used_percent, "%.2f") << ';' << number(s.energy_j / 1000.0, "%.6f") << '\n';
+            break;
+        case Format::Csv:
+            out << "time_s,unix_time_s,temperature_c,power_w,power_percent,gpu_util_percent,memory_util_percent,"
+                   "memory_used_bytes,memory_used_percent,energy_j\n";
+            for (const Sample& s : samples)
+                out << number(s.time_s, "%.4f") << ',' << number(s.unix_time_s, "%.3f") << ',' << number(s.temperature_c) << ','
+                    << number(s.power_w, "%.3f") << ',' << number(s.power_percent, "%.2f") << ',' << number(s.gpu_util_percent)
+                    << ',' << number(s.memory_util_percent) << ',' << number(s.memory_used_bytes, "%.0f") << ','
+                    << number(s.memory_used_percent, "%.2f") << ',' << number(s.energy_j, "%.3f") << '\n';
+            break;
+        case Format::Json:
+            out << "{\"device\": " << json_string(device_name) << ", \"summary\": {\"duration_s\": " << number(summary.duration_s)
+                << ", \"energy_j\": " << number(summary.energy_j) << ", \"mean_power_w\": " << number(summary.mean_power_w)
+                << ", \"peak_power_w\": " << number(summary.peak_power_w)
+                << ", \"mean_gpu_util_percent\": " << number(summary.mean_gpu_util_percent)
+                << ", \"mean_memory_util_percent\": " << number(summary.mean_memory_util_percent)
+                << ", \"samples\": " << summary.samples
+                << ", \"energy_from_counter\": " << (summary.energy_from_counter ? "true" : "false") << "},\n \"samples\": [";
+            for (std::size_t k = 0; k < samples.size(); ++k) {
+                const Sample& s = samples[k];
+                out << (k ? ",\n  " : "\n  ") << "{\"time_s\": " << number(s.time_s, "%.4f")
+                    << ", \"unix_time_s\": " << number(s.unix_time_s, "%.3f") << ", \"temperature_c\": " << number(s.temperature_c)
+                    << ", \"power_w\": " << number(s.power_w, "%.3f") << ", \"power_percent\": " << number(s.power_percent, "%.2f")
+                    << ", \"gpu_util_percent\": " << number(s.gpu_util_percent)
+                    << ", \"memory_util_percent\": " << number(s.memory_util_percent)
+                    << ", \"memory_used_bytes\": " << number(s.memory_used_bytes, "%.0f")
+                    << ", \"memory_used_percent\": " << number(s.memory_used_percent, "%.2f")
+                    << ", \"energy_j\": " << number(s.energy_j, "%.3f") << "}";
+            }
+            out << (samples.empty() ? "]}\n" : "\n ]}\n");
+            break;
+    }
+}
+
+}  // namespace hpcml::telemetry

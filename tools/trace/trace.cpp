@@ -1,0 +1,155 @@
+// hpcml-trace: runs a command while sampling one GPU through NVML, writes the trace and prints a
+// summary (duration, energy, mean and peak power, mean utilisation), and exits with the
+// command's status. Without a GPU or NVML it says why and exits 2 without running the command,
+// unless --allow-missing is given (then the command runs untraced).
+#include <hpcml/telemetry.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <hpcml/core.hpp>
+
+namespace {
+
+void usage(std::FILE* out) {
+    std::fprintf(out,
+                 "usage: hpcml-trace [--device N] [--interval-ms MS] [--output FILE] [--format seed|csv|json]\n"
+                 "                   [--allow-missing] -- COMMAND [ARGS...]\n"
+                 "\n"
+                 "Runs COMMAND while sampling GPU N (CUDA ordinal, matched to NVML by PCI bus id) every MS\n"
+                 "milliseconds: temperature, power (W and %% of the limit), GPU and memory utilisation, memory\n"
+                 "used, energy (NVML's total-energy counter, or the integral of power where it is not\n"
+                 "supported). Writes the trace to FILE (default: none) and a summary to stderr, and exits\n"
+                 "with COMMAND's status.\n"
+                 "\n"
+                 "  --device N         CUDA device ordinal (default 0)\n"
+                 "  --interval-ms MS   sampling interval (default 100)\n"
+                 "  --output FILE      write the trace here\n"
+                 "  --format F         seed (the seed's ';' CSV, default), csv or json\n"
+                 "  --allow-missing    without a GPU or NVML, run COMMAND untraced instead of exiting 2\n"
+                 "\n"
+                 "Exit status: COMMAND's (128 + signal if it was killed); 2 no GPU telemetry (and COMMAND\n"
+                 "not run); 1 bad command line or COMMAND could not be started.\n");
+}
+
+int bad_usage(const std::string& message) {
+    std::fprintf(stderr, "hpcml-trace: %s\n\n", message.c_str());
+    usage(stderr);
+    return 1;
+}
+
+// Runs argv[0] with its arguments; returns its exit status as a shell would.
+int run(char** argv) {
+    const pid_t child = fork();
+    if (child < 0) {
+        std::fprintf(stderr, "hpcml-trace: fork failed: %s\n", std::strerror(errno));
+        return 1;
+    }
+    if (child == 0) {
+        execvp(argv[0], argv);
+        std::fprintf(stderr, "hpcml-trace: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0) {
+        if (errno != EINTR) return 1;
+    }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int device = 0;
+    long interval_ms = 100;
+    std::string output, format_name = "seed";
+    bool allow_missing = false;
+    int command = -1;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        auto value = [&](const char* name) -> const char* {
+            if (i + 1 >= argc) return nullptr;
+            (void)name;
+            return argv[++i];
+        };
+        if (arg == "--") {
+            command = i + 1;
+            break;
+        } else if (arg == "--help" || arg == "-h") {
+            usage(stdout);
+            return 0;
+        } else if (arg == "--allow-missing") {
+            allow_missing = true;
+        } else if (arg == "--device" || arg == "--interval-ms" || arg == "--output" || arg == "--format") {
+            const char* v = value(arg.c_str());
+            if (!v) return bad_usage(arg + ": missing value");
+            char* end = nullptr;
+            if (arg == "--device") {
+                device = static_cast<int>(std::strtol(v, &end, 10));
+                if (*v == '\0' || *end != '\0' || device < 0) return bad_usage("--device: expected an ordinal >= 0, got '" + std::string(v) + "'");
+            } else if (arg == "--interval-ms") {
+                interval_ms = std::strtol(v, &end, 10);
+                if (*v == '\0' || *end != '\0' || interval_ms < 1) return bad_usage("--interval-ms: expected an integer >= 1, got '" + std::string(v) + "'");
+            } else if (arg == "--output") {
+                output = v;
+            } else {
+                format_name = v;
+            }
+        } else {
+            return bad_usage("unknown argument '" + arg + "' (the command goes after --)");
+        }
+    }
+    if (command < 0 || command >= argc) return bad_usage("no command: put it after --");
+    hpcml::telemetry::Format format;
+    try {
+        format = hpcml::telemetry::parse_format(format_name);
+    } catch (const hpcml::Error& e) {
+        return bad_usage(std::string("--") + e.what());
+    }
+
+    const hpcml::telemetry::Status status = hpcml::telemetry::status(device);
+    if (status.availability != hpcml::telemetry::Availability::Ok) {
+        if (!allow_missing) {
+            std::fprintf(stderr, "hpcml-trace: no GPU telemetry, so '%s' was not run: %s\n"
+                                 "(--allow-missing runs it untraced)\n", argv[command], status.message.c_str());
+            return 2;
+        }
+        std::fprintf(stderr, "hpcml-trace: no GPU telemetry (%s); running '%s' untraced\n", status.message.c_str(), argv[command]);
+        return run(argv + command);
+    }
+
+    std::ofstream file;
+    if (!output.empty()) {
+        file.open(output);
+        if (!file) return bad_usage("--output: cannot write '" + output + "'");
+    }
+    try {
+        hpcml::telemetry::Sampler sampler(device, std::chrono::milliseconds(interval_ms));
+        sampler.start();
+        const int exit_status = run(argv + command);
+        const hpcml::telemetry::Summary s = sampler.stop();
+        if (file) hpcml::telemetry::write(file, sampler.samples(), s, format, sampler.device_name());
+        std::fprintf(stderr,
+                     "hpcml-trace: %s: %.2f s, %zu samples, energy %.1f J (%s), mean power %.1f W, peak %.1f W, "
+                     "mean GPU util %.0f%%, mean memory util %.0f%%; exit status %d\n",
+                     sampler.device_name().c_str(), s.duration_s, s.samples, s.energy_j,
+                     s.energy_from_counter ? "energy counter" : "integrated power", s.mean_power_w, s.peak_power_w,
+                     s.mean_gpu_util_percent, s.mean_memory_util_percent, exit_status);
+        return exit_status;
+    } catch (const hpcml::Error& e) {
+        std::fprintf(stderr, "hpcml-trace: %s\n", e.what());
+        return 2;
+    }
+}
