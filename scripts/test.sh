@@ -13,4 +13,9 @@ cmake --build "$build"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 
 "$python" -m pip install --no-build-isolation -q ./python
+# The fake NVML the C++ tests built lets pytest exercise tracing end to end.
+if [ -f "$build/tests/libfake_nvml.so" ]; then
+  HPCML_FAKE_NVML="$(cd "$build/tests" && pwd)/libfake_nvml.so"
+  export HPCML_FAKE_NVML
+fi
 "$python" -m pytest tests/python -q

@@ -7,7 +7,7 @@ Errors: invalid arguments raise ValueError, allocations that would not fit raise
 from ._hpcml import __version__, backends, cuda_status, devices, resolve_backend
 from ._regret import GameSolution, solve_matrix_game, solve_matrix_games
 from ._similarity import similarity
-from . import invgauss
+from . import invgauss, telemetry
 
 __all__ = ["__version__", "backends", "cuda_status", "devices", "resolve_backend", "similarity",
-           "GameSolution", "solve_matrix_game", "solve_matrix_games", "invgauss"]
+           "GameSolution", "solve_matrix_game", "solve_matrix_games", "invgauss", "telemetry"]

@@ -1,0 +1,80 @@
+"""hpcml.telemetry: GPU power, energy and utilisation through NVML (loaded at run time).
+
+    with hpcml.telemetry.trace(device=0, interval_ms=100) as t:
+        run_the_work()
+    t.summary   # duration_s, energy_j, mean_power_w, peak_power_w, mean utilisation, ...
+    t.samples   # dict of NumPy arrays: time_s, temperature_c, power_w, power_percent, ...
+
+Without a GPU or NVML, trace() raises RuntimeError saying why; status() says it without raising.
+plot(csv, png) draws the seed's figure from a trace in the seed's format (hpcml-trace's default).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+
+import numpy as np
+
+from . import _hpcml
+
+__all__ = ["status", "trace", "plot"]
+
+
+def status(device=0) -> dict:
+    """{"status": "ok" | "not_compiled" | "no_library" | "no_device" | "error", "message", "device_name"}"""
+    return _hpcml._telemetry_status(int(device))
+
+
+class trace:
+    """Samples GPU `device` every `interval_ms` while the with-block runs."""
+
+    def __init__(self, device=0, interval_ms=100):
+        if not isinstance(interval_ms, (int, np.integer)) or interval_ms < 1:
+            raise ValueError(f"interval_ms: expected an integer >= 1, got {interval_ms!r}")
+        self._sampler = _hpcml._TelemetrySampler(int(device), datetime.timedelta(milliseconds=int(interval_ms)))
+        self.device_name = self._sampler.device_name()
+        self.summary: dict = {}
+        self.samples: dict = {}
+
+    def __enter__(self):
+        self._sampler.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.summary = self._sampler.stop()
+        self.samples = {k: np.asarray(v) for k, v in self._sampler.samples().items()}
+        return False
+
+
+def plot(csv_path, png_path):
+    """The seed's figure from a trace in the seed's format: the percentages (and temperature in
+    C) on the left axis against time, energy in kJ dashed on the right axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with open(csv_path, newline="") as f:
+        rows = list(csv.reader(f, delimiter=";"))
+    header, rows = rows[0], [r for r in rows[1:] if r]
+    if header[0] != "Timestamp" or "Energy [kJ]" not in header:
+        raise ValueError(f"csv_path: not a trace in the seed's format (header {header!r})")
+    times = [datetime.datetime.strptime(r[0], "%Y-%m-%d %H:%M:%S.%f") for r in rows]
+    t = np.array([(x - times[0]).total_seconds() for x in times])
+    values = np.array([[float(v) for v in r[1:]] for r in rows])
+    fig, left = plt.subplots(figsize=(10, 4.5))
+    for column, name in enumerate(header[1:-1]):
+        left.plot(t, values[:, column], label=name)
+    left.set_xlabel("time [s]")
+    left.set_ylabel("% (temperature in C)")
+    right = left.twinx()
+    right.plot(t, values[:, -1], "k--", label=header[-1])
+    right.set_ylabel(header[-1])
+    lines = left.get_legend_handles_labels()
+    extra = right.get_legend_handles_labels()
+    left.legend(lines[0] + extra[0], lines[1] + extra[1], fontsize=8, loc="upper left")
+    left.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=120)
+    plt.close(fig)
