@@ -103,6 +103,7 @@ void run_distance(benchmark::State& state, const Config& c, hpcml::Method method
     o.backend = c.backend;
     o.device = c.device;
     hpcml::RunStats stats;
+    hpcml::bench::EnergyWindow energy(hpcml::make_context(c.backend, c.device));
     for (auto _ : state) {
         try {
             hpcml::bench::time_iteration(state, hpcml::make_context(hpcml::Backend::Cpu),
@@ -112,6 +113,7 @@ void run_distance(benchmark::State& state, const Config& c, hpcml::Method method
             return;
         }
     }
+    energy.report(state);
     hpcml::bench::set_memory_counters(state, stats.memory);
     state.counters["points/s"] = benchmark::Counter(static_cast<double>(c.params) * c.grid, benchmark::Counter::kIsIterationInvariantRate);
 }

@@ -27,6 +27,7 @@ void run_regret(benchmark::State& state, const std::shared_ptr<Workload>& w, hpc
     hpcml::RegretOptions o = w->options;
     o.method = method;
     hpcml::RunStats stats;
+    hpcml::bench::EnergyWindow energy(hpcml::make_context(o.backend, o.device));
     for (auto _ : state) {
         try {
             hpcml::bench::time_iteration(state, hpcml::make_context(hpcml::Backend::Cpu), [&] {
@@ -37,6 +38,7 @@ void run_regret(benchmark::State& state, const std::shared_ptr<Workload>& w, hpc
             return;
         }
     }
+    energy.report(state);
     using benchmark::Counter;
     const double iterations = o.iterations;
     // Passes over A per iteration: simultaneous fused iterations read A once, except that the

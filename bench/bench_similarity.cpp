@@ -101,6 +101,7 @@ void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w,
     const hpcml::MatrixView x{w->x.data(), w->samples, w->n};
     const hpcml::MatrixView y = w->y.empty() ? hpcml::MatrixView{} : hpcml::MatrixView{w->y.data(), w->samples, w->m};
     hpcml::RunStats stats;
+    hpcml::bench::EnergyWindow energy(context);
     if (w->on_device) {
         run_on_device(state, *w, options, stats);
         if (state.error_occurred()) return;
@@ -116,6 +117,7 @@ void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w,
             }
         }
     }
+    energy.report(state);
     const double elements = static_cast<double>(w->samples) * w->n * w->m;
     state.counters["elements/s"] = benchmark::Counter(elements, benchmark::Counter::kIsIterationInvariantRate);
     hpcml::bench::set_memory_counters(state, stats.memory);
@@ -184,9 +186,18 @@ void summarize(const Flags&, const std::vector<RunResult>& results) {
     };
     if (fused && naive && !fused->skipped && !naive->skipped) {
         std::printf("summary: fused %.4g s, naive %.4g s: fused is %.1fx faster; peak memory allocated by hpcml fused %.3g MB, naive %.3g MB: "
-                    "%.1fx less\n",
+                    "%.1fx less",
                     fused->seconds, naive->seconds, naive->seconds / fused->seconds, peak(*fused) / 1e6,
                     peak(*naive) / 1e6, peak(*naive) / std::max(peak(*fused), 1.0));
+        const auto energy = [](const RunResult& r) {
+            const auto it = r.counters.find("energy_per_iteration_J");
+            return it == r.counters.end() ? 0.0 : it->second;
+        };
+        if (energy(*fused) > 0 && energy(*naive) > 0) {
+            std::printf("; energy fused %.4g J, naive %.4g J: %.1fx less", energy(*fused), energy(*naive),
+                        energy(*naive) / energy(*fused));
+        }
+        std::printf("\n");
     } else if (fused && !fused->skipped) {
         std::printf("summary: fused %.4g s, peak memory allocated by hpcml %.3g MB%s%s\n", fused->seconds, peak(*fused) / 1e6,
                     naive ? "; naive skipped: " : "", naive ? naive->message.c_str() : "");

@@ -30,12 +30,14 @@ step() {  # step NAME LOGFILE COMMAND...: runs, logs, records pass/fail
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null; } \
   > "$results/environment.txt"
 
+# nvml.h (for the telemetry) and the Python build backend, from the carried wheels.
+python3 -m pip install --no-index --find-links .deps/wheels -q nvidia-nvml-dev scikit-build-core 2>/dev/null || true
 step configure "$results/build.log" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
 step build "$results/build.log" cmake --build "$build"
 "$build/bin/hpcml-devicequery" > "$results/devicequery.txt" 2>&1
 step ctest "$results/tests.log" ctest --test-dir "$build" --output-on-failure -j 4
 memcheck() {
-  for t in test_core test_similarity test_regret test_invgauss; do
+  for t in test_core test_similarity test_regret test_invgauss test_telemetry; do
     compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check full "$build/bin/$t" \
       --gtest_filter='*Cuda*' || return 1
   done
@@ -61,6 +63,12 @@ benches() {
       --benchmark_out="$results/bench_invgauss.json"
 }
 step bench "$results/bench.log" benches
+traced() {  # the main job under the NVML tracer, and the seed's figure of the trace
+  "$build/bin/hpcml-trace" --output "$results/trace_bench_similarity.csv" -- "$build/bin/bench_similarity" --tile 1000 &&
+  python3 -c "import hpcml, sys; hpcml.telemetry.plot(sys.argv[1], sys.argv[2])" \
+      "$results/trace_bench_similarity.csv" "$results/trace_bench_similarity.png"
+}
+step trace "$results/trace.log" traced
 compare_torch() {
   python3 bench/compare_torch.py --dim 16384 --tile 4096 --skip-eager &&
   python3 bench/compare_torch_regret.py --actions 16384 --iterations 20 &&
@@ -71,6 +79,6 @@ step compare_torch "$results/compare_torch.log" compare_torch
 echo
 echo "GPU suite summary ($(head -n 3 "$results/environment.txt" | tr '\n' ' '))"
 printf '%-14s %s\n' step result
-for name in configure build ctest memcheck pytest bench compare_torch; do printf '%-14s %s\n' "$name" "${status[$name]:-not run}"; done
+for name in configure build ctest memcheck pytest bench trace compare_torch; do printf '%-14s %s\n' "$name" "${status[$name]:-not run}"; done
 grep -h "summary:" "$results/bench.log" 2>/dev/null
 for name in "${!status[@]}"; do [ "${status[$name]}" = pass ] || exit 1; done

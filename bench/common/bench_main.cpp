@@ -1,6 +1,7 @@
 #include "bench_main.hpp"
 
 #include <hpcml/device.hpp>
+#include <hpcml/telemetry.hpp>
 
 #include <cerrno>
 #include <chrono>
@@ -202,6 +203,28 @@ const RunResult* find_result(const std::vector<RunResult>& results, const std::s
         if (!first) first = &r;
     }
     return first;
+}
+
+struct EnergyWindow::Impl {
+    telemetry::Sampler sampler;
+    explicit Impl(int device) : sampler(device, std::chrono::milliseconds(50)) {}
+};
+
+EnergyWindow::EnergyWindow(const Context& context) {
+    if (context.backend != Backend::Cuda) return;
+    if (telemetry::status(context.device).availability != telemetry::Availability::Ok) return;
+    impl_ = std::make_unique<Impl>(context.device);
+    impl_->sampler.start();
+}
+
+EnergyWindow::~EnergyWindow() = default;
+
+void EnergyWindow::report(benchmark::State& state) {
+    if (!impl_) return;
+    const telemetry::Summary s = impl_->sampler.stop();
+    if (state.iterations() == 0 || s.duration_s <= 0) return;
+    state.counters["energy_per_iteration_J"] = s.energy_j / static_cast<double>(state.iterations());
+    state.counters["mean_power_W"] = s.mean_power_w;
 }
 
 void set_memory_counters(benchmark::State& state, const MemoryStats& stats) {

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,23 @@ const RunResult* find_result(const std::vector<RunResult>& results, const std::s
 // for the CUDA backend (so only device work counts), the steady clock otherwise. Benchmarks
 // that use it register with ->UseManualTime().
 void time_iteration(benchmark::State& state, const Context& context, const std::function<void()>& body);
+
+// Energy around a benchmark's timed loop on the GPU: construct before the loop, report() after
+// it. Sets energy_per_iteration_J and mean_power_W from NVML's energy counter (or integrated
+// power) where telemetry is available for a CUDA context, and nothing otherwise. The counter
+// updates every 20-100 ms, so run loops of a second or more (--benchmark_min_time=1).
+class EnergyWindow {
+public:
+    explicit EnergyWindow(const Context& context);
+    ~EnergyWindow();
+    EnergyWindow(const EnergyWindow&) = delete;
+    EnergyWindow& operator=(const EnergyWindow&) = delete;
+    void report(benchmark::State& state);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
 
 // Peak device and host bytes as counters (reported in binary units).
 void set_memory_counters(benchmark::State& state, const MemoryStats& stats);
