@@ -1,10 +1,12 @@
 // Telemetry: summary arithmetic on synthetic samples, the writers against golden files, the
 // sampler end to end on the fake NVML (tests/fake_nvml), and, on a GPU, real readings.
+#include <hpcml/similarity.hpp>
 #include <hpcml/telemetry.hpp>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -114,14 +116,21 @@ TEST(TelemetryFake, SamplerEndToEnd) {
 TEST(Telemetry, AbsentNvmlIsAStatusNotACrash) {
     const tel::Status st = tel::status(0);
     if (st.availability == tel::Availability::Ok) {
-        // A machine with a GPU: real readings while the GPU idles.
+        // A machine with a GPU: real readings, and energy that grows while kernels run.
         tel::Sampler sampler(0, std::chrono::milliseconds(50));
         sampler.start();
-        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+        const std::vector<float> x(256 * 4096, 0.5f);
+        std::vector<std::int32_t> out(4096 * 4096);
+        hpcml::SimilarityOptions o;
+        o.backend = hpcml::Backend::Cuda;
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+        while (std::chrono::steady_clock::now() < until) hpcml::similarity({x.data(), 256, 4096}, {}, out.data(), o);
         const tel::Summary s = sampler.stop();
-        EXPECT_GE(s.samples, 10u);
+        EXPECT_GE(s.samples, 20u);
         EXPECT_GT(s.peak_power_w, 0.0);
         EXPECT_GT(s.energy_j, 0.0);
+        const auto& samples = sampler.samples();
+        EXPECT_GT(samples.back().energy_j, samples[samples.size() / 2].energy_j);
         return;
     }
     EXPECT_FALSE(st.message.empty());
