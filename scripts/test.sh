@@ -14,6 +14,8 @@ ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 
 "$python" -m pip install --no-build-isolation -q ./python
 # The fake NVML the C++ tests built lets pytest exercise tracing end to end.
+HPCML_BIN_DIR="$(cd "$build/bin" && pwd)"  # the tools the Python tests run (hpcml-similarity)
+export HPCML_BIN_DIR
 if [ -f "$build/tests/libfake_nvml.so" ]; then
   HPCML_FAKE_NVML="$(cd "$build/tests" && pwd)/libfake_nvml.so"
   export HPCML_FAKE_NVML

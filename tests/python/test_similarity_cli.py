@@ -1,0 +1,118 @@
+"""hpcml-similarity: the library's results in .npy files, the same under mpirun, resumable."""
+
+import os
+import pathlib
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import hpcml
+
+BIN = pathlib.Path(os.environ.get("HPCML_BIN_DIR", pathlib.Path(__file__).parents[2] / "build" / "bin"))
+TOOL = BIN / "hpcml-similarity"
+MPIRUN = shutil.which("mpirun")
+ENV = dict(os.environ, HPCML_QUIET="1", OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+
+pytestmark = pytest.mark.skipif(not TOOL.exists(), reason=f"{TOOL} not built")
+
+
+def run(*args, mpi=0, check=True):
+    cmd = ([MPIRUN, "-np", str(mpi), "--oversubscribe"] if mpi else []) + [str(TOOL), *map(str, args)]
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{cmd} exited {p.returncode}:\n{p.stderr}")
+    return p
+
+
+@pytest.fixture
+def data(tmp_path):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((50, 83)).astype(np.float32)
+    y = rng.standard_normal((50, 61)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    return tmp_path, x, y
+
+
+@pytest.mark.parametrize("mode,dtype", [("count", "int32"), ("count", "uint16"), ("all", "bool"), ("all", "bitmask")])
+def test_file_equals_library(data, mode, dtype):
+    d, x, y = data
+    run(d / "x.npy", "--y", d / "y.npy", "--output", d / "s.npy", "--mode", mode, "--dtype", dtype, "--tile", 17,
+        "--threshold", 1.5 if mode == "all" else 1.0)
+    got = np.load(d / "s.npy", mmap_mode="r")
+    expected = hpcml.similarity(x, y, mode=mode, dtype=dtype, threshold=1.5 if mode == "all" else 1.0)
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+    assert not (d / "s.npy.journal").exists()  # a finished run removes its journal
+
+
+@pytest.mark.skipif(MPIRUN is None, reason="no mpirun")
+@pytest.mark.parametrize("self_similarity", [True, False])
+def test_mpirun_gives_identical_bytes(data, self_similarity):
+    d, x, y = data
+    extra = [] if self_similarity else ["--y", d / "y.npy"]
+    for mode in ("count", "all"):
+        run(d / "x.npy", *extra, "--output", d / "one.npy", "--tile", 13, "--mode", mode)
+        run(d / "x.npy", *extra, "--output", d / "three.npy", "--tile", 13, "--mode", mode, mpi=3)
+        assert (d / "one.npy").read_bytes() == (d / "three.npy").read_bytes()
+
+
+def test_resume_computes_only_the_missing_tiles(data):
+    d, x, _ = data
+    run(d / "x.npy", "--output", d / "full.npy", "--tile", 20)
+    crashed = run(d / "x.npy", "--output", d / "s.npy", "--tile", 20, "--stop-after", 7, check=False)
+    assert crashed.returncode == 3
+    assert (d / "s.npy.journal").exists()
+    resumed = subprocess.run([str(TOOL), str(d / "x.npy"), "--output", str(d / "s.npy"), "--tile", "20"], env=ENV,
+                             capture_output=True, text=True, check=True)
+    total = ((83 + 19) // 20) ** 2
+    assert f"{total - 7} tiles computed, 7 already done" in resumed.stderr, resumed.stderr
+    assert (d / "s.npy").read_bytes() == (d / "full.npy").read_bytes()
+    assert not (d / "s.npy.journal").exists()
+
+
+def test_a_journal_from_another_command_is_refused(data):
+    d, _, _ = data
+    run(d / "x.npy", "--output", d / "s.npy", "--tile", 20, "--stop-after", 2, check=False)
+    before = (d / "s.npy").read_bytes()
+    refused = run(d / "x.npy", "--output", d / "s.npy", "--tile", 30, check=False)
+    assert refused.returncode == 1 and "different command" in refused.stderr
+    assert (d / "s.npy").read_bytes() == before
+    run(d / "x.npy", "--output", d / "s.npy", "--tile", 30, "--restart")
+    run(d / "x.npy", "--output", d / "t.npy", "--tile", 30)
+    assert (d / "s.npy").read_bytes() == (d / "t.npy").read_bytes()
+
+
+def test_fortran_order_and_float64_are_converted(data):
+    d, x, _ = data
+    np.save(d / "f.npy", np.asfortranarray(x.astype(np.float64)))
+    run(d / "f.npy", "--output", d / "s.npy")
+    np.testing.assert_array_equal(np.load(d / "s.npy"), hpcml.similarity(x))
+
+
+@pytest.mark.parametrize(
+    "make,args,message",
+    [
+        (None, ["missing.npy", "--output", "o.npy"], "INPUT.npy: cannot open"),
+        (lambda d: np.save(d / "c.npy", np.zeros((3, 4), np.complex64)), ["c.npy", "--output", "o.npy"], "not a real number type"),
+        (lambda d: np.save(d / "t.npy", np.zeros((3, 4, 5), np.float32)), ["t.npy", "--output", "o.npy"], "2-D"),
+        (lambda d: np.save(d / "b.npy", np.zeros((3, 4), ">f4")), ["b.npy", "--output", "o.npy"], "big-endian"),
+        (lambda d: (np.save(d / "a.npy", np.zeros((3, 4), np.float32)), np.save(d / "z.npy", np.zeros((2, 4), np.float32))),
+         ["a.npy", "--y", "z.npy", "--output", "o.npy"], "--y: has 2 samples"),
+        (lambda d: np.save(d / "a.npy", np.zeros((3, 4), np.float32)), ["a.npy", "--output", "/nonexistent/dir/o.npy"], "--output"),
+        (lambda d: np.save(d / "a.npy", np.zeros((3, 4), np.float32)), ["a.npy", "--output", "o.npy", "--tile", "0"], "--tile"),
+        (lambda d: np.save(d / "a.npy", np.zeros((300, 4), np.float32)), ["a.npy", "--output", "o.npy", "--dtype", "uint8"], "output"),
+        (lambda d: np.save(d / "a.npy", np.zeros((3, 4), np.float32)), ["a.npy", "--output", "o.npy", "--threshold", "-1"], "threshold"),
+        (lambda d: np.save(d / "a.npy", np.zeros((3, 4), np.float32)), ["a.npy"], "--output: missing"),
+    ],
+)
+def test_bad_input_is_a_clear_error(tmp_path, make, args, message):
+    if make:
+        make(tmp_path)
+    p = subprocess.run([str(TOOL), *args], env=ENV, capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    assert message in p.stderr, p.stderr
+    assert not (tmp_path / "o.npy").exists()

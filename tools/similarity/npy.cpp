@@ -1,0 +1,117 @@
+#include "npy.hpp"
+
+#include <hpcml/core.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <regex>
+
+namespace hpcml::tools {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& argument, const std::string& message) {
+    throw Error(ErrorKind::InvalidArgument, argument + ": " + message);
+}
+
+template <class T>
+void convert(const char* bytes, std::size_t count, std::vector<float>& out) {
+    for (std::size_t i = 0; i < count; ++i) {
+        T v;
+        std::memcpy(&v, bytes + i * sizeof(T), sizeof(T));
+        out[i] = static_cast<float>(v);
+    }
+}
+
+}  // namespace
+
+Matrix read_npy(const std::string& path, const std::string& argument) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail(argument, "cannot open '" + path + "'");
+    char magic[8];
+    if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) fail(argument, "'" + path + "' is not a .npy file");
+    const int major = static_cast<unsigned char>(magic[6]);
+    std::uint32_t header_len = 0;
+    if (major == 1) {
+        unsigned char len[2];
+        in.read(reinterpret_cast<char*>(len), 2);
+        header_len = len[0] | (len[1] << 8);
+    } else if (major == 2 || major == 3) {
+        unsigned char len[4];
+        in.read(reinterpret_cast<char*>(len), 4);
+        header_len = len[0] | (len[1] << 8) | (len[2] << 16) | (static_cast<std::uint32_t>(len[3]) << 24);
+    } else {
+        fail(argument, "unsupported .npy format version " + std::to_string(major));
+    }
+    std::string header(header_len, '\0');
+    if (!in.read(header.data(), header_len)) fail(argument, "truncated .npy header in '" + path + "'");
+
+    std::smatch m;
+    if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([^']*)')"))) fail(argument, "no dtype in the .npy header");
+    const std::string descr = m[1];
+    const bool fortran = std::regex_search(header, std::regex(R"('fortran_order'\s*:\s*True)"));
+    if (!std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(([^)]*)\))"))) fail(argument, "no shape in the .npy header");
+    std::vector<std::size_t> shape;
+    const std::string dims = m[1];
+    const std::regex number(R"(\d+)");
+    for (std::sregex_iterator it(dims.begin(), dims.end(), number), end; it != end; ++it)
+        shape.push_back(std::stoull(it->str()));
+    if (shape.size() != 2)
+        fail(argument, "expected a 2-D (samples, features) array, got " + std::to_string(shape.size()) + " dimensions");
+    if (!descr.empty() && descr[0] == '>' && descr.substr(1) != "u1" && descr.substr(1) != "i1")
+        fail(argument, "big-endian dtype '" + descr + "' is not supported; convert with a.astype('<f4')");
+
+    std::size_t item = 0;
+    const std::string kind = descr.substr(1);
+    if (kind == "f4" || kind == "i4" || kind == "u4") item = 4;
+    else if (kind == "f8" || kind == "i8" || kind == "u8") item = 8;
+    else if (kind == "i2" || kind == "u2") item = 2;
+    else if (kind == "i1" || kind == "u1" || kind == "b1") item = 1;
+    else fail(argument, "dtype '" + descr + "' is not a real number type; expected float32 (or a real type to convert)");
+
+    Matrix out;
+    out.rows = shape[0];
+    out.cols = shape[1];
+    const std::size_t count = out.rows * out.cols;
+    std::vector<char> raw(count * item);
+    if (!in.read(raw.data(), static_cast<std::streamsize>(raw.size())))
+        fail(argument, "'" + path + "' is shorter than its header says (" + std::to_string(count) + " elements)");
+    std::vector<float> values(count);
+    const char k = kind[0];
+    if (kind == "f4") convert<float>(raw.data(), count, values);
+    else if (kind == "f8") convert<double>(raw.data(), count, values);
+    else if (k == 'i' && item == 4) convert<std::int32_t>(raw.data(), count, values);
+    else if (k == 'i' && item == 8) convert<std::int64_t>(raw.data(), count, values);
+    else if (k == 'i' && item == 2) convert<std::int16_t>(raw.data(), count, values);
+    else if (k == 'i') convert<std::int8_t>(raw.data(), count, values);
+    else if (k == 'u' && item == 4) convert<std::uint32_t>(raw.data(), count, values);
+    else if (k == 'u' && item == 8) convert<std::uint64_t>(raw.data(), count, values);
+    else if (k == 'u' && item == 2) convert<std::uint16_t>(raw.data(), count, values);
+    else convert<std::uint8_t>(raw.data(), count, values);  // u1, b1
+    if (fortran) {  // column-major on disk: transpose into rows
+        out.data.resize(count);
+        for (std::size_t r = 0; r < out.rows; ++r)
+            for (std::size_t c = 0; c < out.cols; ++c) out.data[r * out.cols + c] = values[c * out.rows + r];
+    } else {
+        out.data = std::move(values);
+    }
+    return out;
+}
+
+std::string npy_header(const std::string& descr, std::size_t rows, std::size_t cols) {
+    std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
+                       std::to_string(cols) + "), }";
+    // Version 1.0: magic (6) + version (2) + length (2) + dict + padding + '\n', a multiple of 64.
+    const std::size_t unpadded = 10 + dict.size() + 1;
+    dict.append((64 - unpadded % 64) % 64, ' ');
+    dict += '\n';
+    std::string header = "\x93NUMPY";
+    header += '\x01';
+    header += '\x00';
+    header += static_cast<char>(dict.size() & 0xff);
+    header += static_cast<char>((dict.size() >> 8) & 0xff);
+    return header + dict;
+}
+
+}  // namespace hpcml::tools
