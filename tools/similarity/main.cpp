@@ -4,12 +4,13 @@
 //   hpcml-similarity INPUT.npy [--y Y.npy] --output OUT.npy [--mode count|all] [--threshold t]
 //                    [--tile 1000] [--dtype ...] [--backend ...] [--quiet] [--restart]
 //
-// The output is split into tile x tile blocks. Tiles are handed out dynamically (an MPI
-// one-sided counter on rank 0 under mpirun, a plain counter otherwise), each computed with
-// hpcml::similarity and written at its offset in the output .npy (MPI-IO under mpirun, pwrite
-// otherwise); no process ever holds the whole output. A tile's index is appended to the
-// journal (OUT.npy.journal/) only after its bytes are written, so a rerun after a crash or
-// Ctrl-C computes only the missing tiles; a finished run removes the journal.
+// The output is split into blocks of `tile` rows (by up to 256 MB of columns), each a row of
+// tile x tile tiles. Blocks are handed out dynamically (an MPI one-sided counter on rank 0 under
+// mpirun, a plain counter otherwise), each computed with hpcml::similarity and written at its
+// offset in the output .npy (MPI-IO under mpirun, pwrite otherwise); no process ever holds the
+// whole output. A block's index is appended to the journal (OUT.npy.journal/) only after its
+// bytes are written, so a rerun after a crash or Ctrl-C computes only the missing blocks; a
+// finished run removes the journal.
 #include <hpcml/device.hpp>
 #include <hpcml/similarity.hpp>
 
@@ -49,7 +50,7 @@ struct Config {
     float threshold = 1.0f;
     std::size_t tile = 1000;
     bool quiet = false, restart = false;
-    long stop_after = -1;  // test hook: exit after this many tiles (as a crash would)
+    long stop_after = -1;  // test hook: exit after this many blocks (as a crash would)
 };
 
 void usage(std::FILE* out) {
@@ -64,10 +65,10 @@ void usage(std::FILE* out) {
                  "np.packbits(S, axis=1, bitorder='little'). Inputs: float32 C order is read as is; Fortran\n"
                  "order is transposed and other real dtypes converted to float32.\n"
                  "\n"
-                 "Resumable: finished tiles are journaled in OUT.npy.journal/; rerunning the same command\n"
-                 "computes only the missing ones; --restart starts over. Under mpirun -np R each rank takes\n"
-                 "a GPU (local rank modulo the visible devices; the CPU where there is none) and tiles are\n"
-                 "handed out dynamically.\n"
+                 "Work goes in blocks of --tile rows. Resumable: finished blocks are journaled in\n"
+                 "OUT.npy.journal/; rerunning the same command computes only the missing ones; --restart\n"
+                 "starts over. Under mpirun -np R each rank takes a GPU (local rank modulo the visible\n"
+                 "devices; the CPU where there is none) and blocks are handed out dynamically.\n"
                  "\n"
                  "  --mode M         count (default) or all\n"
                  "  --threshold t    finite, >= 0 (default 1)\n"
@@ -363,14 +364,24 @@ int run(int argc, char** argv, World& world) {
     // output with the real sample count, before any file is touched.
     (void)hpcml::similarity({nullptr, samples, 0}, {nullptr, samples, 0}, [](const hpcml::SimilarityTile&) {}, options);
 
-    // The tiles, row-major; bitmask columns in multiples of 8 so tiles start on a byte.
+    // Work is handed out in blocks: `tile` rows of the output by as many columns as fit in
+    // 256 MB (all of them, usually), so that each block is one library call (which tiles it
+    // and, on the GPU, batches its tiles per launch) and its rows go to the file in long
+    // writes. Bitmask blocks start on a byte.
     const std::size_t tile_cols = output == hpcml::SimilarityOutput::Bitmask ? (c.tile + 7) / 8 * 8 : c.tile;
+    const std::size_t bytes_per_row_of_block = hpcml::similarity_output_bytes(1, tile_cols, output);
+    const std::size_t budget = std::size_t{256} << 20;
+    const std::size_t block_cols = std::min(
+        std::max<std::size_t>(m, 1),
+        std::max<std::size_t>(1, budget / std::max<std::size_t>(c.tile * bytes_per_row_of_block, 1)) * tile_cols);
     struct Tile {
         std::size_t r0, c0, rows, cols;
     };
     std::vector<Tile> tiles;
     for (std::size_t r = 0; r < n; r += c.tile)
-        for (std::size_t col = 0; col < m; col += tile_cols) tiles.push_back({r, col, std::min(c.tile, n - r), std::min(tile_cols, m - col)});
+        for (std::size_t col = 0; col < m; col += block_cols)
+            tiles.push_back({r, col, std::min(c.tile, n - r), std::min(block_cols, m - col)});
+    options.tile = c.tile;
     const std::string header = hpcml::tools::npy_header(descr_of(output), n, output == hpcml::SimilarityOutput::Bitmask ? (m + 7) / 8 : m);
     const std::size_t row_bytes = hpcml::similarity_output_bytes(1, m, output);
     const std::size_t total_bytes = header.size() + n * row_bytes;
@@ -466,7 +477,7 @@ int run(int argc, char** argv, World& world) {
             const double elapsed = std::chrono::duration<double>(now - start).count();
             const double handed = std::min<double>(static_cast<double>(next + 1), static_cast<double>(pending.size()));
             const double rate = handed / elapsed;
-            std::fprintf(stderr, "hpcml-similarity: %.0f/%zu tiles (%.1f%%), %.2f tiles/s, ETA %s\n", handed, pending.size(),
+            std::fprintf(stderr, "hpcml-similarity: %.0f/%zu blocks (%.1f%%), %.2f blocks/s, ETA %s\n", handed, pending.size(),
                          100.0 * handed / std::max<double>(static_cast<double>(pending.size()), 1.0), rate,
                          duration((static_cast<double>(pending.size()) - handed) / std::max(rate, 1e-9)).c_str());
         }
@@ -478,7 +489,7 @@ int run(int argc, char** argv, World& world) {
         fs::remove_all(journal, ignore);
     }
     if (world.rank == 0 && !c.quiet) {
-        std::fprintf(stderr, "hpcml-similarity: %zu tiles computed, %zu already done, %d rank(s), %s backend, %.2f s -> %s\n",
+        std::fprintf(stderr, "hpcml-similarity: %zu blocks computed, %zu already done, %d rank(s), %s backend, %.2f s -> %s\n",
                      pending.size(), tiles.size() - pending.size(), world.size, std::string(hpcml::to_string(options.backend)).c_str(),
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), c.output.c_str());
     }
