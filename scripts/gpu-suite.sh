@@ -69,6 +69,14 @@ traced() {  # the main job under the NVML tracer, and the seed's figure of the t
       "$results/trace_bench_similarity.csv" "$results/trace_bench_similarity.png"
 }
 step trace "$results/trace.log" traced
+real_case() {  # the real similarity job end to end on one GPU: 256 x 270725, all, bitmask to a file
+  python3 -c "import numpy as np; np.save('/tmp/real_x.npy', np.random.default_rng(0).standard_normal((256, 270725)).astype(np.float32))" &&
+  /usr/bin/time -v "$build/bin/hpcml-similarity" /tmp/real_x.npy --output /tmp/real_s.npy --mode all --dtype bitmask --tile 1000
+  local rc=$?
+  rm -rf /tmp/real_x.npy /tmp/real_s.npy /tmp/real_s.npy.journal
+  return $rc
+}
+step real_case "$results/real_case.log" real_case
 compare_torch() {
   python3 bench/compare_torch.py --dim 16384 --tile 4096 --skip-eager &&
   python3 bench/compare_torch_regret.py --actions 16384 --iterations 20 &&
@@ -79,6 +87,6 @@ step compare_torch "$results/compare_torch.log" compare_torch
 echo
 echo "GPU suite summary ($(head -n 3 "$results/environment.txt" | tr '\n' ' '))"
 printf '%-14s %s\n' step result
-for name in configure build ctest memcheck pytest bench trace compare_torch; do printf '%-14s %s\n' "$name" "${status[$name]:-not run}"; done
+for name in configure build ctest memcheck pytest bench trace real_case compare_torch; do printf '%-14s %s\n' "$name" "${status[$name]:-not run}"; done
 grep -h "summary:" "$results/bench.log" 2>/dev/null
 for name in "${!status[@]}"; do [ "${status[$name]}" = pass ] || exit 1; done
