@@ -173,17 +173,23 @@ void time_iteration(benchmark::State& state, const Context& context, const std::
 #if HPCML_WITH_CUDA
     if (context.backend == Backend::Cuda) {
         cudaStream_t stream = static_cast<cudaStream_t>(context.stream);
-        cudaEvent_t start = nullptr, stop = nullptr;
-        cudaEventCreate(&start);
-        cudaEventCreate(&stop);
-        cudaEventRecord(start, stream);
+        struct Events {  // destroyed also when body() throws (a skipped benchmark)
+            cudaEvent_t start = nullptr, stop = nullptr;
+            ~Events() {
+                if (start) cudaEventDestroy(start);
+                if (stop) cudaEventDestroy(stop);
+            }
+        } e;
+        if (cudaEventCreate(&e.start) != cudaSuccess || cudaEventCreate(&e.stop) != cudaSuccess)
+            throw Error(ErrorKind::Cuda, "cudaEventCreate failed in the benchmark timer");
+        cudaEventRecord(e.start, stream);
         body();
-        cudaEventRecord(stop, stream);
-        cudaEventSynchronize(stop);
+        cudaEventRecord(e.stop, stream);
         float ms = 0.0f;
-        cudaEventElapsedTime(&ms, start, stop);
-        cudaEventDestroy(start);
-        cudaEventDestroy(stop);
+        cudaError_t status = cudaEventSynchronize(e.stop);
+        if (status == cudaSuccess) status = cudaEventElapsedTime(&ms, e.start, e.stop);
+        if (status != cudaSuccess)
+            throw Error(ErrorKind::Cuda, std::string("the benchmark timer's CUDA events: ") + cudaGetErrorString(status));
         state.SetIterationTime(ms / 1e3);
         return;
     }
@@ -281,7 +287,7 @@ int run(int argc, char** argv, const Program& program) {
         benchmark::Shutdown();
         if (program.summarize) program.summarize(flags, reporter.results);
         return 0;
-    } catch (const Error& error) {
+    } catch (const std::exception& error) {  // hpcml::Error, and std::bad_alloc from setting up
         std::fprintf(stderr, "%s: error: %s\n", program.name, error.what());
         return 1;
     }

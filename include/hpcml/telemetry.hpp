@@ -58,7 +58,7 @@ public:
 
     void start();
     Summary stop();  // joins the thread, takes a last sample
-    const std::vector<Sample>& samples() const;
+    const std::vector<Sample>& samples() const;  // after stop(); throws InvalidArgument while sampling
     std::string device_name() const;
 
 private:

@@ -162,6 +162,9 @@ void Sampler::start() {
         while (!m.wake.wait_until(lock, next, [&m] { return m.stopping; })) {
             m.samples.push_back(m.read());
             next += m.interval;
+            // Fallen behind (reads slower than the interval, a stalled machine): skip the missed
+            // ticks rather than take them back to back.
+            if (const auto now = std::chrono::steady_clock::now(); next < now) next = now + m.interval;
         }
     });
 }
@@ -180,7 +183,11 @@ Summary Sampler::stop() {
     return summarize(m.samples, m.energy_counter);
 }
 
-const std::vector<Sample>& Sampler::samples() const { return impl_->samples; }
+const std::vector<Sample>& Sampler::samples() const {
+    // The thread appends to the vector while it runs: a reference then would race with it.
+    detail::require(!impl_->thread.joinable(), "sampler: samples() while sampling; call stop() first");
+    return impl_->samples;
+}
 std::string Sampler::device_name() const { return impl_->where.status.device_name; }
 
 #else  // !HPCML_WITH_NVML

@@ -35,6 +35,16 @@ def _cuda_array(a) -> bool:
     return device is not None and not isinstance(a, np.ndarray) and device()[0] in (2, 13)  # kDLCUDA, kDLCUDAManaged
 
 
+def _cuda_device(arrays, device):
+    """The CUDA device the arrays are on (all on one); `device`, when given, must be that one."""
+    ids = sorted({int(a.__dlpack_device__()[1]) for a in arrays})
+    if len(ids) > 1:
+        raise ValueError(f"device: the CUDA arrays are on different devices {ids}; put them on one")
+    if device is not None and int(device) != ids[0]:
+        raise ValueError(f"device: {device}, but the CUDA arrays are on device {ids[0]}")
+    return ids[0]
+
+
 def _device_empty(like, shape, name):
     """An uninitialised array on `like`'s device, from the library `like` comes from."""
     module = type(like).__module__.split(".")[0]
@@ -58,7 +68,13 @@ def _matrix(a, argument: str):
             raise ValueError(f"{argument}: expected a 2-D (samples, features) array, got shape {tuple(a.shape)}")
         if str(a.dtype) not in ("float32", "torch.float32"):
             raise ValueError(f"{argument}: CUDA arrays must be float32 (no copy is made on the device), got {a.dtype}")
-        return a.contiguous() if hasattr(a, "contiguous") else a
+        if hasattr(a, "contiguous"):  # torch
+            return a.contiguous()
+        if type(a).__module__.split(".")[0] == "cupy":
+            import cupy
+
+            return cupy.ascontiguousarray(a)
+        return a
     a = np.asarray(a)
     if a.ndim != 2:
         raise ValueError(f"{argument}: expected a 2-D (samples, features) array, got shape {a.shape}")
@@ -68,7 +84,7 @@ def _matrix(a, argument: str):
 
 
 def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="auto", method="fused",
-               dtype=None, device=0, return_stats=False):
+               dtype=None, device=None, return_stats=False):
     """Pairwise similarity counts S[i, j] = #{s : |x[s, i] - y[s, j]| < threshold}.
 
     x is (n_samples, n) and y is (n_samples, m) (y defaults to x). Inputs are taken as float32:
@@ -79,6 +95,7 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
     (every sample within the threshold: dtype bool, or "bitmask" for an (n, ceil(m / 8)) uint8
     array packed like ``np.packbits(s, axis=1, bitorder="little")``).
     tile: output tile edge (None: the backend chooses). backend: "auto", "cpu" or "cuda".
+    device: the CUDA device (default: the one CUDA arrays are on, else 0).
     method: "fused" or "naive" (the broadcast baseline, for comparison).
     Arrays on a CUDA device (torch, CuPy: anything with DLPack) are used in place and the
     result is returned on the same device.
@@ -97,6 +114,7 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
     on_device = _cuda_array(x)
     if y is not None and _cuda_array(y) != on_device:
         raise ValueError("y: x and y must both be host arrays or both be CUDA arrays")
+    device = _cuda_device([x] if y is None else [x, y], device) if on_device else (0 if device is None else int(device))
     if tile is not None and (not isinstance(tile, (int, np.integer)) or tile < 1):
         raise ValueError(f"tile: must be a positive integer, got {tile!r}")
     n = x.shape[1]

@@ -3,7 +3,8 @@
 Mean mu, variance mu^3 / lam (SciPy: ``scipy.stats.invgauss(mu / lam, scale=lam)``). The
 elementwise functions broadcast x, mu and lam like NumPy and return float32 when every input is
 float32, else float64. Invalid parameters (mu <= 0, lam <= 0, NaN, inf) give NaN, as SciPy does;
-x <= 0 gives pdf 0 and cdf 0. CUDA arrays (torch, CuPy) are computed in place on their device.
+x <= 0 gives pdf 0 and cdf 0. CUDA arrays (torch, CuPy) are computed in place on their device
+(device: default the arrays' device, else 0).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _hpcml
-from ._similarity import _cuda_array, _device_empty
+from ._similarity import _cuda_array, _cuda_device, _device_empty
 
 __all__ = ["pdf", "logpdf", "cdf", "sf", "logcdf", "logsf", "ppf", "standardize", "standardized_pdf", "sample",
            "distance_to_normal"]
@@ -25,63 +26,68 @@ def _evaluate(name, x, mu, lam, backend, device):
     if _cuda_array(x):
         if not (_cuda_array(mu) and _cuda_array(lam)):
             raise ValueError("mu, lam: with a CUDA x, pass mu and lam as CUDA arrays of x's shape or of one element")
+        if len({str(a.dtype) for a in (x, mu, lam)}) != 1:
+            raise ValueError(f"mu, lam: CUDA arrays must share x's dtype (no copy is made on the device), got "
+                             f"{x.dtype}, {mu.dtype}, {lam.dtype}")
+        device = _cuda_device((x, mu, lam), device)
         flat = [a.reshape(-1) for a in (x, mu, lam)]
         out = _device_empty(x, (flat[0].shape[0],), "float32" if str(x.dtype).endswith("float32") else "float64")
-        _hpcml._ig_evaluate(name, *flat, out, backend, int(device), True)
+        _hpcml._ig_evaluate(name, *flat, out, backend, device, True)
         return out.reshape(x.shape)
     dtype = _dtype(x, mu, lam)
     x, mu, lam = (np.asarray(a, dtype=dtype) for a in (x, mu, lam))
-    if mu.size == 1 and lam.size == 1:
-        shape, mu, lam = x.shape, mu.reshape(1), lam.reshape(1)
+    device = 0 if device is None else int(device)
+    if mu.size == 1 and lam.size == 1:  # (size-1 mu or lam may still add leading axes)
+        shape, mu, lam = np.broadcast_shapes(x.shape, mu.shape, lam.shape), mu.reshape(1), lam.reshape(1)
         x = np.ascontiguousarray(x).reshape(-1)
     else:
         x, mu, lam = np.broadcast_arrays(x, mu, lam)
         shape = x.shape
         x, mu, lam = (np.ascontiguousarray(a).reshape(-1) for a in (x, mu, lam))
     out = np.empty(x.shape[0], dtype=dtype)
-    _hpcml._ig_evaluate(name, x, mu, lam, out, backend, int(device), False)
+    _hpcml._ig_evaluate(name, x, mu, lam, out, backend, device, False)
     return out.reshape(shape)[()] if shape == () else out.reshape(shape)
 
 
-def pdf(x, mu, lam, *, backend="auto", device=0):
+def pdf(x, mu, lam, *, backend="auto", device=None):
     """Density f(x) = sqrt(lam / (2 pi x^3)) exp(-lam (x - mu)^2 / (2 mu^2 x))."""
     return _evaluate("pdf", x, mu, lam, backend, device)
 
 
-def logpdf(x, mu, lam, *, backend="auto", device=0):
+def logpdf(x, mu, lam, *, backend="auto", device=None):
     """log f(x), finite far into the tails where f underflows."""
     return _evaluate("logpdf", x, mu, lam, backend, device)
 
 
-def cdf(x, mu, lam, *, backend="auto", device=0):
+def cdf(x, mu, lam, *, backend="auto", device=None):
     """F(x) through erfcx: no overflow for any lam / mu (the textbook form overflows above ~355)."""
     return _evaluate("cdf", x, mu, lam, backend, device)
 
 
-def sf(x, mu, lam, *, backend="auto", device=0):
+def sf(x, mu, lam, *, backend="auto", device=None):
     """1 - F(x), computed directly in the upper tail."""
     return _evaluate("sf", x, mu, lam, backend, device)
 
 
-def logcdf(x, mu, lam, *, backend="auto", device=0):
+def logcdf(x, mu, lam, *, backend="auto", device=None):
     return _evaluate("logcdf", x, mu, lam, backend, device)
 
 
-def logsf(x, mu, lam, *, backend="auto", device=0):
+def logsf(x, mu, lam, *, backend="auto", device=None):
     return _evaluate("logsf", x, mu, lam, backend, device)
 
 
-def ppf(p, mu, lam, *, backend="auto", device=0):
+def ppf(p, mu, lam, *, backend="auto", device=None):
     """The quantile: x with F(x) = p (Newton in log x, bracketed, for every lam / mu)."""
     return _evaluate("ppf", p, mu, lam, backend, device)
 
 
-def standardize(x, mu, lam, *, backend="auto", device=0):
+def standardize(x, mu, lam, *, backend="auto", device=None):
     """(x - mu) / sqrt(mu^3 / lam)."""
     return _evaluate("standardize", x, mu, lam, backend, device)
 
 
-def standardized_pdf(y, mu, lam, *, backend="auto", device=0):
+def standardized_pdf(y, mu, lam, *, backend="auto", device=None):
     """The density of Y = (X - mu) / sqrt(mu^3 / lam) at y: tends to phi(y) as lam / mu grows."""
     return _evaluate("standardized_pdf", y, mu, lam, backend, device)
 

@@ -153,3 +153,11 @@ if __name__ == "__main__":
                 worst, count = table.get((name, region, dtype), (float("nan"), 0))
                 cells.append(f"{worst:.1f}")
         print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+def test_size_one_parameters_broadcast_like_numpy():
+    # A size-1 mu or lam can still add leading axes: the result has NumPy's broadcast shape.
+    x = np.array([0.5, 1.0, 2.0])
+    got = ig.pdf(x, np.array([[1.0]]), 2.0)
+    assert got.shape == (1, 3)
+    np.testing.assert_array_equal(got[0], ig.pdf(x, 1.0, 2.0))

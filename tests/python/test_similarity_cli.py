@@ -93,6 +93,10 @@ def test_fortran_order_and_float64_are_converted(data):
     np.testing.assert_array_equal(np.load(d / "s.npy"), hpcml.similarity(x))
 
 
+def _raw_npy(path, header: bytes, payload=b""):
+    path.write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + payload)
+
+
 @pytest.mark.parametrize(
     "make,args,message",
     [
@@ -107,6 +111,12 @@ def test_fortran_order_and_float64_are_converted(data):
         (lambda d: np.save(d / "a.npy", np.zeros((300, 4), np.float32)), ["a.npy", "--output", "o.npy", "--dtype", "uint8"], "output"),
         (lambda d: np.save(d / "a.npy", np.zeros((3, 4), np.float32)), ["a.npy", "--output", "o.npy", "--threshold", "-1"], "threshold"),
         (lambda d: np.save(d / "a.npy", np.zeros((3, 4), np.float32)), ["a.npy"], "--output: missing"),
+        (lambda d: _raw_npy(d / "h.npy", b"{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967297), }\n"),
+         ["h.npy", "--output", "o.npy"], "too large"),
+        (lambda d: _raw_npy(d / "h.npy", b"{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000), }\n", b"\0" * 64),
+         ["h.npy", "--output", "o.npy"], "shorter than its header says"),
+        (lambda d: _raw_npy(d / "h.npy", b"{'descr': '', 'fortran_order': False, 'shape': (2, 2), }\n"),
+         ["h.npy", "--output", "o.npy"], "not a real number type"),
     ],
 )
 def test_bad_input_is_a_clear_error(tmp_path, make, args, message):

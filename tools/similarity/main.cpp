@@ -21,13 +21,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -117,6 +121,24 @@ public:
 #endif
         return value;
     }
+    void broadcast(std::vector<char>& bytes) const {  // the same size on every rank
+#if HPCML_WITH_MPI
+        for (std::size_t k = 0; k < bytes.size(); k += INT_MAX)
+            MPI_Bcast(bytes.data() + k, static_cast<int>(std::min<std::size_t>(bytes.size() - k, INT_MAX)), MPI_CHAR, 0, MPI_COMM_WORLD);
+#else
+        (void)bytes;
+#endif
+    }
+    // The lowest rank that failed (each rank knows only about itself), or -1 where none did.
+    int first_failure(bool failed) const {
+#if HPCML_WITH_MPI
+        int mine = failed ? rank : size, lowest = size;
+        MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        return lowest < size ? lowest : -1;
+#else
+        return failed ? 0 : -1;
+#endif
+    }
     [[noreturn]] void abort_now(int code) const {
 #if HPCML_WITH_MPI
         if (size > 1) MPI_Abort(MPI_COMM_WORLD, code);
@@ -124,6 +146,7 @@ public:
         std::_Exit(code);
     }
     int rank = 0, size = 1, local_rank = 0, local_size = 1;
+    int speaker = 0;  // the rank that reports errors (rank 0, unless another failed alone)
 };
 
 // Hands out tile numbers 0, 1, 2, ... across all ranks.
@@ -192,9 +215,17 @@ public:
     }
     void write_at(std::size_t offset, const void* data, std::size_t bytes) {
 #if HPCML_WITH_MPI
-        MPI_Status status;
-        if (MPI_File_write_at(file_, static_cast<MPI_Offset>(offset), data, static_cast<int>(bytes), MPI_BYTE, &status) != MPI_SUCCESS)
-            throw Exit{1, "--output: write failed"};
+        // MPI counts are ints: a block over 2 GiB (a large --tile) goes in pieces.
+        const char* p = static_cast<const char*>(data);
+        while (bytes > 0) {
+            const int piece = static_cast<int>(std::min<std::size_t>(bytes, std::size_t{1} << 30));
+            MPI_Status status;
+            if (MPI_File_write_at(file_, static_cast<MPI_Offset>(offset), p, piece, MPI_BYTE, &status) != MPI_SUCCESS)
+                throw Exit{1, "--output: write failed"};
+            p += piece;
+            offset += static_cast<std::size_t>(piece);
+            bytes -= static_cast<std::size_t>(piece);
+        }
 #else
         const char* p = static_cast<const char*>(data);
         while (bytes > 0) {
@@ -330,20 +361,41 @@ std::string duration(double seconds) {
     return text;
 }
 
-int run(int argc, char** argv, World& world) {
-    const Config c = parse(argc, argv);
-    const hpcml::SimilarityOutput output = output_of(c.dtype);
-    const hpcml::tools::Matrix x = hpcml::tools::read_npy(c.input, "INPUT.npy");
-    hpcml::tools::Matrix y_storage;
-    const hpcml::tools::Matrix* y = nullptr;
-    if (!c.y_input.empty()) {
-        y_storage = hpcml::tools::read_npy(c.y_input, "--y");
-        y = &y_storage;
-        if (y->rows != x.rows)
-            throw Exit{1, "--y: has " + std::to_string(y->rows) + " samples (rows) but INPUT.npy has " + std::to_string(x.rows)};
-    }
-    const std::size_t samples = x.rows, n = x.cols, m = y ? y->cols : x.cols;
+struct Tile {
+    std::size_t r0, c0, rows, cols;
+};
+
+// Everything every rank works out on its own before anything collective.
+struct Plan {
+    Config c;
+    hpcml::tools::Matrix x, y_storage;
+    bool has_y = false;
+    hpcml::SimilarityOutput output{};
     hpcml::SimilarityOptions options;
+    std::size_t samples = 0, n = 0, m = 0, row_bytes = 0, total_bytes = 0;
+    std::vector<Tile> tiles;
+    std::string header, print;
+    const hpcml::tools::Matrix* y() const { return has_y ? &y_storage : nullptr; }
+};
+
+Plan prepare(int argc, char** argv, const World& world) {
+    Plan p;
+    p.c = parse(argc, argv);
+    const Config& c = p.c;
+    p.output = output_of(c.dtype);
+    p.x = hpcml::tools::read_npy(c.input, "INPUT.npy");
+    if (!c.y_input.empty()) {
+        p.y_storage = hpcml::tools::read_npy(c.y_input, "--y");
+        p.has_y = true;
+        if (p.y_storage.rows != p.x.rows)
+            throw Exit{1, "--y: has " + std::to_string(p.y_storage.rows) + " samples (rows) but INPUT.npy has " + std::to_string(p.x.rows)};
+    }
+    const hpcml::SimilarityOutput output = p.output;
+    p.samples = p.x.rows;
+    p.n = p.x.cols;
+    p.m = p.has_y ? p.y_storage.cols : p.x.cols;
+    const std::size_t samples = p.samples, n = p.n, m = p.m;
+    hpcml::SimilarityOptions& options = p.options;
     options.threshold = c.threshold;
     options.mode = c.mode == "count" ? hpcml::SimilarityMode::Count : hpcml::SimilarityMode::All;
     options.output = output;
@@ -374,43 +426,118 @@ int run(int argc, char** argv, World& world) {
     const std::size_t block_cols = std::min(
         std::max<std::size_t>(m, 1),
         std::max<std::size_t>(1, budget / std::max<std::size_t>(c.tile * bytes_per_row_of_block, 1)) * tile_cols);
-    struct Tile {
-        std::size_t r0, c0, rows, cols;
-    };
-    std::vector<Tile> tiles;
     for (std::size_t r = 0; r < n; r += c.tile)
         for (std::size_t col = 0; col < m; col += block_cols)
-            tiles.push_back({r, col, std::min(c.tile, n - r), std::min(block_cols, m - col)});
+            p.tiles.push_back({r, col, std::min(c.tile, n - r), std::min(block_cols, m - col)});
     options.tile = c.tile;
-    const std::string header = hpcml::tools::npy_header(descr_of(output), n, output == hpcml::SimilarityOutput::Bitmask ? (m + 7) / 8 : m);
-    const std::size_t row_bytes = hpcml::similarity_output_bytes(1, m, output);
-    const std::size_t total_bytes = header.size() + n * row_bytes;
+    p.header = hpcml::tools::npy_header(descr_of(output), n, output == hpcml::SimilarityOutput::Bitmask ? (m + 7) / 8 : m);
+    p.row_bytes = hpcml::similarity_output_bytes(1, m, output);
+    p.total_bytes = p.header.size() + hpcml::similarity_output_bytes(n, m, output);  // checked: throws on overflow
+    p.print = fingerprint(c, p.x, p.y());
+    return p;
+}
 
-    // Rank 0 decides between resuming and starting over, and prepares the files.
+// The first `count` bytes of `path` (fewer where it is shorter).
+std::string read_prefix(const std::string& path, std::size_t count) {
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes(count, '\0');
+    in.read(bytes.data(), static_cast<std::streamsize>(count));
+    bytes.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+    return bytes;
+}
+
+// Marks the blocks the journal's rank files list. Only whole lines count: a line cut short by
+// a crash could otherwise name another block ("12" of "123").
+void read_journal(const fs::path& journal, std::vector<char>& done) {
+    for (const auto& entry : fs::directory_iterator(journal)) {
+        if (entry.path().filename().string().rfind("rank-", 0) != 0) continue;
+        const std::string text = read_text(entry.path());
+        for (std::size_t start = 0, eol; (eol = text.find('\n', start)) != std::string::npos; start = eol + 1) {
+            const std::string line = text.substr(start, eol - start);
+            char* end = nullptr;
+            errno = 0;
+            const unsigned long long k = std::strtoull(line.c_str(), &end, 10);
+            if (!line.empty() && *end == '\0' && errno == 0 && k < done.size()) done[k] = 1;
+        }
+    }
+}
+
+// Under mpirun, an error on one rank once the ranks work together: say so and take the job
+// down (unwinding would leave the others waiting in a collective call forever).
+[[noreturn]] void abort_job(const World& world) {
+    std::string message = "unknown error";
+    try {
+        throw;
+    } catch (const Exit& e) {
+        message = e.message;
+    } catch (const std::exception& e) {
+        message = e.what();
+    } catch (...) {
+    }
+    std::fprintf(stderr, "hpcml-similarity: error on rank %d of %d: %s\n", world.rank, world.size, message.c_str());
+    world.abort_now(1);
+}
+
+int run(int argc, char** argv, World& world) {
+    // Every rank reads and checks on its own; an error can be one rank's alone (a file missing
+    // on one machine), so the ranks agree on going on before any collective step.
+    std::optional<Plan> plan;
+    std::exception_ptr failure;
+    try {
+        plan.emplace(prepare(argc, argv, world));
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    if (const int first = world.first_failure(failure != nullptr); first >= 0) {
+        world.speaker = first;
+        if (failure) std::rethrow_exception(failure);
+        return 1;
+    }
+    const Plan& p = *plan;
+    const Config& c = p.c;
+    const hpcml::tools::Matrix& x = p.x;
+    const hpcml::tools::Matrix* y = p.y();
+    const std::size_t samples = p.samples, n = p.n, m = p.m, row_bytes = p.row_bytes, total_bytes = p.total_bytes;
+    const hpcml::SimilarityOutput output = p.output;
+    const hpcml::SimilarityOptions& options = p.options;
+    const std::vector<Tile>& tiles = p.tiles;
+    const std::string& header = p.header;
+
+    // Rank 0 decides between resuming and starting over, prepares the files and reads what is
+    // done; every rank gets its decision and list (ranks on other machines may see a shared
+    // file system's directory late).
     const fs::path journal = c.output + ".journal";
-    const std::string print = fingerprint(c, x, y);
     int decision = 0;  // 0 go, 1 error (message printed by rank 0)
+    std::vector<char> done(tiles.size(), 0);
     if (world.rank == 0) {
         try {
             const bool have_journal = fs::exists(journal / "command");
             bool resume = false;
             if (have_journal && !c.restart) {
-                if (read_text(journal / "command") != print)
+                if (read_text(journal / "command") != p.print)
                     throw Exit{1, "--output: the journal " + journal.string() + " was written by a different command or input; "
                                   "rerun the same command to resume, or add --restart to start over"};
-                resume = fs::exists(c.output) && fs::file_size(c.output) == total_bytes;
-                if (!resume && !c.quiet) std::fprintf(stderr, "hpcml-similarity: %s is missing or has the wrong size; starting over\n", c.output.c_str());
+                resume = fs::exists(c.output) && fs::file_size(c.output) == total_bytes && read_prefix(c.output, header.size()) == header;
+                if (!resume && !c.quiet)
+                    std::fprintf(stderr, "hpcml-similarity: %s is missing or not the journal's output (size or header); starting over\n",
+                                 c.output.c_str());
             }
-            if (!resume) {
+            if (resume) {
+                read_journal(journal, done);
+            } else {
                 std::error_code ignore;
                 fs::remove_all(journal, ignore);
                 std::ofstream out(c.output, std::ios::binary | std::ios::trunc);
                 if (!out) throw Exit{1, "--output: cannot write '" + c.output + "'"};
                 out << header;
                 out.close();
+                if (!out) throw Exit{1, "--output: cannot write '" + c.output + "'"};
                 fs::resize_file(c.output, total_bytes);
                 fs::create_directories(journal);
-                std::ofstream(journal / "command") << print;
+                std::ofstream command(journal / "command");
+                command << p.print;
+                command.close();
+                if (!command) throw Exit{1, "--output: cannot write the journal in " + journal.string()};
             }
         } catch (const Exit& e) {
             std::fprintf(stderr, "hpcml-similarity: error: %s\n", e.message.c_str());
@@ -421,68 +548,73 @@ int run(int argc, char** argv, World& world) {
         }
     }
     if (world.broadcast(decision) != 0) return 1;
-
-    // Every rank reads what is done (from every rank's journal of earlier runs).
-    std::vector<char> done(tiles.size(), 0);
-    for (const auto& entry : fs::directory_iterator(journal)) {
-        if (entry.path().filename().string().rfind("rank-", 0) != 0) continue;
-        std::ifstream in(entry.path());
-        std::size_t k;
-        while (in >> k)
-            if (k < tiles.size()) done[k] = 1;
-    }
+    world.broadcast(done);
     std::vector<std::size_t> pending;
     for (std::size_t k = 0; k < tiles.size(); ++k)
         if (!done[k]) pending.push_back(k);
-    world.barrier();  // everyone has read the journals before anyone appends
 
-    std::FILE* log = std::fopen((journal / ("rank-" + std::to_string(world.rank) + "-" + std::to_string(getpid()))).c_str(), "a");
-    if (!log) throw Exit{1, "--output: cannot write the journal in " + journal.string()};
-    OutputFile file(c.output, world);
-    Counter counter(world);
-
+    // From here on the ranks work together: an error on one takes the job down (abort_job).
+    std::FILE* log = nullptr;
+    std::optional<OutputFile> file;
+    std::optional<Counter> counter;
     const auto start = std::chrono::steady_clock::now();
-    auto last_progress = start;
-    std::vector<float> xt, yt;
-    std::vector<unsigned char> buffer;
-    long computed = 0;
-    for (long long next = counter.next(); next < static_cast<long long>(pending.size()); next = counter.next()) {
-        const Tile& t = tiles[pending[static_cast<std::size_t>(next)]];
-        // This tile's columns of x and y, packed.
-        const hpcml::tools::Matrix& ys = y ? *y : x;
-        xt.resize(samples * t.rows);
-        yt.resize(samples * t.cols);
-        for (std::size_t s = 0; s < samples; ++s) {
-            std::copy_n(x.data.data() + s * n + t.r0, t.rows, xt.data() + s * t.rows);
-            std::copy_n(ys.data.data() + s * m + t.c0, t.cols, yt.data() + s * t.cols);
+    try {
+        log = std::fopen((journal / ("rank-" + std::to_string(world.rank) + "-" + std::to_string(getpid()))).c_str(), "a");
+        if (!log) throw Exit{1, "--output: cannot write the journal in " + journal.string()};
+        file.emplace(c.output, world);
+        counter.emplace(world);
+
+        auto last_progress = start;
+        std::vector<float> xt, yt;
+        std::vector<unsigned char> buffer;
+        long computed = 0;
+        for (long long next = counter->next(); next < static_cast<long long>(pending.size()); next = counter->next()) {
+            const Tile& t = tiles[pending[static_cast<std::size_t>(next)]];
+            // This tile's columns of x and y, packed.
+            const hpcml::tools::Matrix& ys = y ? *y : x;
+            xt.resize(samples * t.rows);
+            yt.resize(samples * t.cols);
+            for (std::size_t s = 0; s < samples; ++s) {
+                std::copy_n(x.data.data() + s * n + t.r0, t.rows, xt.data() + s * t.rows);
+                std::copy_n(ys.data.data() + s * m + t.c0, t.cols, yt.data() + s * t.cols);
+            }
+            const std::size_t tile_row_bytes = hpcml::similarity_output_bytes(1, t.cols, output);
+            buffer.resize(t.rows * tile_row_bytes);
+            hpcml::similarity({xt.data(), samples, t.rows}, {yt.data(), samples, t.cols}, buffer.data(), options);
+            const std::size_t column_offset = hpcml::similarity_output_bytes(1, t.c0, output);
+            if (t.cols == m) {
+                file->write_at(header.size() + t.r0 * row_bytes, buffer.data(), buffer.size());
+            } else {
+                for (std::size_t r = 0; r < t.rows; ++r)
+                    file->write_at(header.size() + (t.r0 + r) * row_bytes + column_offset, buffer.data() + r * tile_row_bytes, tile_row_bytes);
+            }
+            // Journaled only now that the tile's bytes are in the file.
+            std::fprintf(log, "%zu\n", pending[static_cast<std::size_t>(next)]);
+            if (std::fflush(log) != 0) throw Exit{1, "--output: cannot write the journal in " + journal.string()};
+            ++computed;
+            if (c.stop_after >= 0 && computed >= c.stop_after) world.abort_now(3);  // the test hook: die like a crash
+            const auto now = std::chrono::steady_clock::now();
+            if (!c.quiet && world.rank == 0 && now - last_progress > std::chrono::seconds(2)) {
+                last_progress = now;
+                const double elapsed = std::chrono::duration<double>(now - start).count();
+                const double handed = std::min<double>(static_cast<double>(next + 1), static_cast<double>(pending.size()));
+                const double rate = handed / elapsed;
+                std::fprintf(stderr, "hpcml-similarity: %.0f/%zu blocks (%.1f%%), %.2f blocks/s, ETA %s\n", handed, pending.size(),
+                             100.0 * handed / std::max<double>(static_cast<double>(pending.size()), 1.0), rate,
+                             duration((static_cast<double>(pending.size()) - handed) / std::max(rate, 1e-9)).c_str());
+            }
         }
-        const std::size_t tile_row_bytes = hpcml::similarity_output_bytes(1, t.cols, output);
-        buffer.resize(t.rows * tile_row_bytes);
-        hpcml::similarity({xt.data(), samples, t.rows}, {yt.data(), samples, t.cols}, buffer.data(), options);
-        const std::size_t column_offset = hpcml::similarity_output_bytes(1, t.c0, output);
-        if (t.cols == m) {
-            file.write_at(header.size() + t.r0 * row_bytes, buffer.data(), buffer.size());
-        } else {
-            for (std::size_t r = 0; r < t.rows; ++r)
-                file.write_at(header.size() + (t.r0 + r) * row_bytes + column_offset, buffer.data() + r * tile_row_bytes, tile_row_bytes);
-        }
-        // Journaled only now that the tile's bytes are in the file.
-        std::fprintf(log, "%zu\n", pending[static_cast<std::size_t>(next)]);
-        std::fflush(log);
-        ++computed;
-        if (c.stop_after >= 0 && computed >= c.stop_after) world.abort_now(3);  // the test hook: die like a crash
-        const auto now = std::chrono::steady_clock::now();
-        if (!c.quiet && world.rank == 0 && now - last_progress > std::chrono::seconds(2)) {
-            last_progress = now;
-            const double elapsed = std::chrono::duration<double>(now - start).count();
-            const double handed = std::min<double>(static_cast<double>(next + 1), static_cast<double>(pending.size()));
-            const double rate = handed / elapsed;
-            std::fprintf(stderr, "hpcml-similarity: %.0f/%zu blocks (%.1f%%), %.2f blocks/s, ETA %s\n", handed, pending.size(),
-                         100.0 * handed / std::max<double>(static_cast<double>(pending.size()), 1.0), rate,
-                         duration((static_cast<double>(pending.size()) - handed) / std::max(rate, 1e-9)).c_str());
+        std::fclose(log);
+        log = nullptr;
+    } catch (...) {
+        if (world.size > 1) abort_job(world);
+        if (log) std::fclose(log);
+        try {
+            throw;
+        } catch (const Exit& e) {  // a failure while working, not a bad command line: no usage text
+            throw std::runtime_error(e.message);
         }
     }
-    std::fclose(log);
     world.barrier();
     if (world.rank == 0) {  // complete: the journal has done its job
         std::error_code ignore;
@@ -504,13 +636,16 @@ int main(int argc, char** argv) {
     try {
         return run(argc, argv, world);
     } catch (const Exit& e) {
-        if (e.code != 0 && world.rank == 0) {
+        if (e.code != 0 && world.rank == world.speaker) {
             std::fprintf(stderr, "hpcml-similarity: error: %s\n\n", e.message.c_str());
             if (e.code == 1 && e.message.find("journal") == std::string::npos) usage(stderr);
         }
         return e.code;
-    } catch (const hpcml::Error& e) {
-        if (world.rank == 0) std::fprintf(stderr, "hpcml-similarity: error: %s\n", e.what());
+    } catch (const std::bad_alloc&) {
+        if (world.rank == world.speaker) std::fprintf(stderr, "hpcml-similarity: error: out of host memory\n");
+        return 1;
+    } catch (const std::exception& e) {  // hpcml::Error, and std::filesystem's errors
+        if (world.rank == world.speaker) std::fprintf(stderr, "hpcml-similarity: error: %s\n", e.what());
         return 1;
     }
 }

@@ -2,9 +2,12 @@
 
 #include <hpcml/core.hpp>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <regex>
 
 namespace hpcml::tools {
@@ -35,15 +38,17 @@ Matrix read_npy(const std::string& path, const std::string& argument) {
     std::uint32_t header_len = 0;
     if (major == 1) {
         unsigned char len[2];
-        in.read(reinterpret_cast<char*>(len), 2);
+        if (!in.read(reinterpret_cast<char*>(len), 2)) fail(argument, "truncated .npy header in '" + path + "'");
         header_len = len[0] | (len[1] << 8);
     } else if (major == 2 || major == 3) {
         unsigned char len[4];
-        in.read(reinterpret_cast<char*>(len), 4);
+        if (!in.read(reinterpret_cast<char*>(len), 4)) fail(argument, "truncated .npy header in '" + path + "'");
         header_len = len[0] | (len[1] << 8) | (len[2] << 16) | (static_cast<std::uint32_t>(len[3]) << 24);
     } else {
         fail(argument, "unsupported .npy format version " + std::to_string(major));
     }
+    // NumPy itself refuses headers over 10000 bytes by default; a real 2-D array needs < 200.
+    if (header_len > (1u << 20)) fail(argument, "the .npy header of '" + path + "' is implausibly large (" + std::to_string(header_len) + " bytes)");
     std::string header(header_len, '\0');
     if (!in.read(header.data(), header_len)) fail(argument, "truncated .npy header in '" + path + "'");
 
@@ -55,11 +60,16 @@ Matrix read_npy(const std::string& path, const std::string& argument) {
     std::vector<std::size_t> shape;
     const std::string dims = m[1];
     const std::regex number(R"(\d+)");
-    for (std::sregex_iterator it(dims.begin(), dims.end(), number), end; it != end; ++it)
-        shape.push_back(std::stoull(it->str()));
+    for (std::sregex_iterator it(dims.begin(), dims.end(), number), end; it != end; ++it) {
+        errno = 0;
+        const unsigned long long d = std::strtoull(it->str().c_str(), nullptr, 10);
+        if (errno == ERANGE || d > std::numeric_limits<std::size_t>::max()) fail(argument, "shape (" + dims + ") is too large");
+        shape.push_back(static_cast<std::size_t>(d));
+    }
     if (shape.size() != 2)
         fail(argument, "expected a 2-D (samples, features) array, got " + std::to_string(shape.size()) + " dimensions");
-    if (!descr.empty() && descr[0] == '>' && descr.substr(1) != "u1" && descr.substr(1) != "i1")
+    if (descr.size() < 2) fail(argument, "dtype '" + descr + "' is not a real number type; expected float32 (or a real type to convert)");
+    if (descr[0] == '>' && descr.substr(1) != "u1" && descr.substr(1) != "i1")
         fail(argument, "big-endian dtype '" + descr + "' is not supported; convert with a.astype('<f4')");
 
     std::size_t item = 0;
@@ -73,7 +83,17 @@ Matrix read_npy(const std::string& path, const std::string& argument) {
     Matrix out;
     out.rows = shape[0];
     out.cols = shape[1];
+    // Checked before allocating: a corrupt or hostile header must not overflow or allocate
+    // what the file does not hold.
+    const std::size_t limit = std::numeric_limits<std::size_t>::max() / item;
+    if (out.cols != 0 && out.rows > limit / out.cols) fail(argument, "shape (" + dims + ") is too large");
     const std::size_t count = out.rows * out.cols;
+    const auto data_start = in.tellg();
+    in.seekg(0, std::ios::end);
+    const auto file_end = in.tellg();
+    in.seekg(data_start);
+    if (data_start < 0 || file_end < data_start || static_cast<unsigned long long>(file_end - data_start) < count * item)
+        fail(argument, "'" + path + "' is shorter than its header says (" + std::to_string(count) + " elements)");
     std::vector<char> raw(count * item);
     if (!in.read(raw.data(), static_cast<std::streamsize>(raw.size())))
         fail(argument, "'" + path + "' is shorter than its header says (" + std::to_string(count) + " elements)");

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,8 +39,9 @@ void usage(std::FILE* out) {
                  "  --format F         seed (the seed's ';' CSV, default), csv or json\n"
                  "  --allow-missing    without a GPU or NVML, run COMMAND untraced instead of exiting 2\n"
                  "\n"
-                 "Exit status: COMMAND's (128 + signal if it was killed); 2 no GPU telemetry (and COMMAND\n"
-                 "not run); 1 bad command line or COMMAND could not be started.\n");
+                 "Exit status: COMMAND's (128 + signal if it was killed; 127 not found, 126 not executable,\n"
+                 "as in a shell); 2 no GPU telemetry (and COMMAND not run); 1 bad command line. A trace\n"
+                 "that could not be written is reported on stderr.\n");
 }
 
 int bad_usage(const std::string& message) {
@@ -48,8 +50,15 @@ int bad_usage(const std::string& message) {
     return 1;
 }
 
+volatile std::sig_atomic_t g_child = 0;
+
+void pass_on(int signal) {
+    if (g_child > 0) kill(static_cast<pid_t>(g_child), signal);
+}
+
 // Runs argv[0] with its arguments; returns its exit status as a shell would.
 int run(char** argv) {
+    std::fflush(nullptr);  // nothing buffered may be written twice, by the child too
     const pid_t child = fork();
     if (child < 0) {
         std::fprintf(stderr, "hpcml-trace: fork failed: %s\n", std::strerror(errno));
@@ -57,13 +66,33 @@ int run(char** argv) {
     }
     if (child == 0) {
         execvp(argv[0], argv);
-        std::fprintf(stderr, "hpcml-trace: cannot run '%s': %s\n", argv[0], std::strerror(errno));
-        _exit(127);
+        const int error = errno;
+        std::fprintf(stderr, "hpcml-trace: cannot run '%s': %s\n", argv[0], std::strerror(error));
+        _exit(error == ENOENT ? 127 : 126);
     }
+    // While COMMAND runs: the terminal's Ctrl-C (SIGINT, SIGQUIT) reaches it directly, so it is
+    // ignored here, as system() does, and the trace of the interrupted run is still written;
+    // SIGTERM and SIGHUP (a batch system ending the job) are passed on to COMMAND.
+    g_child = child;
+    struct sigaction ignore {}, forward {}, old_int {}, old_quit {}, old_term {}, old_hup {};
+    ignore.sa_handler = SIG_IGN;
+    forward.sa_handler = pass_on;
+    sigemptyset(&ignore.sa_mask);
+    sigemptyset(&forward.sa_mask);
+    sigaction(SIGINT, &ignore, &old_int);
+    sigaction(SIGQUIT, &ignore, &old_quit);
+    sigaction(SIGTERM, &forward, &old_term);
+    sigaction(SIGHUP, &forward, &old_hup);
     int status = 0;
-    while (waitpid(child, &status, 0) < 0) {
-        if (errno != EINTR) return 1;
+    int result = 0;
+    while ((result = waitpid(child, &status, 0)) < 0 && errno == EINTR) {
     }
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    sigaction(SIGHUP, &old_hup, nullptr);
+    g_child = 0;
+    if (result < 0) return 1;
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return 1;
@@ -140,7 +169,11 @@ int main(int argc, char** argv) {
         sampler.start();
         const int exit_status = run(argv + command);
         const hpcml::telemetry::Summary s = sampler.stop();
-        if (file) hpcml::telemetry::write(file, sampler.samples(), s, format, sampler.device_name());
+        if (file.is_open()) {
+            hpcml::telemetry::write(file, sampler.samples(), s, format, sampler.device_name());
+            file.close();
+            if (!file) std::fprintf(stderr, "hpcml-trace: error: --output: writing '%s' failed\n", output.c_str());
+        }
         std::fprintf(stderr,
                      "hpcml-trace: %s: %.2f s, %zu samples, energy %.1f J (%s), mean power %.1f W, peak %.1f W, "
                      "mean GPU util %.0f%%, mean memory util %.0f%%; exit status %d\n",
