@@ -151,12 +151,12 @@ void summarize(const Flags&, const std::vector<RunResult>& results) {
     const RunResult* naive = hpcml::bench::find_result(results, "invgauss/distance/naive/");
     auto peak = [](const RunResult& r) { return r.counters.at("peak_device_bytes") + r.counters.at("peak_host_bytes"); };
     if (fused && naive && !fused->skipped && !naive->skipped) {
-        std::printf("summary: distances fused %.4g s, naive %.4g s: fused is %.1fx faster; peak memory allocated by hpcml "
+        std::fprintf(hpcml::bench::summary_out(), "summary: distances fused %.4g s, naive %.4g s: fused is %.1fx faster; peak memory allocated by hpcml "
                     "fused %.3g MB, naive %.3g MB (%.2f%%)\n",
                     fused->seconds, naive->seconds, naive->seconds / fused->seconds, peak(*fused) / 1e6, peak(*naive) / 1e6,
                     100.0 * peak(*fused) / std::max(peak(*naive), 1.0));
     } else if (naive && naive->skipped) {
-        std::printf("summary: distances naive skipped: %s\n", naive->message.c_str());
+        std::fprintf(hpcml::bench::summary_out(), "summary: distances naive skipped: %s\n", naive->message.c_str());
     }
 }
 

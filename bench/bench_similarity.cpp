@@ -185,7 +185,7 @@ void summarize(const Flags&, const std::vector<RunResult>& results) {
         return r.counters.count("peak_device_bytes") ? r.counters.at("peak_device_bytes") + r.counters.at("peak_host_bytes") : 0.0;
     };
     if (fused && naive && !fused->skipped && !naive->skipped) {
-        std::printf("summary: fused %.4g s, naive %.4g s: fused is %.1fx faster; peak memory allocated by hpcml fused %.3g MB, naive %.3g MB: "
+        std::fprintf(hpcml::bench::summary_out(), "summary: fused %.4g s, naive %.4g s: fused is %.1fx faster; peak memory allocated by hpcml fused %.3g MB, naive %.3g MB: "
                     "%.1fx less",
                     fused->seconds, naive->seconds, naive->seconds / fused->seconds, peak(*fused) / 1e6,
                     peak(*naive) / 1e6, peak(*naive) / std::max(peak(*fused), 1.0));
@@ -194,15 +194,15 @@ void summarize(const Flags&, const std::vector<RunResult>& results) {
             return it == r.counters.end() ? 0.0 : it->second;
         };
         if (energy(*fused) > 0 && energy(*naive) > 0) {
-            std::printf("; energy fused %.4g J, naive %.4g J: %.1fx less", energy(*fused), energy(*naive),
+            std::fprintf(hpcml::bench::summary_out(), "; energy fused %.4g J, naive %.4g J: %.1fx less", energy(*fused), energy(*naive),
                         energy(*naive) / energy(*fused));
         }
-        std::printf("\n");
+        std::fprintf(hpcml::bench::summary_out(), "\n");
     } else if (fused && !fused->skipped) {
-        std::printf("summary: fused %.4g s, peak memory allocated by hpcml %.3g MB%s%s\n", fused->seconds, peak(*fused) / 1e6,
+        std::fprintf(hpcml::bench::summary_out(), "summary: fused %.4g s, peak memory allocated by hpcml %.3g MB%s%s\n", fused->seconds, peak(*fused) / 1e6,
                     naive ? "; naive skipped: " : "", naive ? naive->message.c_str() : "");
     } else if (fused) {
-        std::printf("summary: fused failed: %s\n", fused->message.c_str());
+        std::fprintf(hpcml::bench::summary_out(), "summary: fused failed: %s\n", fused->message.c_str());
     }
 }
 

@@ -27,6 +27,8 @@ namespace hpcml::bench {
 
 namespace {
 
+std::FILE* summary_stream = stdout;
+
 [[noreturn]] void invalid(const std::string& message) { throw Error(ErrorKind::InvalidArgument, message); }
 
 // Forwards to the reporter Google Benchmark would have made, keeping each run for the summary.
@@ -201,6 +203,8 @@ void time_iteration(benchmark::State& state, const Context& context, const std::
     state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
+std::FILE* summary_out() { return summary_stream; }
+
 const RunResult* find_result(const std::vector<RunResult>& results, const std::string& prefix) {
     const RunResult* first = nullptr;
     for (const RunResult& r : results) {
@@ -264,6 +268,7 @@ int run(int argc, char** argv, const Program& program) {
             return 0;
         }
         if (std::strncmp(argv[i], "--benchmark_format=", 19) == 0) format = argv[i] + 19;
+        if (std::strcmp(argv[i], "--benchmark_format") == 0 && i + 1 < argc) format = argv[i + 1];
     }
 
     try {
@@ -282,6 +287,7 @@ int run(int argc, char** argv, const Program& program) {
         }
         program.register_benchmarks(flags);
 
+        if (format != "console") summary_stream = stderr;
         CollectingReporter reporter(display_reporter(format));
         benchmark::RunSpecifiedBenchmarks(&reporter);
         benchmark::Shutdown();

@@ -7,6 +7,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -59,6 +60,10 @@ struct Program {
 };
 
 int run(int argc, char** argv, const Program& program);
+
+// Where summaries go: stdout after the console table, stderr when stdout carries JSON
+// (--benchmark_format=json), so that it stays valid.
+std::FILE* summary_out();
 
 // The run whose name starts with `prefix`: its median over repetitions where there is one.
 const RunResult* find_result(const std::vector<RunResult>& results, const std::string& prefix);

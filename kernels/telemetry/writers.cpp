@@ -30,6 +30,9 @@ std::string number(double v, const char* format = "%.6g") {
     return text;
 }
 
+// JSON has no NaN or infinity: a reading that is not finite is null.
+std::string json_number(double v, const char* format = "%.6g") { return std::isfinite(v) ? number(v, format) : "null"; }
+
 std::string json_string(const std::string& s) {
     std::string out = "\"";
     for (char c : s) {
@@ -68,23 +71,23 @@ void write(std::ostream& out, const std::vector<Sample>& samples, const Summary&
                     << number(s.memory_used_percent, "%.2f") << ',' << number(s.energy_j, "%.3f") << '\n';
             break;
         case Format::Json:
-            out << "{\"device\": " << json_string(device_name) << ", \"summary\": {\"duration_s\": " << number(summary.duration_s)
-                << ", \"energy_j\": " << number(summary.energy_j) << ", \"mean_power_w\": " << number(summary.mean_power_w)
-                << ", \"peak_power_w\": " << number(summary.peak_power_w)
-                << ", \"mean_gpu_util_percent\": " << number(summary.mean_gpu_util_percent)
-                << ", \"mean_memory_util_percent\": " << number(summary.mean_memory_util_percent)
+            out << "{\"device\": " << json_string(device_name) << ", \"summary\": {\"duration_s\": " << json_number(summary.duration_s)
+                << ", \"energy_j\": " << json_number(summary.energy_j) << ", \"mean_power_w\": " << json_number(summary.mean_power_w)
+                << ", \"peak_power_w\": " << json_number(summary.peak_power_w)
+                << ", \"mean_gpu_util_percent\": " << json_number(summary.mean_gpu_util_percent)
+                << ", \"mean_memory_util_percent\": " << json_number(summary.mean_memory_util_percent)
                 << ", \"samples\": " << summary.samples
                 << ", \"energy_from_counter\": " << (summary.energy_from_counter ? "true" : "false") << "},\n \"samples\": [";
             for (std::size_t k = 0; k < samples.size(); ++k) {
                 const Sample& s = samples[k];
-                out << (k ? ",\n  " : "\n  ") << "{\"time_s\": " << number(s.time_s, "%.4f")
-                    << ", \"unix_time_s\": " << number(s.unix_time_s, "%.3f") << ", \"temperature_c\": " << number(s.temperature_c)
-                    << ", \"power_w\": " << number(s.power_w, "%.3f") << ", \"power_percent\": " << number(s.power_percent, "%.2f")
-                    << ", \"gpu_util_percent\": " << number(s.gpu_util_percent)
-                    << ", \"memory_util_percent\": " << number(s.memory_util_percent)
-                    << ", \"memory_used_bytes\": " << number(s.memory_used_bytes, "%.0f")
-                    << ", \"memory_used_percent\": " << number(s.memory_used_percent, "%.2f")
-                    << ", \"energy_j\": " << number(s.energy_j, "%.3f") << "}";
+                out << (k ? ",\n  " : "\n  ") << "{\"time_s\": " << json_number(s.time_s, "%.4f")
+                    << ", \"unix_time_s\": " << json_number(s.unix_time_s, "%.3f") << ", \"temperature_c\": " << json_number(s.temperature_c)
+                    << ", \"power_w\": " << json_number(s.power_w, "%.3f") << ", \"power_percent\": " << json_number(s.power_percent, "%.2f")
+                    << ", \"gpu_util_percent\": " << json_number(s.gpu_util_percent)
+                    << ", \"memory_util_percent\": " << json_number(s.memory_util_percent)
+                    << ", \"memory_used_bytes\": " << json_number(s.memory_used_bytes, "%.0f")
+                    << ", \"memory_used_percent\": " << json_number(s.memory_used_percent, "%.2f")
+                    << ", \"energy_j\": " << json_number(s.energy_j, "%.3f") << "}";
             }
             out << (samples.empty() ? "]}\n" : "\n ]}\n");
             break;
