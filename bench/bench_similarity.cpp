@@ -29,15 +29,6 @@ struct Workload {
     std::vector<float> x, y;  // y empty: y = x
 };
 
-hpcml::SimilarityOutput parse_dtype(const std::string& dtype) {
-    if (dtype == "int32") return hpcml::SimilarityOutput::Int32;
-    if (dtype == "uint16") return hpcml::SimilarityOutput::UInt16;
-    if (dtype == "uint8") return hpcml::SimilarityOutput::UInt8;
-    if (dtype == "bool") return hpcml::SimilarityOutput::Bool;
-    if (dtype == "bitmask") return hpcml::SimilarityOutput::Bitmask;
-    return hpcml::SimilarityOutput::Default;
-}
-
 std::vector<float> randn(std::size_t count, unsigned seed) {
     std::mt19937 rng(seed);
     std::normal_distribution<float> normal;
@@ -157,8 +148,8 @@ void register_benchmarks(const Flags& flags) {
     auto& o = w->options;
     o.tile = w->tile;
     o.threshold = static_cast<float>(flags.real("threshold"));
-    o.mode = flags.choice("mode", {"count", "all"}) == "count" ? hpcml::SimilarityMode::Count : hpcml::SimilarityMode::All;
-    o.output = parse_dtype(flags.choice("dtype", {"default", "int32", "uint16", "uint8", "bool", "bitmask"}));
+    o.mode = hpcml::parse_similarity_mode(flags.str("mode"), "--mode");
+    o.output = hpcml::parse_similarity_output(flags.str("dtype"), "--dtype");
     o.backend = hpcml::make_context(flags.backend()).backend;
     o.device = static_cast<int>(flags.integer("device", 0));
     if (w->on_device && o.backend != hpcml::Backend::Cuda) {

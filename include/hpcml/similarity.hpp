@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string_view>
 
 namespace hpcml {
 
@@ -64,6 +65,12 @@ struct SimilarityTile {
     SimilarityOutput output = SimilarityOutput::Int32;
 };
 using SimilarityTileSink = std::function<void(const SimilarityTile&)>;
+
+std::string_view to_string(SimilarityMode mode) noexcept;      // "count" | "all"
+std::string_view to_string(SimilarityOutput output) noexcept;  // "default" | "int32" | ... | "bitmask"
+// The inverses; anything else throws InvalidArgument naming `argument` (for example "--dtype").
+SimilarityMode parse_similarity_mode(std::string_view text, std::string_view argument = "mode");
+SimilarityOutput parse_similarity_output(std::string_view text, std::string_view argument = "output");
 
 // The concrete output type `options` asks for (Default resolved by mode).
 SimilarityOutput resolve_output(const SimilarityOptions& options);

@@ -25,19 +25,37 @@ std::size_t similarity_output_bytes(std::size_t n, std::size_t m, SimilarityOutp
     return detail::checked_mul(n, detail::similarity::row_bytes(m, output), "similarity output");
 }
 
-namespace {
+std::string_view to_string(SimilarityMode mode) noexcept { return mode == SimilarityMode::Count ? "count" : "all"; }
 
-const char* output_name(SimilarityOutput output) {
+std::string_view to_string(SimilarityOutput output) noexcept {
     switch (output) {
-        case SimilarityOutput::Default: return "Default";
-        case SimilarityOutput::Int32: return "Int32";
-        case SimilarityOutput::UInt16: return "UInt16";
-        case SimilarityOutput::UInt8: return "UInt8";
-        case SimilarityOutput::Bool: return "Bool";
-        case SimilarityOutput::Bitmask: return "Bitmask";
+        case SimilarityOutput::Default: return "default";
+        case SimilarityOutput::Int32: return "int32";
+        case SimilarityOutput::UInt16: return "uint16";
+        case SimilarityOutput::UInt8: return "uint8";
+        case SimilarityOutput::Bool: return "bool";
+        case SimilarityOutput::Bitmask: return "bitmask";
     }
     return "?";
 }
+
+SimilarityMode parse_similarity_mode(std::string_view text, std::string_view argument) {
+    for (SimilarityMode m : {SimilarityMode::Count, SimilarityMode::All})
+        if (text == to_string(m)) return m;
+    detail::raise(ErrorKind::InvalidArgument,
+                  std::string(argument) + ": expected count or all, got '" + std::string(text) + "'");
+}
+
+SimilarityOutput parse_similarity_output(std::string_view text, std::string_view argument) {
+    for (SimilarityOutput o : {SimilarityOutput::Default, SimilarityOutput::Int32, SimilarityOutput::UInt16,
+                               SimilarityOutput::UInt8, SimilarityOutput::Bool, SimilarityOutput::Bitmask})
+        if (text == to_string(o)) return o;
+    detail::raise(ErrorKind::InvalidArgument, std::string(argument) +
+                                                  ": expected default, int32, uint16, uint8, bool or bitmask, got '" +
+                                                  std::string(text) + "'");
+}
+
+namespace {
 
 // Checks every argument and returns the problem the backends see.
 Problem make_problem(MatrixView x, MatrixView y, const SimilarityOptions& options) {
@@ -68,7 +86,7 @@ Problem make_problem(MatrixView x, MatrixView y, const SimilarityOptions& option
 
     const bool count_output = p.output == SimilarityOutput::Int32 || p.output == SimilarityOutput::UInt16 ||
                               p.output == SimilarityOutput::UInt8;
-    const std::string output = output_name(p.output);
+    const std::string output(to_string(p.output));
     if (p.mode == SimilarityMode::Count) {
         require(count_output, "output: " + output + " is an output of mode All; mode Count writes Int32, UInt16 or UInt8");
     } else {

@@ -50,19 +50,8 @@ hpcml::SimilarityOptions similarity_options(float threshold, const std::string& 
                                             const std::string& dtype, int device) {
     hpcml::SimilarityOptions o;
     o.threshold = threshold;
-    if (mode == "count") {
-        o.mode = hpcml::SimilarityMode::Count;
-    } else if (mode == "all") {
-        o.mode = hpcml::SimilarityMode::All;
-    } else {
-        throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "mode: expected 'count' or 'all', got '" + mode + "'");
-    }
-    if (dtype == "int32") o.output = hpcml::SimilarityOutput::Int32;
-    else if (dtype == "uint16") o.output = hpcml::SimilarityOutput::UInt16;
-    else if (dtype == "uint8") o.output = hpcml::SimilarityOutput::UInt8;
-    else if (dtype == "bool") o.output = hpcml::SimilarityOutput::Bool;
-    else if (dtype == "bitmask") o.output = hpcml::SimilarityOutput::Bitmask;
-    else throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "dtype: expected int32, uint16, uint8, bool or bitmask, got '" + dtype + "'");
+    o.mode = hpcml::parse_similarity_mode(mode, "mode");
+    o.output = hpcml::parse_similarity_output(dtype, "dtype");
     o.tile = tile;
     o.backend = hpcml::parse_backend(backend, "backend");
     o.method = hpcml::parse_method(method, "method");

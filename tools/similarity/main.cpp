@@ -273,7 +273,7 @@ Config parse(int argc, char** argv) {
             c.output = value();
         } else if (a == "--mode") {
             c.mode = value();
-            if (c.mode != "count" && c.mode != "all") throw Exit{1, "--mode: expected count or all, got '" + c.mode + "'"};
+            (void)hpcml::parse_similarity_mode(c.mode, "--mode");  // checked here, used by prepare()
         } else if (a == "--threshold") {
             const std::string v = value();
             char* end = nullptr;
@@ -305,13 +305,9 @@ Config parse(int argc, char** argv) {
     return c;
 }
 
-hpcml::SimilarityOutput output_of(const std::string& dtype) {
-    if (dtype == "int32") return hpcml::SimilarityOutput::Int32;
-    if (dtype == "uint16") return hpcml::SimilarityOutput::UInt16;
-    if (dtype == "uint8") return hpcml::SimilarityOutput::UInt8;
-    if (dtype == "bool") return hpcml::SimilarityOutput::Bool;
-    if (dtype == "bitmask") return hpcml::SimilarityOutput::Bitmask;
-    throw Exit{1, "--dtype: expected int32, uint16, uint8, bool or bitmask, got '" + dtype + "'"};
+hpcml::SimilarityOutput output_of(const Config& c) {
+    return hpcml::resolve_output({.mode = hpcml::parse_similarity_mode(c.mode, "--mode"),
+                                  .output = hpcml::parse_similarity_output(c.dtype, "--dtype")});
 }
 
 const char* descr_of(hpcml::SimilarityOutput o) {
@@ -382,7 +378,7 @@ Plan prepare(int argc, char** argv, const World& world) {
     Plan p;
     p.c = parse(argc, argv);
     const Config& c = p.c;
-    p.output = output_of(c.dtype);
+    p.output = output_of(c);
     p.x = hpcml::tools::read_npy(c.input, "INPUT.npy");
     if (!c.y_input.empty()) {
         p.y_storage = hpcml::tools::read_npy(c.y_input, "--y");
@@ -397,7 +393,7 @@ Plan prepare(int argc, char** argv, const World& world) {
     const std::size_t samples = p.samples, n = p.n, m = p.m;
     hpcml::SimilarityOptions& options = p.options;
     options.threshold = c.threshold;
-    options.mode = c.mode == "count" ? hpcml::SimilarityMode::Count : hpcml::SimilarityMode::All;
+    options.mode = hpcml::parse_similarity_mode(c.mode, "--mode");
     options.output = output;
     options.backend = hpcml::parse_backend(c.backend, "--backend");
     const hpcml::Context context = hpcml::make_context(options.backend);
