@@ -28,6 +28,7 @@ struct Constants {
     static constexpr T inv_sqrt2 = T(0.70710678118654752440);
     static constexpr T inv_sqrt_pi = T(0.56418958354775628695);
     static constexpr T log_sqrt_2pi = T(0.91893853320467274178);
+    static constexpr T inv_sqrt_2pi = T(0.39894228040143267794);
     static constexpr T two_pi = T(6.2831853071795864769);
 };
 
@@ -228,10 +229,13 @@ struct Standardized {
     double mu, lam, k, inv_k, sd;
     HPCML_HD Standardized(double m, double l) : mu(m), lam(l), k(sqrt(l / m)), inv_k(sqrt(m / l)), sd(m * sqrt(m / l)) {}
 
-    // f_Y(y) - phi(y) = phi(y) expm1(y^3 / (2 (k + y)) - 1.5 log1p(y / k)): accurate when close.
+    // f_Y(y) - phi(y) = phi(y) expm1(a), a = y^3 / (2 (k + y)) - 1.5 log1p(y / k): accurate when
+    // close. Where a >= 1 the difference has no cancellation and f_Y is taken from its own
+    // logarithm, which stays finite where phi underflows and exp(a) overflows (y ~ 40 k).
     HPCML_HD double pdf_minus_normal(double y, double phi) const {
         if (y <= -k) return -phi;
-        return phi * expm1(y * y * y / (2.0 * (k + y)) - 1.5 * log1p(y * inv_k));
+        const double a = y * y * y / (2.0 * (k + y)) - 1.5 * log1p(y * inv_k);
+        return a < 1.0 ? phi * expm1(a) : standardized_pdf(y, mu, lam) - phi;
     }
     // F_Y(y) - Phi(y), F_Y(y) = F(mu + y sd).
     HPCML_HD double cdf_minus_normal(double y, double Phi) const { return cdf(mu + y * sd, mu, lam) - Phi; }
