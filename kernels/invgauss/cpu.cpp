@@ -77,7 +77,7 @@ double tv_sum(const Standardized& s, const Grid& grid, const double* phi) {
 }  // namespace
 
 // One thread's share of an elementwise call, vectorised by the compiler where the function
-// allows: with libmvec's vector exp, log, log1p, expm1 and erfc (declared below) and this file's
+// allows: with libmvec's vector exp, log, log1p, expm1 and erfc (declared above) and this file's
 // -fno-math-errno -fno-trapping-math (which change no value), the branches of math.hpp become
 // selects. An AVX2 clone and a baseline (SSE2) clone, chosen at load time.
 template <class T, class Fn>

@@ -231,7 +231,7 @@ struct Standardized {
 
     // f_Y(y) - phi(y) = phi(y) expm1(a), a = y^3 / (2 (k + y)) - 1.5 log1p(y / k): accurate when
     // close. Where a >= 1 the difference has no cancellation and f_Y is taken from its own
-    // logarithm, which stays finite where phi underflows and exp(a) overflows (y ~ 40 k).
+    // logarithm, which stays finite where phi underflows and exp(a) overflows (y beyond ~38).
     HPCML_HD double pdf_minus_normal(double y, double phi) const {
         if (y <= -k) return -phi;
         const double a = y * y * y / (2.0 * (k + y)) - 1.5 * log1p(y * inv_k);
