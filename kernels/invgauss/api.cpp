@@ -71,7 +71,7 @@ RunStats evaluate_device(Function f, const T* x, std::size_t n, const T* mu, std
 #if HPCML_WITH_CUDA
     detail::invgauss::cuda_evaluate_device(f, e, context);
 #else
-    (void)f, (void)e;
+    (void)f, (void)e, (void)context;
 #endif
     return RunStats{Backend::Cuda, Method::Fused, since(start), {}};
 }
