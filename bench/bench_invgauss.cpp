@@ -1,7 +1,6 @@
 // bench_invgauss: the inverse Gaussian's elementwise throughput (pdf and cdf, bytes/s and, on
 // the GPU, the fraction of the memory bandwidth: device arrays, kernel time), its sampling rate,
 // and the distance-to-normal batch, fused vs naive (time, peak memory).
-#include <hpcml/device.hpp>
 #include <hpcml/invgauss.hpp>
 
 #include <cmath>
@@ -28,12 +27,6 @@ struct Config {
     hpcml::Backend backend;
     int device;
 };
-
-double peak_bandwidth(int device) {
-    for (const hpcml::DeviceInfo& d : hpcml::devices())
-        if (d.index == device) return d.peak_memory_bandwidth_gbps * 1e9;
-    return 0.0;
-}
 
 // Elementwise f on n values with scalar parameters: 2 n sizeof(T) bytes moved.
 template <class T>
@@ -62,10 +55,7 @@ void run_elementwise(benchmark::State& state, const Config& c, ig::Function f) {
                 hpcml::bench::time_iteration(state, context, [&] {
                     ig::evaluate_device<T>(f, dx, c.elements, dparams, 1, dparams + 1, 1, dout, options);
                 });
-            const double peak = peak_bandwidth(c.device);
-            if (peak > 0)
-                state.counters["bandwidth_fraction"] = benchmark::Counter(
-                    2.0 * bytes / peak, benchmark::Counter::kIsIterationInvariantRate);
+            hpcml::bench::set_bandwidth_fraction(state, c.device, 2.0 * bytes);
         }
         cudaFree(dx);
         cudaFree(dout);

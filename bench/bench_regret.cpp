@@ -1,7 +1,6 @@
 // bench_regret: regret matching on one large random game (--actions, default 4096) or on a
 // batch of small ones (--batch B --actions n), fused vs naive. Counters: iterations/s, bytes/s
 // over A (passes per iteration x 4 n1 n2 bytes), games x iterations / s for batches, peak memory.
-#include <hpcml/device.hpp>
 #include <hpcml/regret.hpp>
 
 #include <cstdio>
@@ -51,13 +50,7 @@ void run_regret(benchmark::State& state, const std::shared_ptr<Workload>& w, hpc
     state.counters["iterations/s"] = Counter(iterations, Counter::kIsIterationInvariantRate);
     const double bytes = iterations * a_bytes * (one_pass ? 1 : 2);
     state.counters["bytes/s"] = Counter(bytes, Counter::kIsIterationInvariantRate, Counter::kIs1024);
-    if (stats.backend == hpcml::Backend::Cuda) {
-        // Against the device's theoretical peak (2 x memory clock x bus width / 8).
-        for (const hpcml::DeviceInfo& d : hpcml::devices())
-            if (d.index == o.device && d.peak_memory_bandwidth_gbps > 0)
-                state.counters["bandwidth_fraction"] =
-                    Counter(bytes / (d.peak_memory_bandwidth_gbps * 1e9), Counter::kIsIterationInvariantRate);
-    }
+    if (stats.backend == hpcml::Backend::Cuda) hpcml::bench::set_bandwidth_fraction(state, o.device, bytes);
     if (w->batch > 1) state.counters["game_iterations/s"] = Counter(iterations * w->batch, Counter::kIsIterationInvariantRate);
     hpcml::bench::set_memory_counters(state, stats.memory);
 }

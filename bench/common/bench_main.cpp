@@ -245,6 +245,13 @@ void set_memory_counters(benchmark::State& state, const MemoryStats& stats) {
         Counter(static_cast<double>(stats.peak_host_bytes), Counter::kDefaults, Counter::kIs1024);
 }
 
+void set_bandwidth_fraction(benchmark::State& state, int device, double bytes_per_iteration) {
+    for (const DeviceInfo& d : devices())
+        if (d.index == device && d.peak_memory_bandwidth_gbps > 0)
+            state.counters["bandwidth_fraction"] = benchmark::Counter(
+                bytes_per_iteration / (d.peak_memory_bandwidth_gbps * 1e9), benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void skip_with_error(benchmark::State& state, const std::exception& error) {
     state.SkipWithError(error.what());
 }

@@ -93,6 +93,10 @@ private:
 // Peak device and host bytes as counters (reported in binary units).
 void set_memory_counters(benchmark::State& state, const MemoryStats& stats);
 
+// bandwidth_fraction: bytes moved per iteration over the device's theoretical peak
+// (2 x memory clock x bus width / 8); nothing where the device reports no peak.
+void set_bandwidth_fraction(benchmark::State& state, int device, double bytes_per_iteration);
+
 // Skips the benchmark with hpcml's message (for example a naive run that would not fit).
 void skip_with_error(benchmark::State& state, const std::exception& error);
 
