@@ -54,18 +54,11 @@ std::string_view to_string(ErrorKind kind) noexcept {
 }
 
 Backend parse_backend(std::string_view text, std::string_view argument) {
-    if (text == "auto") return Backend::Auto;
-    if (text == "cpu") return Backend::Cpu;
-    if (text == "cuda") return Backend::Cuda;
-    detail::raise(ErrorKind::InvalidArgument, std::string(argument) + ": expected auto, cpu or cuda, got '" +
-                                                  std::string(text) + "'");
+    return detail::parse_named(text, argument, {Backend::Auto, Backend::Cpu, Backend::Cuda});
 }
 
 Method parse_method(std::string_view text, std::string_view argument) {
-    if (text == "fused") return Method::Fused;
-    if (text == "naive") return Method::Naive;
-    detail::raise(ErrorKind::InvalidArgument,
-                  std::string(argument) + ": expected fused or naive, got '" + std::string(text) + "'");
+    return detail::parse_named(text, argument, {Method::Fused, Method::Naive});
 }
 
 namespace {

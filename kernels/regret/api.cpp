@@ -32,18 +32,12 @@ std::string_view to_string(Averaging averaging) noexcept {
 }
 
 RegretVariant parse_regret_variant(std::string_view text, std::string_view argument) {
-    for (RegretVariant v : {RegretVariant::Seed, RegretVariant::RM, RegretVariant::RMPlus, RegretVariant::DCFR,
-                            RegretVariant::PredictiveRMPlus})
-        if (text == to_string(v)) return v;
-    detail::raise(ErrorKind::InvalidArgument, std::string(argument) + ": expected seed, rm, rm+, dcfr or prm+, got '" +
-                                                  std::string(text) + "'");
+    return detail::parse_named(text, argument, {RegretVariant::Seed, RegretVariant::RM, RegretVariant::RMPlus,
+                                                RegretVariant::DCFR, RegretVariant::PredictiveRMPlus});
 }
 
 Averaging parse_averaging(std::string_view text, std::string_view argument) {
-    for (Averaging a : {Averaging::Uniform, Averaging::Linear, Averaging::Quadratic})
-        if (text == to_string(a)) return a;
-    detail::raise(ErrorKind::InvalidArgument, std::string(argument) + ": expected uniform, linear or quadratic, got '" +
-                                                  std::string(text) + "'");
+    return detail::parse_named(text, argument, {Averaging::Uniform, Averaging::Linear, Averaging::Quadratic});
 }
 
 namespace {

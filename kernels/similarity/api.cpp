@@ -40,19 +40,12 @@ std::string_view to_string(SimilarityOutput output) noexcept {
 }
 
 SimilarityMode parse_similarity_mode(std::string_view text, std::string_view argument) {
-    for (SimilarityMode m : {SimilarityMode::Count, SimilarityMode::All})
-        if (text == to_string(m)) return m;
-    detail::raise(ErrorKind::InvalidArgument,
-                  std::string(argument) + ": expected count or all, got '" + std::string(text) + "'");
+    return detail::parse_named(text, argument, {SimilarityMode::Count, SimilarityMode::All});
 }
 
 SimilarityOutput parse_similarity_output(std::string_view text, std::string_view argument) {
-    for (SimilarityOutput o : {SimilarityOutput::Default, SimilarityOutput::Int32, SimilarityOutput::UInt16,
-                               SimilarityOutput::UInt8, SimilarityOutput::Bool, SimilarityOutput::Bitmask})
-        if (text == to_string(o)) return o;
-    detail::raise(ErrorKind::InvalidArgument, std::string(argument) +
-                                                  ": expected default, int32, uint16, uint8, bool or bitmask, got '" +
-                                                  std::string(text) + "'");
+    return detail::parse_named(text, argument, {SimilarityOutput::Default, SimilarityOutput::Int32, SimilarityOutput::UInt16,
+                                                SimilarityOutput::UInt8, SimilarityOutput::Bool, SimilarityOutput::Bitmask});
 }
 
 namespace {
