@@ -30,6 +30,14 @@ Elementwise<T> make_elementwise(const T* x, std::size_t n, const T* mu, std::siz
     return {x, n, mu, lam, mu_count == 1 ? std::size_t{0} : std::size_t{1}, lam_count == 1 ? std::size_t{0} : std::size_t{1}, out};
 }
 
+// The batch APIs raise on invalid parameters (the elementwise ones give NaN instead).
+template <class T>
+void require_parameters(const T* values, std::size_t count, const char* name) {
+    for (std::size_t i = 0; i < count; ++i)
+        detail::require(std::isfinite(values[i]) && values[i] > 0, std::string(name) + ": must be finite and > 0, got " +
+                                                                    std::to_string(values[i]) + " at " + std::to_string(i));
+}
+
 double since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -81,10 +89,8 @@ RunStats sample(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, 
                 std::uint64_t seed, T* out, const Options& options) {
     const auto start = std::chrono::steady_clock::now();
     const Elementwise<T> e = make_elementwise<T>(nullptr, n, mu, mu_count, lam, lam_count, out, false);
-    for (std::size_t i = 0; i < mu_count; ++i)
-        detail::require(std::isfinite(mu[i]) && mu[i] > 0, "mu: must be finite and > 0, got " + std::to_string(mu[i]) + " at " + std::to_string(i));
-    for (std::size_t i = 0; i < lam_count; ++i)
-        detail::require(std::isfinite(lam[i]) && lam[i] > 0, "lambda: must be finite and > 0, got " + std::to_string(lam[i]) + " at " + std::to_string(i));
+    require_parameters(mu, mu_count, "mu");
+    require_parameters(lam, lam_count, "lambda");
     const Context context = make_context(options.backend, options.device, options.stream);
     detail::MemoryTracker tracker;
     if (context.backend == Backend::Cuda) {
@@ -101,10 +107,8 @@ Distances distance_to_normal(const double* mu, const double* lam, std::size_t pa
     using detail::require;
     const auto start = std::chrono::steady_clock::now();
     require(pairs == 0 || (mu && lam), std::string(mu ? "lambda" : "mu") + ": null pointer");
-    for (std::size_t k = 0; k < pairs; ++k) {
-        require(std::isfinite(mu[k]) && mu[k] > 0, "mu: must be finite and > 0, got " + std::to_string(mu[k]) + " at " + std::to_string(k));
-        require(std::isfinite(lam[k]) && lam[k] > 0, "lambda: must be finite and > 0, got " + std::to_string(lam[k]) + " at " + std::to_string(k));
-    }
+    require_parameters(mu, pairs, "mu");
+    require_parameters(lam, pairs, "lambda");
     require(std::isfinite(o.grid_min) && std::isfinite(o.grid_max) && o.grid_min < o.grid_max,
             "grid: needs finite grid_min < grid_max, got [" + std::to_string(o.grid_min) + ", " + std::to_string(o.grid_max) + "]");
     require(o.grid_points >= 2, "grid: needs at least 2 points, got " + std::to_string(o.grid_points));
