@@ -43,7 +43,7 @@ void run_regret(benchmark::State& state, const std::shared_ptr<Workload>& w, hpc
     // Passes over A per iteration: simultaneous fused iterations read A once, except that the
     // CPU splits one large game's u1 and u2 into two passes (see kernels/regret/cpu.cpp);
     // alternating or naive iterations read it twice.
-    const bool simultaneous = !o.alternating || o.variant == hpcml::RegretVariant::Seed;
+    const bool simultaneous = hpcml::simultaneous_updates(o);
     const bool cpu_split = stats.backend == hpcml::Backend::Cpu && w->batch == 1 && w->n * w->n >= (1u << 16);
     const bool one_pass = method == hpcml::Method::Fused && simultaneous && !cpu_split;
     const double a_bytes = 4.0 * w->n * w->n * w->batch;
@@ -84,7 +84,7 @@ void register_benchmarks(const Flags& flags) {
                                  std::string(hpcml::to_string(o.backend)) + "/batch:" + std::to_string(w->batch) +
                                  "/actions:" + std::to_string(w->n) + "/iterations:" + std::to_string(o.iterations) +
                                  "/" + flags.str("variant") +
-                                 (o.alternating && o.variant != hpcml::RegretVariant::Seed ? "/alternating" : "/simultaneous");
+                                 (hpcml::simultaneous_updates(o) ? "/simultaneous" : "/alternating");
         benchmark::RegisterBenchmark(name.c_str(), [w, method](benchmark::State& s) { run_regret(s, w, method); })
             ->UseManualTime()
             ->Unit(benchmark::kMillisecond);

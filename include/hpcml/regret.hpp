@@ -16,10 +16,11 @@
 namespace hpcml {
 
 enum class RegretVariant {
-    // The seed program, transcribed: regret matching with simultaneous updates from uniform
-    // strategies; each player's regret is its cumulative expert reward minus its cumulative
-    // expected reward; the average is the uniform mean of the strategies computed *after* each
-    // update. Its eps = 2 max(max R1, max R2) / T is reported as the seed printed it.
+    // The seed program, op for op: regret matching with simultaneous updates from uniform
+    // strategies, one iteration behind. Iteration t computes both players' regrets against the
+    // strategies of iteration t - 1, then the new strategies from the cumulative regrets *before*
+    // adding those regrets, then adds them; the average is the uniform mean of the new
+    // strategies. Its eps = 2 max(max R1, max R2) / T is reported as the seed printed it.
     Seed,
     RM,                // regret matching: Q += r
     RMPlus,            // regret matching+: Q = [Q + r]+
@@ -40,9 +41,10 @@ struct RegretOptions {
     RegretVariant variant = RegretVariant::PredictiveRMPlus;
     bool alternating = true;      // player 2 responds to player 1's new strategy (ignored by Seed)
     Averaging averaging = Averaging::Quadratic;  // ignored by Seed (uniform)
-    // The seed's stochastic variant: utilities come from one sampled opponent action per
-    // iteration (column A[:, j] with j ~ y, row -A[i, :] with i ~ x) instead of the full
-    // expectation. Counter-based (Philox) draws: the same rng_seed gives the same run.
+    // The seed's stochastic variant: at each turn both players draw an action from their
+    // strategies (i ~ x, j ~ y) and a player's regret is taken against its own sampled action:
+    // r1 = A[:, j] - A[i, j], r2 = -(A[i, :] - A[i, j]). Counter-based (Philox) draws: the same
+    // rng_seed gives the same run on every backend.
     bool sampled = false;
     std::uint64_t rng_seed = 0;
     int record_every = 0;  // > 0: the exact gap of the running average every k iterations
@@ -63,10 +65,12 @@ struct GameSolution {
     // max(A y-bar) - min(x-bar^T A) >= 0: how much either player could gain by deviating
     // from the returned profile (the exact Nash gap, computed with two matrix passes).
     double gap = 0.0;
-    // 2 max(max R1, max R2) / T with R the players' true cumulative regrets: the seed's bound.
+    // 2 max(max R1, max R2) / T with R the players' true cumulative regrets (the sums of their
+    // instantaneous regrets, sampled ones when sampled): the seed's eps.
     double eps_bound = 0.0;
     // Whether eps_bound bounds the gap of the returned profile: only for simultaneous,
-    // full-information updates with the uniform average of the strategies played.
+    // full-information updates with the uniform average of the strategies played (not the seed,
+    // which averages other strategies than those its regrets were taken against).
     bool eps_bound_valid = false;
     std::vector<GapPoint> curve;  // every record_every iterations, and the last
     RunStats stats;
@@ -79,6 +83,10 @@ GameSolution solve_matrix_game(const float* A, std::size_t n1, std::size_t n2, c
 // Solves `batch` games of the same shape, A[b * n1 * n2 + i * n2 + j]; result b is game b's.
 std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
                                              const RegretOptions& options = {});
+
+// Whether both players update from the same profile (one pass over A per iteration serves both):
+// the seed, and every variant with alternating = false.
+bool simultaneous_updates(const RegretOptions& options) noexcept;
 
 std::string_view to_string(RegretVariant variant) noexcept;
 std::string_view to_string(Averaging averaging) noexcept;

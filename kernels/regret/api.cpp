@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "math.hpp"
 #include "regret_impl.hpp"
 #if HPCML_WITH_CUDA
 #include "cuda.hpp"
@@ -61,6 +62,10 @@ void check(const float* A, std::size_t batch, std::size_t n1, std::size_t n2, co
 
 }  // namespace
 
+bool simultaneous_updates(const RegretOptions& options) noexcept {
+    return detail::regret::make_schedule(options).simultaneous;
+}
+
 GameSolution solve_matrix_game(const float* A, std::size_t n1, std::size_t n2, const RegretOptions& options) {
     return solve_matrix_games(A, 1, n1, n2, options).front();
 }
@@ -85,11 +90,10 @@ std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, 
         }
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const bool simultaneous = options.variant == RegretVariant::Seed || !options.alternating;
+    const bool eps_bound_valid = detail::regret::make_schedule(options).eps_bound_valid();
     for (GameSolution& s : solutions) {
         s.stats = RunStats{context.backend, options.method, seconds, tracker.stats()};
-        s.eps_bound_valid = options.variant != RegretVariant::Seed && simultaneous && !options.sampled &&
-                            options.averaging == Averaging::Uniform;
+        s.eps_bound_valid = eps_bound_valid;
     }
     return solutions;
 }

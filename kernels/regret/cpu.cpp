@@ -19,7 +19,6 @@ namespace hpcml::detail::regret {
 
 namespace {
 
-
 using Vector = HostBuffer<double>;
 
 // sum_j row[j] * y[j] in 8 interleaved partial sums, combined in a fixed order: vectorisable
@@ -73,40 +72,26 @@ void utilities(const Game& g, const double* x, const double* y, double* u1, doub
     }
 }
 
-// Sampled utilities: the opponent's sampled action picks a column (player 1) or a row (player 2).
-void sampled_row_utility(const Game& g, std::size_t j, double* u1) {
-    for (std::size_t i = 0; i < g.n1; ++i) u1[i] = g.A[i * g.n2 + j];
-}
-void sampled_col_utility(const Game& g, std::size_t i, double* u2) {
-    for (std::size_t j = 0; j < g.n2; ++j) u2[j] = -static_cast<double>(g.A[i * g.n2 + j]);
-}
-
 struct Player {
     Player(MemoryTracker& tracker, std::size_t n)
-        : q(zeros(tracker, n)), r_total(zeros(tracker, n)), m(zeros(tracker, n)), sum(zeros(tracker, n)),
-          s(zeros(tracker, n, 1.0 / static_cast<double>(n))), u(zeros(tracker, n)), scratch(zeros(tracker, n)) {}
-    Vector q, r_total, m, sum, s, u, scratch;
-    double weight = 0.0;  // total averaging weight
+        : R(zeros(tracker, n)), Q(zeros(tracker, n)), sum(zeros(tracker, n)),
+          s(zeros(tracker, n, 1.0 / static_cast<double>(n))), u(zeros(tracker, n)), z(zeros(tracker, n)) {}
+    Vector R, Q, sum, s, u, z;  // the schedule's state (math.hpp); z: the next strategy's numerators
 
-    // Adds the instantaneous regret of this iteration's utilities u against strategy s.
-    void observe(const RegretOptions& o, int t) {
-        double expected = 0.0;
-        for (std::size_t k = 0; k < s.size(); ++k) expected += u[k] * s[k];
-        for (std::size_t k = 0; k < s.size(); ++k) {
-            const double r = u[k] - expected;
-            r_total[k] += r;
-            q[k] = o.variant == RegretVariant::Seed ? r_total[k] : accumulate(o.variant, q[k], r, t);
-            m[k] = r;
-        }
+    std::size_t size() const { return s.size(); }
+    double expected() const {
+        double e = 0.0;
+        for (std::size_t k = 0; k < size(); ++k) e += u[k] * s[k];
+        return e;
     }
-    void average(double w) {
-        for (std::size_t k = 0; k < s.size(); ++k) sum[k] += w * s[k];
-        weight += w;
+    void move(const Schedule& sc, int t, double baseline) {
+        double total = 0.0;
+        for (std::size_t k = 0; k < size(); ++k) total += z[k] = sc.observe(t, u[k], baseline, s[k], R[k], Q[k], sum[k]);
+        for (std::size_t k = 0; k < size(); ++k) s[k] = sc.play(t, z[k], total, size(), sum[k]);
     }
-    void play(const RegretOptions& o) { regret::play(o.variant, q.data(), m.data(), q.size(), s.data(), scratch.data()); }
-    std::vector<double> mean() const {
-        std::vector<double> out(sum.size());
-        for (std::size_t k = 0; k < out.size(); ++k) out[k] = sum[k] / weight;
+    std::vector<double> average(const Schedule& sc, int t) const {
+        std::vector<double> out(size());
+        for (std::size_t k = 0; k < size(); ++k) out[k] = sum[k] / sc.total_weight(t);
         return out;
     }
 };
@@ -128,75 +113,54 @@ Evaluation evaluate(const Game& g, const double* x, const double* y, bool parall
 }
 
 GameSolution cpu_solve(const Game& g, const RegretOptions& o, bool parallel, MemoryTracker& tracker) {
-    Player p1(tracker, g.n1), p2(tracker, g.n2);
-    const bool seed = o.variant == RegretVariant::Seed;
-    const bool simultaneous = seed || !o.alternating;
+    const Schedule sc = make_schedule(o);
+    Player p[2] = {Player(tracker, g.n1), Player(tracker, g.n2)};
     const bool fused = o.method == Method::Fused;
-    GameSolution out;
-    auto record = [&](int t) {
-        const std::vector<double> x = p1.mean(), y = p2.mean();
-        out.curve.push_back({t, evaluate(g, x.data(), y.data(), parallel, tracker).gap});
+    // One player's utilities in a pass of their own: the naive method's lands in a fresh
+    // temporary first, as the eager program's GEMV result does.
+    auto pass = [&](int player) {
+        Vector fresh = fused ? Vector() : zeros(tracker, p[player].size());
+        double* u = fused ? p[player].u.data() : fresh.data();
+        if (player == 0) utilities(g, nullptr, p[1].s.data(), u, nullptr, parallel);
+        if (player == 1) utilities(g, p[0].s.data(), nullptr, nullptr, u, parallel);
+        if (!fused) std::copy(u, u + p[player].size(), p[player].u.data());
     };
-
-    for (int t = 1; t <= o.iterations; ++t) {
-        const double w = seed ? 1.0 : average_weight<double>(o.averaging, t);
-        if (!seed) {
-            p1.play(o);
-            p2.play(o);
-        }
-        if (simultaneous) {
-            if (o.sampled) {
-                const std::size_t i = sample(p1.s.data(), g.n1, uniform_draw(o.rng_seed, g.index, t, 0));
-                const std::size_t j = sample(p2.s.data(), g.n2, uniform_draw(o.rng_seed, g.index, t, 1));
-                sampled_row_utility(g, j, p1.u.data());
-                sampled_col_utility(g, i, p2.u.data());
-            } else if (fused) {
-                utilities(g, p1.s.data(), p2.s.data(), p1.u.data(), p2.u.data(), parallel);
-            } else {  // the eager program's two GEMVs, each into a fresh temporary
-                Vector ay = zeros(tracker, g.n1), xa = zeros(tracker, g.n2);
-                utilities(g, nullptr, p2.s.data(), ay.data(), nullptr, parallel);
-                utilities(g, p1.s.data(), nullptr, nullptr, xa.data(), parallel);
-                std::copy(ay.data(), ay.data() + g.n1, p1.u.data());
-                std::copy(xa.data(), xa.data() + g.n2, p2.u.data());
-            }
-            p1.observe(o, t);
-            p2.observe(o, t);
-            if (seed) {  // the seed averages the strategies it computes after each update
-                p1.play(o);
-                p2.play(o);
-            }
-            p1.average(w);
-            p2.average(w);
-        } else {
-            // Player 1 answers y_t; player 2 answers player 1's new strategy x_{t+1}.
-            if (o.sampled) {
-                sampled_row_utility(g, sample(p2.s.data(), g.n2, uniform_draw(o.rng_seed, g.index, t, 1)), p1.u.data());
+    GameSolution out;
+    for (int t = 1; t <= sc.iterations; ++t) {
+        for (int turn = 0; turn < sc.turns(); ++turn) {
+            const bool moves[2] = {sc.moves(turn, 0), sc.moves(turn, 1)};
+            std::size_t action[2] = {0, 0};
+            if (sc.sampled) {
+                for (int q = 0; q < 2; ++q)
+                    action[q] = sample(p[q].s.data(), p[q].size(), uniform_draw(sc.rng_seed, g.index, t, sc.draw_key(turn, q)));
+                if (moves[0])
+                    for (std::size_t i = 0; i < g.n1; ++i) p[0].u[i] = g.A[i * g.n2 + action[1]];
+                if (moves[1])
+                    for (std::size_t j = 0; j < g.n2; ++j) p[1].u[j] = -static_cast<double>(g.A[action[0] * g.n2 + j]);
+            } else if (moves[0] && moves[1] && fused) {
+                utilities(g, p[0].s.data(), p[1].s.data(), p[0].u.data(), p[1].u.data(), parallel);
             } else {
-                utilities(g, nullptr, p2.s.data(), p1.u.data(), nullptr, parallel);
+                for (int q = 0; q < 2; ++q)
+                    if (moves[q]) pass(q);
             }
-            p1.observe(o, t);
-            p1.average(w);
-            p1.play(o);
-            if (o.sampled) {
-                sampled_col_utility(g, sample(p1.s.data(), g.n1, uniform_draw(o.rng_seed, g.index, t, 0)), p2.u.data());
-            } else {
-                utilities(g, p1.s.data(), nullptr, nullptr, p2.u.data(), parallel);
-            }
-            p2.observe(o, t);
-            p2.average(w);
+            for (int q = 0; q < 2; ++q)
+                if (moves[q]) p[q].move(sc, t, sc.sampled ? p[q].u[action[q]] : p[q].expected());
         }
-        if (o.record_every > 0 && t % o.record_every == 0 && t != o.iterations) record(t);
+        if (sc.records_at(t)) {
+            const std::vector<double> x = p[0].average(sc, t), y = p[1].average(sc, t);
+            out.curve.push_back({t, evaluate(g, x.data(), y.data(), parallel, tracker).gap});
+        }
     }
 
-    out.row_strategy = p1.mean();
-    out.col_strategy = p2.mean();
+    out.row_strategy = p[0].average(sc, sc.iterations);
+    out.col_strategy = p[1].average(sc, sc.iterations);
     const Evaluation e = evaluate(g, out.row_strategy.data(), out.col_strategy.data(), parallel, tracker);
     out.value = e.value;
     out.gap = e.gap;
-    if (o.record_every > 0) out.curve.push_back({o.iterations, e.gap});
-    const double max_regret = std::max(*std::max_element(p1.r_total.data(), p1.r_total.data() + g.n1),
-                                       *std::max_element(p2.r_total.data(), p2.r_total.data() + g.n2));
-    out.eps_bound = 2.0 * max_regret / o.iterations;
+    if (sc.records() > 0) out.curve.push_back({sc.iterations, e.gap});
+    const double max_regret = std::max(*std::max_element(p[0].R.data(), p[0].R.data() + g.n1),
+                                       *std::max_element(p[1].R.data(), p[1].R.data() + g.n2));
+    out.eps_bound = 2.0 * max_regret / sc.iterations;
     return out;
 }
 

@@ -1,98 +1,109 @@
-// The regret-matching family's CUDA side (fused.cu, naive.cu, cuda_driver.cpp).
+// The regret-matching family's CUDA side (fused.cu, naive.cu, cuda_driver.cpp). Every kernel
+// follows the schedule of math.hpp; none of them asks which variant runs.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "common/memory.hpp"
+#include "math.hpp"
 #include "regret_impl.hpp"
 
 namespace hpcml::detail::regret {
 
-// Games up to this many actions per player are solved by the batched kernel (a warp per game,
-// payoffs in shared memory); larger ones by the large-game path, one game at a time.
+// Games up to this many actions per player are solved by the batched kernel (a group of lanes
+// per game, payoffs in shared memory); larger ones by the large-game path.
 constexpr std::size_t kMaxBatchedActions = 64;
 
 // Solves `batch` games of n1 x n2 (host payoffs) on context's device.
 std::vector<GameSolution> cuda_solve(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
                                      const RegretOptions& options, const Context& context, MemoryTracker& tracker);
 
-// The naive baseline (naive.cu): the seed's eager program on one game, float32 state, one
-// launch per operation (cuBLAS GEMVs, dots and axpys, elementwise kernels) and fresh
-// temporaries every iteration. `index` is the game's number in its batch (sampled draws).
-GameSolution naive_solve(const float* A, std::size_t n1, std::size_t n2, std::size_t index, const RegretOptions& options,
-                         cudaStream_t stream, MemoryTracker& tracker);
+// The naive baseline (naive.cu): the seed's eager program, float32 state, one launch per
+// operation (cuBLAS GEMVs, dots and asums, elementwise kernels), fresh temporaries every
+// iteration, one game after another with one cuBLAS handle for the call.
+std::vector<GameSolution> naive_solve(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
+                                      const Schedule& schedule, cudaStream_t stream, MemoryTracker& tracker);
 
 // ---- launchers (device pointers) ----
 
-// Options and per-game outputs of the batched kernel.
+// The batched kernel: games x n1 x n2 payoffs, every iteration inside one launch.
 struct BatchedArgs {
-    const float* A;  // batch x n1 x n2
-    int batch, n1, n2;
-    RegretVariant variant;
-    bool alternating, sampled;
-    Averaging averaging;
-    int iterations, record_every, records;
-    unsigned long long rng_seed;
-    double* row_strategy;  // batch x n1
-    double* col_strategy;  // batch x n2
-    double* value;         // batch
-    double* gap;           // batch
-    double* max_regret;    // batch: max over both players of the cumulative regret
-    double* curve;         // batch x records
+    const float* A;  // games x n1 x n2
+    int games, n1, n2;
+    std::uint64_t first_game;  // the number of game 0 in the caller's batch: keys the sampled draws
+    Schedule schedule;
+    double* row_strategy;  // games x n1
+    double* col_strategy;  // games x n2
+    double* value;         // games
+    double* gap;           // games
+    double* max_regret;    // games: max over both players of the true cumulative regret
+    double* curve;         // games x schedule.records(): the gaps before the last (which is `gap`)
 };
 void launch_batched(const BatchedArgs& args, cudaStream_t stream);
 
-// The large-game path's device state for one player.
+// The large-game path's state for one player: each field holds `games` rows of n entries.
 struct PlayerDevice {
-    double *q, *r_total, *m, *sum, *s, *u;
+    double *R, *Q, *sum, *s, *u;
     int n;
 };
 
-// u1 = A y (when u1 is non-null) and u2 = -(x^T A) (when u2 is non-null), in one pass over A
-// when both are asked for. Partial sums go through u1_partial (dual_gemv_row_partials(n2) x n1
-// doubles) and u2_partial (dual_gemv_row_blocks(n1, n2) x n2 doubles).
-void launch_dual_gemv(const float* A, int n1, int n2, const double* x, const double* y, double* u1, double* u2,
-                      double* u1_partial, double* u2_partial, cudaStream_t stream);
-int dual_gemv_row_blocks(int n1, int n2);
-int dual_gemv_row_partials(int n2);
+// Zero regrets, accumulators and sums; uniform strategies.
+void launch_reset(const PlayerDevice& p, int games, cudaStream_t stream);
 
-// Sum of the averaging weights of iterations 1..t.
-double averaging_total(RegretVariant variant, Averaging averaging, int t);
-
-// One regret-matching step for up to two players on iteration *t (1-based, in device memory so
-// that a captured graph replays unchanged): observe u, then average and play the next strategy
-// in the variant's order (the seed averages after playing).
-struct UpdateArgs {
-    PlayerDevice players[2];
-    int count;
-    RegretVariant variant;
-    Averaging averaging;
-    const int* t;
+// For every game g (A + g n1 n2): u1 = A y (when u1 is non-null) and u2 = -(x^T A) (when u2 is
+// non-null), in one pass over A when both are asked for; x, y, u1, u2 hold a row per game.
+// Partial sums go through u1_partial (games x row_partials x n1 doubles) and u2_partial
+// (games x row_splits x n2 doubles), which the caller allocates for the plan.
+struct DualGemv {
+    int games, n1, n2, row_splits, row_partials;
+    double *u1_partial, *u2_partial;
 };
-void launch_update(const UpdateArgs& args, cudaStream_t stream);
+DualGemv plan_dual_gemv(int games, int n1, int n2, int multiprocessors);
+void launch_dual_gemv(const DualGemv& plan, const float* A, const double* x, const double* y, double* u1, double* u2,
+                      cudaStream_t stream);
+
+// A turn's move for the players that move, on iteration *t (in device memory, so that a
+// captured graph replays unchanged). actions: null for full information, else the turn's sampled
+// actions (game g: actions[2 g + player]), whose own entry is the baseline.
+struct MoveArgs {
+    PlayerDevice players[2];
+    int player[2];  // which player each block row is (0 = row player)
+    int count, games;
+    Schedule schedule;
+    const int* t;
+    const int* actions;
+};
+void launch_move(const MoveArgs& args, cudaStream_t stream);
 void launch_advance(int* t, cudaStream_t stream);
 
-// Sampled variant: action[k] ~ strategy[k] for up to two players, with the CPU's Philox keys
-// (game 0, iteration *t, player[k]).
+// The turn's sampled actions of both players in every game: actions[2 g + p] ~ strategy p,
+// drawn with the CPU's Philox keys (game first_game + g, iteration *t, draw_key(turn, p)).
 struct SampleArgs {
     const double* strategy[2];
-    int n[2], player[2], count;
-    unsigned long long seed, game;
+    int n[2], games, turn;
+    std::uint64_t first_game;
+    Schedule schedule;
     const int* t;
-    int* action;
+    int* actions;
 };
 void launch_sample(const SampleArgs& args, cudaStream_t stream);
-// u1 = A[:, *column] and u2 = -A[*row, :].
-void launch_gather_row_utilities(const float* A, int n1, int n2, const int* column, double* u1, cudaStream_t stream);
-void launch_gather_column_utilities(const float* A, int n1, int n2, const int* row, double* u2, cudaStream_t stream);
+// u1 = A[:, j] (when u1 is non-null) and u2 = -A[i, :] (when u2 is non-null) for the sampled
+// (i, j) of each game.
+void launch_gather_utilities(const float* A, int games, int n1, int n2, const int* actions, double* u1, double* u2,
+                             cudaStream_t stream);
 
-// x = p1.sum / weight, y = p2.sum / weight.
-void launch_averages(const PlayerDevice& p1, const PlayerDevice& p2, double weight, double* x, double* y,
+// x = p1.sum / weight, y = p2.sum / weight, every game.
+void launch_averages(const PlayerDevice& p1, const PlayerDevice& p2, int games, double weight, double* x, double* y,
                      cudaStream_t stream);
-// With u1 = A y and u2 = -(x^T A): out[0] = x^T A y, out[1] = max(u1) + max(u2) (the gap).
-void launch_evaluate(const double* x, const double* u1, int n1, const double* u2, int n2, double* out,
-                     cudaStream_t stream);
+// With u1 = A y and u2 = -(x^T A), per game g: value[g] = x^T A y (when value is non-null) and
+// gap[g * gap_stride] = max(u1) + max(u2), the exact Nash gap.
+void launch_evaluate(const double* x, const double* u1, int n1, const double* u2, int n2, int games, double* value,
+                     double* gap, int gap_stride, cudaStream_t stream);
+// max_regret[g] = the largest true cumulative regret of either player in game g.
+void launch_max_regret(const PlayerDevice& p1, const PlayerDevice& p2, int games, double* max_regret,
+                       cudaStream_t stream);
 
 }  // namespace hpcml::detail::regret

@@ -1,8 +1,9 @@
-// The regret-matching CUDA backend's host side: the batched kernel for small games, and for a
-// large game the iteration captured once in a CUDA graph and replayed, with the exact gap
-// evaluated on the device at record points and at the end.
+// The regret-matching CUDA backend's host side: the batched kernel for small games, and for
+// large games the iteration of math.hpp's schedule captured once in a CUDA graph and replayed,
+// several games per launch, with the exact gap evaluated on the device at record points and at
+// the end. Games go in chunks so that buffers stay bounded and every count fits an int.
 #include <algorithm>
-#include <cstring>
+#include <climits>
 #include <vector>
 
 #include "common/cuda_check.hpp"
@@ -14,118 +15,137 @@ namespace hpcml::detail::regret {
 
 namespace {
 
-int records_of(const RegretOptions& o) { return o.record_every > 0 ? (o.iterations - 1) / o.record_every + 1 : 0; }
+// Games per launch of the batched kernel: 2^20 3 x 3 games are 131072 warps, enough to fill any
+// GPU, and about 100 MB of buffers.
+constexpr std::size_t kBatchedChunk = std::size_t{1} << 20;
+// Large games per chunk: at most this many payoff bytes, and the grid's y and z limit.
+constexpr std::size_t kLargeChunkBytes = std::size_t{1} << 30;
+constexpr std::size_t kMaxGridGames = 65535;
+
+// What both paths leave on the device for a chunk of games, and its copy into the solutions.
+struct ChunkResults {
+    ChunkResults(MemoryTracker& tracker, std::size_t games, std::size_t n1, std::size_t n2, int records, cudaStream_t stream)
+        : rows(tracker, games * n1, stream, "regret row strategies"),
+          cols(tracker, games * n2, stream, "regret column strategies"),
+          scalars(tracker, games * 3, stream, "regret values, gaps, regrets"),
+          curve(tracker, games * static_cast<std::size_t>(records), stream, "regret gap curves"),
+          games(games), n1(n1), n2(n2), records(records) {}
+    DeviceBuffer<double> rows, cols, scalars, curve;
+    std::size_t games, n1, n2;
+    int records;
+
+    double* value() { return scalars.data(); }
+    double* gap() { return scalars.data() + games; }
+    double* max_regret() { return scalars.data() + 2 * games; }
+
+    // Solutions first .. first + count - 1 from the chunk's first `count` games.
+    void unpack(std::vector<GameSolution>& out, std::size_t first, std::size_t count, const Schedule& sc,
+                cudaStream_t stream) {
+        std::vector<double> h_rows(count * n1), h_cols(count * n2), h_scalars(scalars.size()), h_curve(count * records);
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(h_rows.data(), rows.data(), h_rows.size() * sizeof(double), cudaMemcpyDeviceToHost, stream));
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(h_cols.data(), cols.data(), h_cols.size() * sizeof(double), cudaMemcpyDeviceToHost, stream));
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(h_scalars.data(), scalars.data(), scalars.bytes(), cudaMemcpyDeviceToHost, stream));
+        if (records > 0)
+            HPCML_CUDA_CHECK(cudaMemcpyAsync(h_curve.data(), curve.data(), h_curve.size() * sizeof(double), cudaMemcpyDeviceToHost, stream));
+        HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
+        for (std::size_t g = 0; g < count; ++g) {
+            GameSolution& s = out[first + g];
+            s.row_strategy.assign(h_rows.begin() + g * n1, h_rows.begin() + (g + 1) * n1);
+            s.col_strategy.assign(h_cols.begin() + g * n2, h_cols.begin() + (g + 1) * n2);
+            s.value = h_scalars[g];
+            s.gap = h_scalars[games + g];
+            s.eps_bound = 2.0 * h_scalars[2 * games + g] / sc.iterations;
+            for (int k = 0; k < records; ++k)
+                s.curve.push_back({sc.record_iteration(k), k + 1 < records ? h_curve[g * records + k] : s.gap});
+        }
+    }
+};
 
 std::vector<GameSolution> solve_batched(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
-                                        const RegretOptions& o, cudaStream_t stream, MemoryTracker& tracker) {
-    const int records = records_of(o);
-    DeviceBuffer<float> payoffs(tracker, batch * n1 * n2, stream, "regret payoffs on device");
-    DeviceBuffer<double> rows(tracker, batch * n1, stream, "regret row strategies");
-    DeviceBuffer<double> cols(tracker, batch * n2, stream, "regret column strategies");
-    DeviceBuffer<double> scalars(tracker, batch * 3, stream, "regret values, gaps, regrets");
-    DeviceBuffer<double> curve(tracker, batch * static_cast<std::size_t>(records), stream, "regret gap curves");
-    HPCML_CUDA_CHECK(cudaMemcpyAsync(payoffs.data(), A, payoffs.bytes(), cudaMemcpyHostToDevice, stream));
-    BatchedArgs args{payoffs.data(), static_cast<int>(batch), static_cast<int>(n1), static_cast<int>(n2),
-                     o.variant, o.alternating, o.sampled, o.averaging, o.iterations, o.record_every, records,
-                     o.rng_seed, rows.data(), cols.data(), scalars.data(), scalars.data() + batch,
-                     scalars.data() + 2 * batch, curve.data()};
-    launch_batched(args, stream);
-    std::vector<double> h_rows(batch * n1), h_cols(batch * n2), h_scalars(batch * 3), h_curve(curve.size());
-    HPCML_CUDA_CHECK(cudaMemcpyAsync(h_rows.data(), rows.data(), rows.bytes(), cudaMemcpyDeviceToHost, stream));
-    HPCML_CUDA_CHECK(cudaMemcpyAsync(h_cols.data(), cols.data(), cols.bytes(), cudaMemcpyDeviceToHost, stream));
-    HPCML_CUDA_CHECK(cudaMemcpyAsync(h_scalars.data(), scalars.data(), scalars.bytes(), cudaMemcpyDeviceToHost, stream));
-    if (records) HPCML_CUDA_CHECK(cudaMemcpyAsync(h_curve.data(), curve.data(), curve.bytes(), cudaMemcpyDeviceToHost, stream));
-    HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
-
+                                        const Schedule& sc, cudaStream_t stream, MemoryTracker& tracker) {
     std::vector<GameSolution> out(batch);
-    for (std::size_t b = 0; b < batch; ++b) {
-        GameSolution& s = out[b];
-        s.row_strategy.assign(h_rows.begin() + b * n1, h_rows.begin() + (b + 1) * n1);
-        s.col_strategy.assign(h_cols.begin() + b * n2, h_cols.begin() + (b + 1) * n2);
-        s.value = h_scalars[b];
-        s.gap = h_scalars[batch + b];
-        s.eps_bound = 2.0 * h_scalars[2 * batch + b] / o.iterations;
-        for (int r = 0; r < records; ++r) {
-            const int iteration = r + 1 < records ? (r + 1) * o.record_every : o.iterations;
-            s.curve.push_back({iteration, h_curve[b * records + r]});
-        }
+    const std::size_t chunk = std::min(batch, kBatchedChunk);
+    DeviceBuffer<float> payoffs(tracker, chunk * n1 * n2, stream, "regret payoffs on device");
+    ChunkResults results(tracker, chunk, n1, n2, sc.records(), stream);
+    for (std::size_t first = 0; first < batch; first += chunk) {
+        const std::size_t games = std::min(chunk, batch - first);
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(payoffs.data(), A + first * n1 * n2, games * n1 * n2 * sizeof(float),
+                                         cudaMemcpyHostToDevice, stream));
+        launch_batched({payoffs.data(), static_cast<int>(games), static_cast<int>(n1), static_cast<int>(n2), first, sc,
+                        results.rows.data(), results.cols.data(), results.value(), results.gap(), results.max_regret(),
+                        results.curve.data()},
+                       stream);
+        results.unpack(out, first, games, sc, stream);
     }
     return out;
 }
 
+// The large-game path's device state for a chunk of `games` games.
 struct LargeState {
-    LargeState(MemoryTracker& tracker, std::size_t n1, std::size_t n2, cudaStream_t stream)
-        : p1(tracker, 6 * n1, stream, "regret player 1 state"),
-          p2(tracker, 6 * n2, stream, "regret player 2 state"),
-          u1_partial(tracker, static_cast<std::size_t>(dual_gemv_row_partials(static_cast<int>(n2))) * n1, stream,
-                     "regret row partials"),
-          u2_partial(tracker, static_cast<std::size_t>(dual_gemv_row_blocks(static_cast<int>(n1), static_cast<int>(n2))) * n2,
-                     stream, "regret column partials"),
-          averages(tracker, n1 + n2, stream, "regret averages"),
-          evaluation(tracker, n1 + n2 + 2, stream, "regret evaluation"),
-          counters(tracker, 3, stream, "regret iteration and sampled actions") {}
-    DeviceBuffer<double> p1, p2, u1_partial, u2_partial, averages, evaluation;
-    DeviceBuffer<int> counters;  // t, then the sampled row and column actions
-
-    PlayerDevice player(int which, int n) {
-        double* base = which == 0 ? p1.data() : p2.data();
-        return {base, base + n, base + 2 * n, base + 3 * n, base + 4 * n, base + 5 * n, n};
+    LargeState(MemoryTracker& tracker, std::size_t games, std::size_t n1, std::size_t n2, int multiprocessors,
+               cudaStream_t stream)
+        : payoffs(tracker, games * n1 * n2, stream, "regret payoffs on device"),
+          state{DeviceBuffer<double>(tracker, 5 * games * n1, stream, "regret player 1 state"),
+                DeviceBuffer<double>(tracker, 5 * games * n2, stream, "regret player 2 state")},
+          gemv(plan_dual_gemv(static_cast<int>(games), static_cast<int>(n1), static_cast<int>(n2), multiprocessors)),
+          u1_partial(tracker, games * static_cast<std::size_t>(gemv.row_partials) * n1, stream, "regret row partials"),
+          u2_partial(tracker, games * static_cast<std::size_t>(gemv.row_splits) * n2, stream, "regret column partials"),
+          averages(tracker, games * (n1 + n2), stream, "regret averages"),
+          evaluation(tracker, games * (n1 + n2), stream, "regret evaluation"),
+          counters(tracker, 1 + 2 * games, stream, "regret iteration and sampled actions"),
+          games(static_cast<int>(games)), n1(static_cast<int>(n1)), n2(static_cast<int>(n2)) {
+        gemv.u1_partial = u1_partial.data();
+        gemv.u2_partial = u2_partial.data();
     }
+    DeviceBuffer<float> payoffs;
+    DeviceBuffer<double> state[2];
+    DualGemv gemv;
+    DeviceBuffer<double> u1_partial, u2_partial, averages, evaluation;
+    DeviceBuffer<int> counters;  // t, then the sampled actions of each game
+    int games, n1, n2;
+
+    PlayerDevice player(int which) {
+        const int n = which == 0 ? n1 : n2;
+        const std::size_t field = static_cast<std::size_t>(games) * n;
+        double* base = state[which].data();
+        return {base, base + field, base + 2 * field, base + 3 * field, base + 4 * field, n};
+    }
+    int* t() { return counters.data(); }
+    int* actions() { return counters.data() + 1; }
 };
 
-// Enqueues one iteration of the large-game path on `stream` (captured into a graph by the caller).
-void enqueue_iteration(const float* A, int n1, int n2, std::size_t game, const RegretOptions& o, LargeState& st,
-                       cudaStream_t stream) {
-    const PlayerDevice p1 = st.player(0, n1), p2 = st.player(1, n2);
-    int* t = st.counters.data();
-    int* row_action = t + 1;
-    int* col_action = t + 2;
-    const bool simultaneous = o.variant == RegretVariant::Seed || !o.alternating;
-    auto update = [&](const PlayerDevice& a, const PlayerDevice* b) {
-        UpdateArgs args{{a, b ? *b : a}, b ? 2 : 1, o.variant, o.averaging, t};
-        launch_update(args, stream);
-    };
-    auto sample = [&](const PlayerDevice& p, int player, int* action) {
-        SampleArgs args{{p.s, p.s}, {p.n, p.n}, {player, player}, 1, o.rng_seed, game, t, action};
-        launch_sample(args, stream);
-    };
-    if (simultaneous) {
-        if (o.sampled) {
-            SampleArgs args{{p1.s, p2.s}, {n1, n2}, {0, 1}, 2, o.rng_seed, game, t, row_action};
-            launch_sample(args, stream);
-            launch_gather_row_utilities(A, n1, n2, col_action, p1.u, stream);
-            launch_gather_column_utilities(A, n1, n2, row_action, p2.u, stream);
+// Enqueues one iteration of the schedule on `stream` (captured into a graph by the caller).
+void enqueue_iteration(const Schedule& sc, std::uint64_t first_game, LargeState& st, cudaStream_t stream) {
+    const PlayerDevice p[2] = {st.player(0), st.player(1)};
+    for (int turn = 0; turn < sc.turns(); ++turn) {
+        const bool moves[2] = {sc.moves(turn, 0), sc.moves(turn, 1)};
+        double* u1 = moves[0] ? p[0].u : nullptr;
+        double* u2 = moves[1] ? p[1].u : nullptr;
+        if (sc.sampled) {
+            launch_sample({{p[0].s, p[1].s}, {st.n1, st.n2}, st.games, turn, first_game, sc, st.t(), st.actions()}, stream);
+            launch_gather_utilities(st.payoffs.data(), st.games, st.n1, st.n2, st.actions(), u1, u2, stream);
         } else {
-            launch_dual_gemv(A, n1, n2, p1.s, p2.s, p1.u, p2.u, st.u1_partial.data(), st.u2_partial.data(), stream);
+            launch_dual_gemv(st.gemv, st.payoffs.data(), p[0].s, p[1].s, u1, u2, stream);
         }
-        update(p1, &p2);
-    } else {
-        if (o.sampled) {
-            sample(p2, 1, col_action);
-            launch_gather_row_utilities(A, n1, n2, col_action, p1.u, stream);
-        } else {
-            launch_dual_gemv(A, n1, n2, nullptr, p2.s, p1.u, nullptr, st.u1_partial.data(), nullptr, stream);
+        MoveArgs move{{p[0], p[1]}, {0, 1}, 0, st.games, sc, st.t(), sc.sampled ? st.actions() : nullptr};
+        for (int q = 0; q < 2; ++q) {
+            if (!moves[q]) continue;
+            move.players[move.count] = p[q];
+            move.player[move.count] = q;
+            ++move.count;
         }
-        update(p1, nullptr);
-        if (o.sampled) {
-            sample(p1, 0, row_action);
-            launch_gather_column_utilities(A, n1, n2, row_action, p2.u, stream);
-        } else {
-            launch_dual_gemv(A, n1, n2, p1.s, nullptr, nullptr, p2.u, nullptr, st.u2_partial.data(), stream);
-        }
-        update(p2, nullptr);
+        launch_move(move, stream);
     }
-    launch_advance(t, stream);
+    launch_advance(st.t(), stream);
 }
 
 class Graph {
 public:
     // Captures `iterations` iterations.
-    Graph(const float* A, int n1, int n2, std::size_t game, const RegretOptions& o, LargeState& st, cudaStream_t stream,
-          int iterations) {
+    Graph(const Schedule& sc, std::uint64_t first_game, LargeState& st, cudaStream_t stream, int iterations) {
         HPCML_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
         try {
-            for (int k = 0; k < iterations; ++k) enqueue_iteration(A, n1, n2, game, o, st, stream);
+            for (int k = 0; k < iterations; ++k) enqueue_iteration(sc, first_game, st, stream);
         } catch (...) {
             cudaGraph_t broken = nullptr;
             (void)cudaStreamEndCapture(stream, &broken);
@@ -153,71 +173,58 @@ private:
     cudaGraphExec_t exec_ = nullptr;
 };
 
-GameSolution solve_large(const float* A_host, std::size_t n1, std::size_t n2, std::size_t game, const RegretOptions& o,
-                         cudaStream_t stream, MemoryTracker& tracker) {
-    const int N1 = static_cast<int>(n1), N2 = static_cast<int>(n2);
-    DeviceBuffer<float> A(tracker, n1 * n2, stream, "regret payoffs on device");
-    HPCML_CUDA_CHECK(cudaMemcpyAsync(A.data(), A_host, A.bytes(), cudaMemcpyHostToDevice, stream));
-    LargeState st(tracker, n1, n2, stream);
-    // Accumulators, regrets, predictions, sums and utilities start at 0; strategies uniform.
-    HPCML_CUDA_CHECK(cudaMemsetAsync(st.p1.data(), 0, st.p1.bytes(), stream));
-    HPCML_CUDA_CHECK(cudaMemsetAsync(st.p2.data(), 0, st.p2.bytes(), stream));
-    const std::vector<double> uniform1(n1, 1.0 / static_cast<double>(n1)), uniform2(n2, 1.0 / static_cast<double>(n2));
-    HPCML_CUDA_CHECK(cudaMemcpyAsync(st.player(0, N1).s, uniform1.data(), n1 * sizeof(double), cudaMemcpyHostToDevice, stream));
-    HPCML_CUDA_CHECK(cudaMemcpyAsync(st.player(1, N2).s, uniform2.data(), n2 * sizeof(double), cudaMemcpyHostToDevice, stream));
-    const int one = 1;
-    HPCML_CUDA_CHECK(cudaMemcpyAsync(st.counters.data(), &one, sizeof one, cudaMemcpyHostToDevice, stream));
-    HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));  // `uniform*` and `one` are host temporaries
+// Runs every iteration for the `games` games whose payoffs are in st, leaving the results in
+// `results` (nothing waits on the host until the caller unpacks them).
+void run_large(const Schedule& sc, std::uint64_t first_game, int games, LargeState& st, ChunkResults& results,
+               cudaStream_t stream) {
+    st.games = games;
+    st.gemv.games = games;
+    const PlayerDevice p1 = st.player(0), p2 = st.player(1);
+    launch_reset(p1, games, stream);
+    launch_reset(p2, games, stream);
+    HPCML_CUDA_CHECK(cudaMemsetAsync(st.t(), 0, sizeof(int), stream));
+    launch_advance(st.t(), stream);  // t = 1
 
-    GameSolution out;
-    double evaluation[2] = {0.0, 0.0};
-    auto evaluate_now = [&](int t) {
+    // The gap of the average profile into gap[g * stride]; the value too when asked.
+    auto evaluate = [&](int t, double* value, double* gap, int stride) {
         double* x = st.averages.data();
-        double* y = x + n1;
+        double* y = x + static_cast<std::size_t>(games) * st.n1;
         double* u1 = st.evaluation.data();
-        double* u2 = u1 + n1;
-        double* result = u2 + n2;
-        launch_averages(st.player(0, N1), st.player(1, N2), averaging_total(o.variant, o.averaging, t), x, y, stream);
-        launch_dual_gemv(A.data(), N1, N2, x, y, u1, u2, st.u1_partial.data(), st.u2_partial.data(), stream);
-        launch_evaluate(x, u1, N1, u2, N2, result, stream);
-        HPCML_CUDA_CHECK(cudaMemcpyAsync(evaluation, result, sizeof evaluation, cudaMemcpyDeviceToHost, stream));
-        HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
+        double* u2 = u1 + static_cast<std::size_t>(games) * st.n1;
+        launch_averages(p1, p2, games, sc.total_weight(t), x, y, stream);
+        launch_dual_gemv(st.gemv, st.payoffs.data(), x, y, u1, u2, stream);
+        launch_evaluate(x, u1, st.n1, u2, st.n2, games, value, gap, stride, stream);
     };
 
     // Graphs of 8 iterations and of 1; replays run back to back on the stream.
     constexpr int kChunk = 8;
-    Graph one_iteration(A.data(), N1, N2, game, o, st, stream, 1);
-    Graph chunk(A.data(), N1, N2, game, o, st, stream, kChunk);
-    for (int t = 0; t < o.iterations;) {
-        const int next_record = o.record_every > 0 ? (t / o.record_every + 1) * o.record_every : o.iterations;
-        const int stop = std::min(next_record, o.iterations);
-        while (t + kChunk <= stop) {
-            chunk.launch(stream);
-            t += kChunk;
-        }
-        while (t < stop) {
-            one_iteration.launch(stream);
-            ++t;
-        }
-        if (o.record_every > 0 && t % o.record_every == 0 && t != o.iterations) {
-            evaluate_now(t);
-            out.curve.push_back({t, evaluation[1]});
-        }
+    Graph one_iteration(sc, first_game, st, stream, 1);
+    Graph eight_iterations(sc, first_game, st, stream, kChunk);
+    int record = 0;
+    for (int t = 0; t < sc.iterations;) {
+        const int stop = sc.record_every > 0 ? std::min(sc.iterations, (t / sc.record_every + 1) * sc.record_every) : sc.iterations;
+        for (; t + kChunk <= stop; t += kChunk) eight_iterations.launch(stream);
+        for (; t < stop; ++t) one_iteration.launch(stream);
+        if (sc.records_at(t)) evaluate(t, nullptr, results.curve.data() + record++, sc.records());
     }
-    evaluate_now(o.iterations);
-    out.value = evaluation[0];
-    out.gap = evaluation[1];
-    if (o.record_every > 0) out.curve.push_back({o.iterations, out.gap});
-    out.row_strategy.resize(n1);
-    out.col_strategy.resize(n2);
-    std::vector<double> r1(n1), r2(n2);
-    HPCML_CUDA_CHECK(cudaMemcpyAsync(out.row_strategy.data(), st.averages.data(), n1 * sizeof(double), cudaMemcpyDeviceToHost, stream));
-    HPCML_CUDA_CHECK(cudaMemcpyAsync(out.col_strategy.data(), st.averages.data() + n1, n2 * sizeof(double), cudaMemcpyDeviceToHost, stream));
-    HPCML_CUDA_CHECK(cudaMemcpyAsync(r1.data(), st.player(0, N1).r_total, n1 * sizeof(double), cudaMemcpyDeviceToHost, stream));
-    HPCML_CUDA_CHECK(cudaMemcpyAsync(r2.data(), st.player(1, N2).r_total, n2 * sizeof(double), cudaMemcpyDeviceToHost, stream));
-    HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
-    const double max_regret = std::max(*std::max_element(r1.begin(), r1.end()), *std::max_element(r2.begin(), r2.end()));
-    out.eps_bound = 2.0 * max_regret / o.iterations;
+    evaluate(sc.iterations, results.value(), results.gap(), 1);
+    launch_averages(p1, p2, games, sc.total_weight(sc.iterations), results.rows.data(), results.cols.data(), stream);
+    launch_max_regret(p1, p2, games, results.max_regret(), stream);
+}
+
+std::vector<GameSolution> solve_large(const float* A, std::size_t batch, std::size_t n1, std::size_t n2, const Schedule& sc,
+                                      int multiprocessors, cudaStream_t stream, MemoryTracker& tracker) {
+    std::vector<GameSolution> out(batch);
+    const std::size_t chunk = std::clamp<std::size_t>(kLargeChunkBytes / (n1 * n2 * sizeof(float)), 1, std::min(batch, kMaxGridGames));
+    LargeState st(tracker, chunk, n1, n2, multiprocessors, stream);
+    ChunkResults results(tracker, chunk, n1, n2, sc.records(), stream);
+    for (std::size_t first = 0; first < batch; first += chunk) {
+        const std::size_t games = std::min(chunk, batch - first);
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(st.payoffs.data(), A + first * n1 * n2, games * n1 * n2 * sizeof(float),
+                                         cudaMemcpyHostToDevice, stream));
+        run_large(sc, first, static_cast<int>(games), st, results, stream);
+        results.unpack(out, first, games, sc, stream);
+    }
     return out;
 }
 
@@ -225,18 +232,15 @@ GameSolution solve_large(const float* A_host, std::size_t n1, std::size_t n2, st
 
 std::vector<GameSolution> cuda_solve(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
                                      const RegretOptions& o, const Context& context, MemoryTracker& tracker) {
+    require(n1 <= INT_MAX && n2 <= INT_MAX, "A: at most 2^31 - 1 actions per player on the GPU");
     const DeviceGuard guard(context.device);
     Stream stream;
-    require(n1 < (std::size_t{1} << 31) && n2 < (std::size_t{1} << 31), "A: at most 2^31 - 1 actions per player on the GPU");
-    if (o.method == Method::Naive) {
-        std::vector<GameSolution> out;
-        for (std::size_t b = 0; b < batch; ++b) out.push_back(naive_solve(A + b * n1 * n2, n1, n2, b, o, stream.get(), tracker));
-        return out;
-    }
-    if (std::max(n1, n2) <= kMaxBatchedActions) return solve_batched(A, batch, n1, n2, o, stream.get(), tracker);
-    std::vector<GameSolution> out;
-    for (std::size_t b = 0; b < batch; ++b) out.push_back(solve_large(A + b * n1 * n2, n1, n2, b, o, stream.get(), tracker));
-    return out;
+    const Schedule sc = make_schedule(o);
+    if (o.method == Method::Naive) return naive_solve(A, batch, n1, n2, sc, stream.get(), tracker);
+    if (std::max(n1, n2) <= kMaxBatchedActions) return solve_batched(A, batch, n1, n2, sc, stream.get(), tracker);
+    int multiprocessors = 0;
+    HPCML_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, context.device));
+    return solve_large(A, batch, n1, n2, sc, multiprocessors, stream.get(), tracker);
 }
 
 }  // namespace hpcml::detail::regret

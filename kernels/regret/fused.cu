@@ -1,306 +1,294 @@
-// Regret matching on the GPU.
+// Regret matching on the GPU. Both paths run the schedule of math.hpp: its observe() and play()
+// are the per-entry arithmetic, so the kernels here supply only utilities and sums.
 //
-// Batched small games (regret_batched_kernel): one warp per game, the game's payoffs in shared
-// memory, every iteration inside the kernel; lane l owns actions l and l + 32 of each player,
-// whose state (accumulator, true regret, prediction, average sum, strategy, utility) lives in
-// registers in double precision. Per iteration a warp reads n1 * n2 floats from shared memory
-// twice (A y and x^T A) and does a handful of warp reductions: launch-free, shared-memory bound.
+// Batched small games (regret_batched_kernel): a group of G lanes per game (G the power of two
+// >= the larger action count, at least 4, so a warp holds 32 / G games: eight 3 x 3 games), the
+// game's payoffs in shared memory, every iteration inside the kernel. Lane l of a group owns
+// actions l and l + G (P = 2 only for 33..64 actions) of both players, whose state (true regret,
+// accumulator, average sum, strategy, utility) lives in registers in double precision. Payoff
+// rows are stored with an odd stride (n2 | 1) so the lanes of a group, reading A[l][j] for one
+// j, hit distinct banks. Per iteration a group reads n1 n2 floats from shared memory once per
+// player that moves and does a few group reductions: launch-free, shared-memory bound.
 //
-// One large game: per iteration a dual GEMV reads A (4 n1 n2 bytes) once for both players'
-// utilities when they update simultaneously (twice when alternating: player 2 needs player 1's
-// new strategy), then O(n1 + n2) update kernels. The floor is one pass over A per iteration at
-// memory bandwidth: 16384^2 floats = 1.07 GB, about 0.32 ms on an H100 SXM (3.35 TB/s). The
-// iteration is captured in a CUDA graph and replayed (cuda_driver.cpp), so 4096^2 games (67 MB,
-// ~20 us per pass) are not launch-bound.
+// Large games: per turn a dual GEMV reads A (4 n1 n2 bytes) once for both players' utilities
+// when they move simultaneously (twice per iteration when alternating), then one move kernel.
+// The floor is one pass over A per simultaneous iteration at memory bandwidth: 16384^2 floats
+// = 1.07 GB, about 0.32 ms on an H100 SXM (3.35 TB/s). Several games share every launch (the
+// game is the grid's z or y index), and the iteration is captured in a CUDA graph and replayed
+// (cuda_driver.cpp), so mid-sized games are not launch-bound either.
 //
 // dual_gemv_kernel layout: a block owns 1024 columns (4 per thread, strided by 256 so every
-// load is coalesced) of a band of rows. x^T A is complete per column over the band, so bands
-// write partials (finished by finish_column_utilities_kernel); each warp reduces A y over its
-// 128 columns per row with shuffles and writes a partial per row (finished by
+// load is coalesced) of a band of rows of one game. x^T A is complete per column over the band,
+// so bands write partials (finished by finish_column_utilities_kernel); each warp reduces A y
+// over its 128 columns per row with shuffles and writes a partial per row (finished by
 // finish_row_utilities_kernel). Partials are summed in a fixed order: results do not depend on
 // scheduling.
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cuda/functional>
 
+#include <algorithm>
 #include <cfloat>
 #include <climits>
 
 #include "common/cuda_check.hpp"
 #include "cuda.hpp"
-#include "math.hpp"
 
 namespace hpcml::detail::regret {
 
 namespace {
 
-__device__ inline double warp_sum(double v) {
-    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
-    return v;
-}
-
-__device__ inline double warp_max(double v) {
-    for (int offset = 16; offset > 0; offset >>= 1) v = fmax(v, __shfl_xor_sync(0xffffffffu, v, offset));
-    return v;
-}
-
-// Sum of averaging weights over iterations 1..t, as the CPU accumulates it.
-__host__ __device__ inline double total_weight(RegretVariant variant, Averaging averaging, int t) {
-    const double T = t;
-    if (variant == RegretVariant::Seed || averaging == Averaging::Uniform) return T;
-    if (averaging == Averaging::Linear) return T * (T + 1) / 2;
-    return T * (T + 1) * (2 * T + 1) / 6;
-}
+constexpr unsigned kFullMask = 0xffffffffu;
 
 // ---------------------------------------------------------------------------------------------
-// Batched small games: a warp per game.
+// Batched small games: a group of G lanes per game.
 
-template <int P>  // actions per lane: 1 (n <= 32) or 2 (n <= 64)
-struct WarpPlayer {
-    double q[P], r[P], m[P], sum[P], s[P], u[P];
+template <int G>
+struct Group {
+    int lane;  // 0 .. G - 1
+    // XOR offsets below G stay inside the aligned group of G lanes.
+    __device__ double sum(double v) const {
+        for (int offset = G / 2; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullMask, v, offset);
+        return v;
+    }
+    __device__ double max(double v) const {
+        for (int offset = G / 2; offset > 0; offset >>= 1) v = fmax(v, __shfl_xor_sync(kFullMask, v, offset));
+        return v;
+    }
+    __device__ int from_first(int v) const { return __shfl_sync(kFullMask, v, 0, G); }
+};
+
+template <int P>  // actions per lane
+struct LanePlayer {
+    double R[P], Q[P], sum[P], s[P], u[P];
     int n;
 };
 
-template <int P>
-__device__ void warp_init(WarpPlayer<P>& p, int n, int lane) {
+template <int G, int P>
+__device__ void lane_reset(LanePlayer<P>& p, int n, const Group<G>& g) {
     p.n = n;
     for (int k = 0; k < P; ++k) {
-        p.q[k] = p.r[k] = p.m[k] = p.sum[k] = p.u[k] = 0.0;
-        p.s[k] = lane + 32 * k < n ? 1.0 / n : 0.0;
+        p.R[k] = p.Q[k] = p.sum[k] = p.u[k] = 0.0;
+        p.s[k] = g.lane + G * k < n ? 1.0 / n : 0.0;
     }
 }
 
-template <int P>
-__device__ void warp_play(WarpPlayer<P>& p, RegretVariant variant, int lane) {
+template <int G, int P>
+__device__ void lane_store(const double (&v)[P], int n, double* dst, const Group<G>& g) {
+    for (int k = 0; k < P; ++k)
+        if (g.lane + G * k < n) dst[g.lane + G * k] = v[k];
+}
+
+// The move of math.hpp: observe every entry against the baseline, then play.
+template <int G, int P>
+__device__ void lane_move(LanePlayer<P>& p, const Schedule& sc, int t, double baseline, const Group<G>& g) {
     double z[P], total = 0.0;
     for (int k = 0; k < P; ++k) {
-        const double v = lane + 32 * k < p.n ? (variant == RegretVariant::PredictiveRMPlus ? p.q[k] + p.m[k] : p.q[k]) : 0.0;
-        z[k] = v > 0 ? v : 0.0;
+        z[k] = g.lane + G * k < p.n ? sc.observe(t, p.u[k], baseline, p.s[k], p.R[k], p.Q[k], p.sum[k]) : 0.0;
         total += z[k];
     }
-    total = warp_sum(total);
+    total = g.sum(total);
     for (int k = 0; k < P; ++k)
-        p.s[k] = lane + 32 * k < p.n ? (total > 0 ? z[k] / total : 1.0 / p.n) : 0.0;
+        if (g.lane + G * k < p.n) p.s[k] = sc.play(t, z[k], total, static_cast<std::size_t>(p.n), p.sum[k]);
 }
 
-template <int P>
-__device__ void warp_observe(WarpPlayer<P>& p, RegretVariant variant, int t, int lane) {
-    double expected = 0.0;
+template <int G, int P>
+__device__ double lane_expected(const LanePlayer<P>& p, const Group<G>& g) {
+    double e = 0.0;
     for (int k = 0; k < P; ++k)
-        if (lane + 32 * k < p.n) expected += p.u[k] * p.s[k];
-    expected = warp_sum(expected);
+        if (g.lane + G * k < p.n) e += p.u[k] * p.s[k];
+    return g.sum(e);
+}
+
+// u1[i] = sum_j a[i][j] y[j] for the lane's rows i (a's rows `stride` floats apart).
+template <int G, int P>
+__device__ void lane_row_utilities(const float* a, int n1, int n2, int stride, const double* y, double (&u1)[P],
+                                   const Group<G>& g) {
     for (int k = 0; k < P; ++k) {
-        if (lane + 32 * k >= p.n) continue;
-        const double r = p.u[k] - expected;
-        p.r[k] += r;
-        p.q[k] = variant == RegretVariant::Seed ? p.r[k] : accumulate(variant, p.q[k], r, t);
-        p.m[k] = r;
-    }
-}
-
-template <int P>
-__device__ void warp_average(WarpPlayer<P>& p, double w) {
-    for (int k = 0; k < P; ++k) p.sum[k] += w * p.s[k];
-}
-
-template <int P>
-__device__ void warp_store(const double (&v)[P], int n, double* dst, int lane) {
-    for (int k = 0; k < P; ++k)
-        if (lane + 32 * k < n) dst[lane + 32 * k] = v[k];
-}
-
-// u1[i] = sum_j a[i][j] y[j] for the lane's rows.
-template <int P>
-__device__ void warp_row_utilities(const float* a, int n1, int n2, const double* y, double (&u1)[P], int lane) {
-    for (int k = 0; k < P; ++k) {
-        const int i = lane + 32 * k;
+        const int i = g.lane + G * k;
         if (i >= n1) continue;
         double acc = 0.0;
-        for (int j = 0; j < n2; ++j) acc += a[i * n2 + j] * y[j];
+        for (int j = 0; j < n2; ++j) acc += a[i * stride + j] * y[j];
         u1[k] = acc;
     }
 }
 
-// u2[j] = -sum_i x[i] a[i][j] for the lane's columns.
-template <int P>
-__device__ void warp_column_utilities(const float* a, int n1, int n2, const double* x, double (&u2)[P], int lane) {
+// u2[j] = -sum_i x[i] a[i][j] for the lane's columns j.
+template <int G, int P>
+__device__ void lane_column_utilities(const float* a, int n1, int n2, int stride, const double* x, double (&u2)[P],
+                                      const Group<G>& g) {
     for (int k = 0; k < P; ++k) {
-        const int j = lane + 32 * k;
+        const int j = g.lane + G * k;
         if (j >= n2) continue;
         double acc = 0.0;
-        for (int i = 0; i < n1; ++i) acc += x[i] * a[i * n2 + j];
+        for (int i = 0; i < n1; ++i) acc += x[i] * a[i * stride + j];
         u2[k] = -acc;
     }
 }
 
-// The opponent's sampled action, drawn by lane 0 from the strategy in shared memory.
-__device__ int warp_sample(const double* s, int n, const BatchedArgs& a, int game, int t, int player, int lane) {
-    int action = 0;
-    if (lane == 0) action = static_cast<int>(sample(s, static_cast<std::size_t>(n), uniform_draw(a.rng_seed, game, t, player)));
-    return __shfl_sync(0xffffffffu, action, 0);
-}
-
 // The averages' value and exact gap; uses sx, sy as scratch.
-template <int P>
-__device__ void warp_evaluate(const WarpPlayer<P>& p1, const WarpPlayer<P>& p2, double weight, const float* a,
-                              double* sx, double* sy, int lane, double& value, double& gap) {
+template <int G, int P>
+__device__ void lane_evaluate(const LanePlayer<P>& p1, const LanePlayer<P>& p2, double weight, const float* a, int stride,
+                              double* sx, double* sy, const Group<G>& g, double& value, double& gap) {
     double x[P], y[P], u1[P] = {}, u2[P] = {};
     for (int k = 0; k < P; ++k) {
         x[k] = p1.sum[k] / weight;
         y[k] = p2.sum[k] / weight;
     }
     __syncwarp();  // every lane is done with the previous contents of sx, sy
-    warp_store(x, p1.n, sx, lane);
-    warp_store(y, p2.n, sy, lane);
+    lane_store(x, p1.n, sx, g);
+    lane_store(y, p2.n, sy, g);
     __syncwarp();
-    warp_row_utilities(a, p1.n, p2.n, sy, u1, lane);
-    warp_column_utilities(a, p1.n, p2.n, sx, u2, lane);
+    lane_row_utilities(a, p1.n, p2.n, stride, sy, u1, g);
+    lane_column_utilities(a, p1.n, p2.n, stride, sx, u2, g);
     double v = 0.0, best_row = -DBL_MAX, best_col = -DBL_MAX;
     for (int k = 0; k < P; ++k) {
-        if (lane + 32 * k < p1.n) {
+        if (g.lane + G * k < p1.n) {
             v += x[k] * u1[k];
             best_row = fmax(best_row, u1[k]);
         }
-        if (lane + 32 * k < p2.n) best_col = fmax(best_col, u2[k]);
+        if (g.lane + G * k < p2.n) best_col = fmax(best_col, u2[k]);
     }
-    value = warp_sum(v);
-    gap = fmax(0.0, warp_max(best_row) + warp_max(best_col));
+    value = g.sum(v);
+    gap = fmax(0.0, g.max(best_row) + g.max(best_col));
 }
 
-template <int P>
+// Shared memory of one game, in doubles: x, y, then the payoffs (n1 rows of n2 | 1 floats).
+__host__ __device__ inline int payoff_stride(int n2) { return n2 | 1; }
+__host__ __device__ inline int game_doubles(int n1, int n2) { return n1 + n2 + (n1 * payoff_stride(n2) + 1) / 2; }
+
+template <int G, int P>
 __global__ void regret_batched_kernel(const BatchedArgs a) {
     extern __shared__ double shared[];
-    const int warps = static_cast<int>(blockDim.x) / 32;
-    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-    const int game = static_cast<int>(blockIdx.x) * warps + warp;
-    if (game >= a.batch) return;  // whole warps leave; nothing below synchronises the block
+    const Group<G> g{static_cast<int>(threadIdx.x) % G};
+    const int slot = static_cast<int>(threadIdx.x) / G;  // the block's game slot
+    const int game_number = static_cast<int>(blockIdx.x) * (static_cast<int>(blockDim.x) / G) + slot;
+    // Groups past the last game redo the last game and write nothing: every lane of a warp
+    // stays for the shuffles.
+    const bool owner = game_number < a.games;
+    const int game = min(game_number, a.games - 1);
+    const Schedule& sc = a.schedule;
+    const int n1 = a.n1, n2 = a.n2, stride = payoff_stride(n2);
 
-    // This warp's shared memory: x and y strategies (doubles), then the payoffs (floats).
-    const int per_warp = a.n1 + a.n2 + (a.n1 * a.n2 + 1) / 2;  // in doubles
-    double* sx = shared + warp * per_warp;
-    double* sy = sx + a.n1;
-    float* pay = reinterpret_cast<float*>(sy + a.n2);
-    const float* A = a.A + static_cast<std::size_t>(game) * a.n1 * a.n2;
-    for (int e = lane; e < a.n1 * a.n2; e += 32) pay[e] = A[e];
-    __syncwarp();
+    double* sx = shared + slot * game_doubles(n1, n2);
+    double* sy = sx + n1;
+    float* pay = reinterpret_cast<float*>(sy + n2);
+    const float* A = a.A + static_cast<std::size_t>(game) * n1 * n2;
+    for (int e = g.lane; e < n1 * n2; e += G) pay[e / n2 * stride + e % n2] = A[e];
 
-    WarpPlayer<P> p1, p2;
-    warp_init(p1, a.n1, lane);
-    warp_init(p2, a.n2, lane);
-    const bool seed = a.variant == RegretVariant::Seed;
-    const bool simultaneous = seed || !a.alternating;
+    LanePlayer<P> p1, p2;
+    lane_reset(p1, n1, g);
+    lane_reset(p2, n2, g);
+    const std::uint64_t key = a.first_game + static_cast<std::uint64_t>(game);
     double value = 0.0, gap = 0.0;
 
-    for (int t = 1; t <= a.iterations; ++t) {
-        const double w = seed ? 1.0 : average_weight<double>(a.averaging, t);
-        if (!seed) {
-            warp_play(p1, a.variant, lane);
-            warp_play(p2, a.variant, lane);
-        }
-        __syncwarp();  // the previous iteration's reads of sx, sy are done
-        if (simultaneous) {
-            warp_store(p1.s, a.n1, sx, lane);
-            warp_store(p2.s, a.n2, sy, lane);
+    for (int t = 1; t <= sc.iterations; ++t) {
+        for (int turn = 0; turn < sc.turns(); ++turn) {
+            const bool moves1 = sc.moves(turn, 0), moves2 = sc.moves(turn, 1);
+            __syncwarp();  // the previous turn's reads of sx, sy (and the payoff copy) are done
+            lane_store(p1.s, n1, sx, g);
+            lane_store(p2.s, n2, sy, g);
             __syncwarp();
-            if (a.sampled) {
-                const int i = warp_sample(sx, a.n1, a, game, t, 0, lane);
-                const int j = warp_sample(sy, a.n2, a, game, t, 1, lane);
-                for (int k = 0; k < P; ++k) {
-                    if (lane + 32 * k < a.n1) p1.u[k] = pay[(lane + 32 * k) * a.n2 + j];
-                    if (lane + 32 * k < a.n2) p2.u[k] = -static_cast<double>(pay[i * a.n2 + lane + 32 * k]);
+            double b1 = 0.0, b2 = 0.0;
+            if (sc.sampled) {
+                int i = 0, j = 0;
+                if (g.lane == 0) {
+                    i = static_cast<int>(sample(sx, static_cast<std::size_t>(n1), uniform_draw(sc.rng_seed, key, t, sc.draw_key(turn, 0))));
+                    j = static_cast<int>(sample(sy, static_cast<std::size_t>(n2), uniform_draw(sc.rng_seed, key, t, sc.draw_key(turn, 1))));
                 }
+                i = g.from_first(i);
+                j = g.from_first(j);
+                for (int k = 0; k < P; ++k) {
+                    if (moves1 && g.lane + G * k < n1) p1.u[k] = pay[(g.lane + G * k) * stride + j];
+                    if (moves2 && g.lane + G * k < n2) p2.u[k] = -static_cast<double>(pay[i * stride + g.lane + G * k]);
+                }
+                b1 = pay[i * stride + j];
+                b2 = -b1;
             } else {
-                warp_row_utilities(pay, a.n1, a.n2, sy, p1.u, lane);
-                warp_column_utilities(pay, a.n1, a.n2, sx, p2.u, lane);
+                if (moves1) lane_row_utilities(pay, n1, n2, stride, sy, p1.u, g);
+                if (moves2) lane_column_utilities(pay, n1, n2, stride, sx, p2.u, g);
+                if (moves1) b1 = lane_expected(p1, g);
+                if (moves2) b2 = lane_expected(p2, g);
             }
-            warp_observe(p1, a.variant, t, lane);
-            warp_observe(p2, a.variant, t, lane);
-            if (seed) {  // the seed averages the strategies it computes after each update
-                warp_play(p1, a.variant, lane);
-                warp_play(p2, a.variant, lane);
-            }
-            warp_average(p1, w);
-            warp_average(p2, w);
-        } else {
-            // Player 1 answers y_t; player 2 answers player 1's new strategy x_{t+1}.
-            warp_store(p2.s, a.n2, sy, lane);
-            __syncwarp();
-            if (a.sampled) {
-                const int j = warp_sample(sy, a.n2, a, game, t, 1, lane);
-                for (int k = 0; k < P; ++k)
-                    if (lane + 32 * k < a.n1) p1.u[k] = pay[(lane + 32 * k) * a.n2 + j];
-            } else {
-                warp_row_utilities(pay, a.n1, a.n2, sy, p1.u, lane);
-            }
-            warp_observe(p1, a.variant, t, lane);
-            warp_average(p1, w);
-            warp_play(p1, a.variant, lane);
-            warp_store(p1.s, a.n1, sx, lane);
-            __syncwarp();
-            if (a.sampled) {
-                const int i = warp_sample(sx, a.n1, a, game, t, 0, lane);
-                for (int k = 0; k < P; ++k)
-                    if (lane + 32 * k < a.n2) p2.u[k] = -static_cast<double>(pay[i * a.n2 + lane + 32 * k]);
-            } else {
-                warp_column_utilities(pay, a.n1, a.n2, sx, p2.u, lane);
-            }
-            warp_observe(p2, a.variant, t, lane);
-            warp_average(p2, w);
+            if (moves1) lane_move(p1, sc, t, b1, g);
+            if (moves2) lane_move(p2, sc, t, b2, g);
         }
-        if (a.record_every > 0 && t % a.record_every == 0 && t != a.iterations) {
-            warp_evaluate(p1, p2, total_weight(a.variant, a.averaging, t), pay, sx, sy, lane, value, gap);
-            if (lane == 0) a.curve[static_cast<std::size_t>(game) * a.records + t / a.record_every - 1] = gap;
+        if (sc.records_at(t)) {
+            lane_evaluate(p1, p2, sc.total_weight(t), pay, stride, sx, sy, g, value, gap);
+            if (owner && g.lane == 0) a.curve[static_cast<std::size_t>(game) * sc.records() + t / sc.record_every - 1] = gap;
         }
     }
 
-    const double weight = total_weight(a.variant, a.averaging, a.iterations);
-    warp_evaluate(p1, p2, weight, pay, sx, sy, lane, value, gap);
+    const double weight = sc.total_weight(sc.iterations);
+    lane_evaluate(p1, p2, weight, pay, stride, sx, sy, g, value, gap);
     double max_regret = -DBL_MAX;
     for (int k = 0; k < P; ++k) {
-        if (lane + 32 * k < a.n1) {
-            a.row_strategy[static_cast<std::size_t>(game) * a.n1 + lane + 32 * k] = p1.sum[k] / weight;
-            max_regret = fmax(max_regret, p1.r[k]);
+        const int e = g.lane + G * k;
+        if (e < n1) {
+            if (owner) a.row_strategy[static_cast<std::size_t>(game) * n1 + e] = p1.sum[k] / weight;
+            max_regret = fmax(max_regret, p1.R[k]);
         }
-        if (lane + 32 * k < a.n2) {
-            a.col_strategy[static_cast<std::size_t>(game) * a.n2 + lane + 32 * k] = p2.sum[k] / weight;
-            max_regret = fmax(max_regret, p2.r[k]);
+        if (e < n2) {
+            if (owner) a.col_strategy[static_cast<std::size_t>(game) * n2 + e] = p2.sum[k] / weight;
+            max_regret = fmax(max_regret, p2.R[k]);
         }
     }
-    max_regret = warp_max(max_regret);
-    if (lane == 0) {
+    max_regret = g.max(max_regret);
+    if (owner && g.lane == 0) {
         a.value[game] = value;
         a.gap[game] = gap;
         a.max_regret[game] = max_regret;
-        if (a.record_every > 0) a.curve[static_cast<std::size_t>(game) * a.records + a.records - 1] = gap;
     }
 }
 
+template <int G, int P>
+void launch_batched_with(const BatchedArgs& a, cudaStream_t stream) {
+    constexpr int kGamesPerWarp = 32 / G;
+    const std::size_t game_bytes = static_cast<std::size_t>(game_doubles(a.n1, a.n2)) * sizeof(double);
+    // Up to 8 warps per block within the default 48 KB of shared memory (a 64 x 64 game takes
+    // 17.7 KB: two warps); the SM's shared memory limits residency either way.
+    const int warps = static_cast<int>(std::clamp<std::size_t>((48 * 1024) / (kGamesPerWarp * game_bytes), 1, 8));
+    const int games_per_block = warps * kGamesPerWarp;
+    const unsigned blocks = static_cast<unsigned>((a.games + games_per_block - 1) / games_per_block);
+    regret_batched_kernel<G, P><<<blocks, warps * 32, games_per_block * game_bytes, stream>>>(a);
+    HPCML_LAUNCH_CHECK("regret_batched_kernel");
+}
+
 // ---------------------------------------------------------------------------------------------
-// One large game.
+// Large games, several per launch.
 
 constexpr int kGemvThreads = 256;
 constexpr int kColumnsPerThread = 4;
 constexpr int kBandColumns = kGemvThreads * kColumnsPerThread;  // 1024
 constexpr int kWarpsPerBlock = kGemvThreads / 32;
 
+__device__ inline double warp_sum(double v) {
+    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullMask, v, offset);
+    return v;
+}
+
 template <bool RowUtilities, bool ColumnUtilities>
-__global__ void __launch_bounds__(kGemvThreads) dual_gemv_kernel(const float* __restrict__ A, int n1, int n2,
-                                                                  int rows_per_split, const double* __restrict__ x,
-                                                                  const double* __restrict__ y,
-                                                                  double* __restrict__ u1_partial,
-                                                                  double* __restrict__ u2_partial) {
+__global__ void __launch_bounds__(kGemvThreads) dual_gemv_kernel(const DualGemv plan, const float* __restrict__ A,
+                                                                  const double* __restrict__ x,
+                                                                  const double* __restrict__ y) {
     const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+    const int n1 = plan.n1, n2 = plan.n2, game = static_cast<int>(blockIdx.z);
+    const int rows_per_split = (n1 + plan.row_splits - 1) / plan.row_splits;
     const int c0 = static_cast<int>(blockIdx.x) * kBandColumns + static_cast<int>(threadIdx.x);
     const int r0 = static_cast<int>(blockIdx.y) * rows_per_split;
     const int r1 = min(n1, r0 + rows_per_split);
+    A += static_cast<std::size_t>(game) * n1 * n2;
+    x += static_cast<std::size_t>(game) * n1;
+    y += static_cast<std::size_t>(game) * n2;
     double yj[kColumnsPerThread], u2[kColumnsPerThread] = {};
 #pragma unroll
     for (int k = 0; k < kColumnsPerThread; ++k) {
         const int j = c0 + k * kGemvThreads;
         yj[k] = RowUtilities && j < n2 ? y[j] : 0.0;
     }
-    // Warp w of band b writes its per-row partials to u1_partial[b * 8 + w][i].
-    double* row_partial = u1_partial + (static_cast<std::size_t>(blockIdx.x) * kWarpsPerBlock + warp) * n1;
+    // Warp w of band b writes its per-row partials to row b * 8 + w of the game's partials.
+    double* row_partial =
+        plan.u1_partial + (static_cast<std::size_t>(game) * plan.row_partials + blockIdx.x * kWarpsPerBlock + warp) * n1;
     for (int i = r0; i < r1; ++i) {
         const float* row = A + static_cast<std::size_t>(i) * n2;
         const double xi = ColumnUtilities ? x[i] : 0.0;
@@ -318,36 +306,33 @@ __global__ void __launch_bounds__(kGemvThreads) dual_gemv_kernel(const float* __
         }
     }
     if (ColumnUtilities) {
+        double* column_partial = plan.u2_partial + (static_cast<std::size_t>(game) * plan.row_splits + blockIdx.y) * n2;
 #pragma unroll
         for (int k = 0; k < kColumnsPerThread; ++k) {
             const int j = c0 + k * kGemvThreads;
-            if (j < n2) u2_partial[static_cast<std::size_t>(blockIdx.y) * n2 + j] = u2[k];
+            if (j < n2) column_partial[j] = u2[k];
         }
     }
 }
 
-__global__ void finish_row_utilities_kernel(const double* u1_partial, int partials, int n1, double* u1) {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n1; i += gridDim.x * blockDim.x) {
+// out[g][k] = sign * sum_p partial[g][p][k], p ascending, for k < n (grid.y: the game).
+__global__ void finish_utilities_kernel(const double* partial, int partials, int n, double sign, double* out) {
+    const std::size_t game = blockIdx.y;
+    partial += game * partials * n;
+    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
         double acc = 0.0;
-        for (int p = 0; p < partials; ++p) acc += u1_partial[static_cast<std::size_t>(p) * n1 + i];
-        u1[i] = acc;
+        for (int p = 0; p < partials; ++p) acc += partial[static_cast<std::size_t>(p) * n + k];
+        out[game * n + k] = sign * acc;
     }
 }
 
-__global__ void finish_column_utilities_kernel(const double* u2_partial, int splits, int n2, double* u2) {
-    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n2; j += gridDim.x * blockDim.x) {
-        double acc = 0.0;
-        for (int p = 0; p < splits; ++p) acc += u2_partial[static_cast<std::size_t>(p) * n2 + j];
-        u2[j] = -acc;
-    }
-}
+constexpr int kMoveThreads = 256;
+using BlockSum = cub::BlockReduce<double, kMoveThreads>;
 
-constexpr int kUpdateThreads = 1024;
-using BlockSum = cub::BlockReduce<double, kUpdateThreads>;
-
-// A block-wide sum, the same value returned to every thread.
-__device__ double block_sum(double v, BlockSum::TempStorage& storage, double& broadcast) {
-    const double total = BlockSum(storage).Sum(v);
+// A block-wide reduction, the same value returned to every thread.
+template <class Op>
+__device__ double block_reduce(double v, Op op, BlockSum::TempStorage& storage, double& broadcast) {
+    const double total = BlockSum(storage).Reduce(v, op);
     if (threadIdx.x == 0) broadcast = total;
     __syncthreads();  // the total is visible to all
     const double out = broadcast;
@@ -355,51 +340,67 @@ __device__ double block_sum(double v, BlockSum::TempStorage& storage, double& br
     return out;
 }
 
-__global__ void __launch_bounds__(kUpdateThreads) update_kernel(const UpdateArgs a) {
+__device__ PlayerDevice game_row(const PlayerDevice& p, std::size_t game) {
+    const std::size_t e = game * p.n;
+    return {p.R + e, p.Q + e, p.sum + e, p.s + e, p.u + e, p.n};
+}
+
+__global__ void reset_kernel(const PlayerDevice p, std::size_t entries) {
+    for (std::size_t e = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; e < entries;
+         e += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        p.R[e] = p.Q[e] = p.sum[e] = p.u[e] = 0.0;
+        p.s[e] = 1.0 / p.n;
+    }
+}
+
+// One block per (moving player, game): the move of math.hpp. The numerators z overwrite u,
+// which the turn no longer needs (each thread rereads only its own entries).
+__global__ void __launch_bounds__(kMoveThreads) move_kernel(const MoveArgs a) {
     __shared__ BlockSum::TempStorage storage;
     __shared__ double broadcast;
-    const PlayerDevice p = a.players[blockIdx.x];
+    const int player = a.player[blockIdx.x];
+    const std::size_t game = blockIdx.y;
+    const PlayerDevice p = game_row(a.players[blockIdx.x], game);
+    const Schedule& sc = a.schedule;
     const int t = *a.t;
-    const bool seed = a.variant == RegretVariant::Seed;
 
-    double expected = 0.0;
-    for (int k = threadIdx.x; k < p.n; k += kUpdateThreads) expected += p.u[k] * p.s[k];
-    expected = block_sum(expected, storage, broadcast);
-    const double w = seed ? 1.0 : average_weight<double>(a.averaging, t);
-    double positive = 0.0;
-    for (int k = threadIdx.x; k < p.n; k += kUpdateThreads) {
-        const double r = p.u[k] - expected;
-        p.r_total[k] += r;
-        const double q = seed ? p.r_total[k] : accumulate(a.variant, p.q[k], r, t);
-        p.q[k] = q;
-        p.m[k] = r;
-        if (!seed) p.sum[k] += w * p.s[k];  // the strategy played this iteration
-        const double z = a.variant == RegretVariant::PredictiveRMPlus ? q + r : q;
-        positive += z > 0 ? z : 0.0;
+    double baseline;
+    if (a.actions) {
+        baseline = p.u[a.actions[2 * game + player]];
+        __syncthreads();  // every thread has read it before u is overwritten
+    } else {
+        double expected = 0.0;
+        for (int k = threadIdx.x; k < p.n; k += kMoveThreads) expected += p.u[k] * p.s[k];
+        baseline = block_reduce(expected, cuda::std::plus<>{}, storage, broadcast);
     }
-    positive = block_sum(positive, storage, broadcast);
-    for (int k = threadIdx.x; k < p.n; k += kUpdateThreads) {
-        const double z = a.variant == RegretVariant::PredictiveRMPlus ? p.q[k] + p.m[k] : p.q[k];
-        const double s = positive > 0 ? (z > 0 ? z / positive : 0.0) : 1.0 / p.n;
-        p.s[k] = s;
-        if (seed) p.sum[k] += s;  // the seed averages the updated strategy
+    double total = 0.0;
+    for (int k = threadIdx.x; k < p.n; k += kMoveThreads) {
+        const double z = sc.observe(t, p.u[k], baseline, p.s[k], p.R[k], p.Q[k], p.sum[k]);
+        p.u[k] = z;
+        total += z;
     }
+    total = block_reduce(total, cuda::std::plus<>{}, storage, broadcast);
+    for (int k = threadIdx.x; k < p.n; k += kMoveThreads) p.s[k] = sc.play(t, p.u[k], total, static_cast<std::size_t>(p.n), p.sum[k]);
 }
 
 __global__ void advance_kernel(int* t) { ++*t; }
 
-using BlockScan = cub::BlockScan<double, kUpdateThreads>;
-using BlockMax = cub::BlockReduce<int, kUpdateThreads>;
+using BlockScan = cub::BlockScan<double, kMoveThreads>;
+using BlockMaxIndex = cub::BlockReduce<int, kMoveThreads>;
 
-// action = the first k (skipping zero-probability entries) with u < cdf(k), as the CPU's sample().
-__global__ void __launch_bounds__(kUpdateThreads) sample_kernel(const SampleArgs a) {
+// One block per (player, game): action = the first k (skipping zero-probability entries) with
+// u < cdf(k), as the CPU's sample(), whose cdf sums in order: each thread's chunk is scanned
+// in order from the block's exclusive prefix.
+__global__ void __launch_bounds__(kMoveThreads) sample_kernel(const SampleArgs a) {
     __shared__ typename BlockScan::TempStorage scan_storage;
-    __shared__ typename BlockMax::TempStorage max_storage;
+    __shared__ typename BlockMaxIndex::TempStorage max_storage;
     __shared__ int found;
-    const double* s = a.strategy[blockIdx.x];
-    const int n = a.n[blockIdx.x];
-    const double u = uniform_draw(a.seed, a.game, *a.t, a.player[blockIdx.x]);
-    const int chunk = (n + kUpdateThreads - 1) / kUpdateThreads;
+    const int player = blockIdx.x;
+    const std::size_t game = blockIdx.y;
+    const int n = a.n[player];
+    const double* s = a.strategy[player] + game * n;
+    const double u = uniform_draw(a.schedule.rng_seed, a.first_game + game, *a.t, a.schedule.draw_key(a.turn, player));
+    const int chunk = (n + kMoveThreads - 1) / kMoveThreads;
     const int begin = min(n, static_cast<int>(threadIdx.x) * chunk), end = min(n, begin + chunk);
     double local = 0.0;
     int last_positive = -1;
@@ -411,7 +412,7 @@ __global__ void __launch_bounds__(kUpdateThreads) sample_kernel(const SampleArgs
     }
     double prefix = 0.0;
     BlockScan(scan_storage).ExclusiveSum(local, prefix);
-    const int last = BlockMax(max_storage).Reduce(last_positive, cuda::maximum<>{});
+    const int last = BlockMaxIndex(max_storage).Reduce(last_positive, cuda::maximum<>{});
     if (threadIdx.x == 0) found = INT_MAX;
     __syncthreads();  // found is reset before any thread claims it
     // Every chunk whose (rounded) cdf passes u claims, the first wins: no race when two chunks'
@@ -430,103 +431,117 @@ __global__ void __launch_bounds__(kUpdateThreads) sample_kernel(const SampleArgs
         atomicMin(&found, pick);
     }
     __syncthreads();  // the claims are visible
-    if (threadIdx.x == 0) a.action[blockIdx.x] = found != INT_MAX ? found : last;
+    if (threadIdx.x == 0) a.actions[2 * game + player] = found != INT_MAX ? found : last;
 }
 
-__global__ void gather_row_utilities_kernel(const float* A, int n1, int n2, const int* column, double* u1) {
-    const int j = *column;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n1; i += gridDim.x * blockDim.x)
-        u1[i] = A[static_cast<std::size_t>(i) * n2 + j];
-}
-
-__global__ void gather_column_utilities_kernel(const float* A, int n2, const int* row, double* u2) {
-    const float* r = A + static_cast<std::size_t>(*row) * n2;
-    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n2; j += gridDim.x * blockDim.x) u2[j] = -static_cast<double>(r[j]);
-}
-
-__global__ void averages_kernel(const double* sum1, int n1, const double* sum2, int n2, double weight, double* x, double* y) {
-    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n1 + n2; k += gridDim.x * blockDim.x) {
-        if (k < n1) {
-            x[k] = sum1[k] / weight;
-        } else {
-            y[k - n1] = sum2[k - n1] / weight;
-        }
+// grid.y: the game. u1 = A[:, j] and u2 = -A[i, :] for its sampled (i, j).
+__global__ void gather_utilities_kernel(const float* A, int n1, int n2, const int* actions, double* u1, double* u2) {
+    const std::size_t game = blockIdx.y;
+    const int i = actions[2 * game], j = actions[2 * game + 1];
+    A += game * n1 * n2;
+    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < max(n1, n2); k += gridDim.x * blockDim.x) {
+        if (u1 && k < n1) u1[game * n1 + k] = A[static_cast<std::size_t>(k) * n2 + j];
+        if (u2 && k < n2) u2[game * n2 + k] = -static_cast<double>(A[static_cast<std::size_t>(i) * n2 + k]);
     }
 }
 
-__global__ void __launch_bounds__(kUpdateThreads) evaluate_kernel(const double* x, const double* u1, int n1,
-                                                                   const double* u2, int n2, double* out) {
+__global__ void averages_kernel(const double* sum, std::size_t entries, double weight, double* out) {
+    for (std::size_t e = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; e < entries;
+         e += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+        out[e] = sum[e] / weight;
+}
+
+__global__ void __launch_bounds__(kMoveThreads) evaluate_kernel(const double* x, const double* u1, int n1, const double* u2,
+                                                                 int n2, double* value, double* gap, int gap_stride) {
     __shared__ BlockSum::TempStorage storage;
     __shared__ double broadcast;
-    double value = 0.0, best_row = -DBL_MAX, best_col = -DBL_MAX;
-    for (int i = threadIdx.x; i < n1; i += kUpdateThreads) {
-        value += x[i] * u1[i];
+    const std::size_t game = blockIdx.x;
+    x += game * n1;
+    u1 += game * n1;
+    u2 += game * n2;
+    double v = 0.0, best_row = -DBL_MAX, best_col = -DBL_MAX;
+    for (int i = threadIdx.x; i < n1; i += kMoveThreads) {
+        v += x[i] * u1[i];
         best_row = fmax(best_row, u1[i]);
     }
-    for (int j = threadIdx.x; j < n2; j += kUpdateThreads) best_col = fmax(best_col, u2[j]);
-    value = block_sum(value, storage, broadcast);
-    const double row = BlockSum(storage).Reduce(best_row, cuda::maximum<>{});
-    __syncthreads();  // storage is reused
-    const double col = BlockSum(storage).Reduce(best_col, cuda::maximum<>{});
+    for (int j = threadIdx.x; j < n2; j += kMoveThreads) best_col = fmax(best_col, u2[j]);
+    v = block_reduce(v, cuda::std::plus<>{}, storage, broadcast);
+    const double row = block_reduce(best_row, cuda::maximum<>{}, storage, broadcast);
+    const double col = block_reduce(best_col, cuda::maximum<>{}, storage, broadcast);
     if (threadIdx.x == 0) {
-        out[0] = value;
-        out[1] = fmax(0.0, row + col);
+        if (value) value[game] = v;
+        gap[game * gap_stride] = fmax(0.0, row + col);
     }
 }
 
-unsigned grid_for(int n, int threads = 256) { return static_cast<unsigned>(std::min((n + threads - 1) / threads, 4096)); }
+__global__ void __launch_bounds__(kMoveThreads) max_regret_kernel(const double* R1, int n1, const double* R2, int n2,
+                                                                   double* out) {
+    __shared__ BlockSum::TempStorage storage;
+    __shared__ double broadcast;
+    const std::size_t game = blockIdx.x;
+    double m = -DBL_MAX;
+    for (int i = threadIdx.x; i < n1; i += kMoveThreads) m = fmax(m, R1[game * n1 + i]);
+    for (int j = threadIdx.x; j < n2; j += kMoveThreads) m = fmax(m, R2[game * n2 + j]);
+    m = block_reduce(m, cuda::maximum<>{}, storage, broadcast);
+    if (threadIdx.x == 0) out[game] = m;
+}
 
-// Row splits so that bands x splits gives about four blocks per SM on a 132-SM part.
-int row_splits(int n1, int n2) {
-    const int bands = (n2 + kBandColumns - 1) / kBandColumns;
-    const int wanted = (4 * 132 + bands - 1) / bands;
-    return std::max(1, std::min(n1, wanted));
+unsigned grid_for(std::size_t n, int threads = 256) {
+    return static_cast<unsigned>(std::min<std::size_t>((n + threads - 1) / threads, 4096));
 }
 
 }  // namespace
 
-void launch_batched(const BatchedArgs& args, cudaStream_t stream) {
-    const int per_warp_bytes = static_cast<int>((args.n1 + args.n2 + (args.n1 * args.n2 + 1) / 2) * sizeof(double));
-    const int warps = std::max(1, std::min(8, (48 * 1024) / per_warp_bytes));
-    const unsigned blocks = static_cast<unsigned>((args.batch + warps - 1) / warps);
-    const std::size_t shared = static_cast<std::size_t>(warps) * per_warp_bytes;
-    if (std::max(args.n1, args.n2) <= 32) {
-        regret_batched_kernel<1><<<blocks, warps * 32, shared, stream>>>(args);
-    } else {
-        regret_batched_kernel<2><<<blocks, warps * 32, shared, stream>>>(args);
-    }
-    HPCML_LAUNCH_CHECK("regret_batched_kernel");
+void launch_batched(const BatchedArgs& a, cudaStream_t stream) {
+    const int n = std::max(a.n1, a.n2);
+    if (n <= 4) return launch_batched_with<4, 1>(a, stream);
+    if (n <= 8) return launch_batched_with<8, 1>(a, stream);
+    if (n <= 16) return launch_batched_with<16, 1>(a, stream);
+    if (n <= 32) return launch_batched_with<32, 1>(a, stream);
+    launch_batched_with<32, 2>(a, stream);
 }
 
-int dual_gemv_row_blocks(int n1, int n2) { return row_splits(n1, n2); }
-int dual_gemv_row_partials(int n2) { return (n2 + kBandColumns - 1) / kBandColumns * kWarpsPerBlock; }
+DualGemv plan_dual_gemv(int games, int n1, int n2, int multiprocessors) {
+    // Row splits so that bands x splits x games gives about four blocks per SM.
+    const int bands = (n2 + kBandColumns - 1) / kBandColumns;
+    const long long wanted = (4LL * multiprocessors + static_cast<long long>(bands) * games - 1) / (static_cast<long long>(bands) * games);
+    const int splits = static_cast<int>(std::max<long long>(1, std::min<long long>(n1, wanted)));
+    return {games, n1, n2, splits, bands * kWarpsPerBlock, nullptr, nullptr};
+}
 
-void launch_dual_gemv(const float* A, int n1, int n2, const double* x, const double* y, double* u1,
-                      double* u2, double* u1_partial, double* u2_partial, cudaStream_t stream) {
-    const int splits = row_splits(n1, n2);
-    const int rows_per_split = (n1 + splits - 1) / splits;
-    const dim3 grid(static_cast<unsigned>((n2 + kBandColumns - 1) / kBandColumns), static_cast<unsigned>(splits));
+void launch_dual_gemv(const DualGemv& plan, const float* A, const double* x, const double* y, double* u1, double* u2,
+                      cudaStream_t stream) {
+    const dim3 grid(static_cast<unsigned>((plan.n2 + kBandColumns - 1) / kBandColumns), static_cast<unsigned>(plan.row_splits),
+                    static_cast<unsigned>(plan.games));
     if (u1 && u2) {
-        dual_gemv_kernel<true, true><<<grid, kGemvThreads, 0, stream>>>(A, n1, n2, rows_per_split, x, y, u1_partial, u2_partial);
+        dual_gemv_kernel<true, true><<<grid, kGemvThreads, 0, stream>>>(plan, A, x, y);
     } else if (u1) {
-        dual_gemv_kernel<true, false><<<grid, kGemvThreads, 0, stream>>>(A, n1, n2, rows_per_split, x, y, u1_partial, u2_partial);
+        dual_gemv_kernel<true, false><<<grid, kGemvThreads, 0, stream>>>(plan, A, x, y);
     } else {
-        dual_gemv_kernel<false, true><<<grid, kGemvThreads, 0, stream>>>(A, n1, n2, rows_per_split, x, y, u1_partial, u2_partial);
+        dual_gemv_kernel<false, true><<<grid, kGemvThreads, 0, stream>>>(plan, A, x, y);
     }
     HPCML_LAUNCH_CHECK("dual_gemv_kernel");
     if (u1) {
-        finish_row_utilities_kernel<<<grid_for(n1), 256, 0, stream>>>(u1_partial, dual_gemv_row_partials(n2), n1, u1);
-        HPCML_LAUNCH_CHECK("finish_row_utilities_kernel");
+        const dim3 finish(grid_for(plan.n1), static_cast<unsigned>(plan.games));
+        finish_utilities_kernel<<<finish, 256, 0, stream>>>(plan.u1_partial, plan.row_partials, plan.n1, 1.0, u1);
+        HPCML_LAUNCH_CHECK("finish_utilities_kernel");
     }
     if (u2) {
-        finish_column_utilities_kernel<<<grid_for(n2), 256, 0, stream>>>(u2_partial, splits, n2, u2);
-        HPCML_LAUNCH_CHECK("finish_column_utilities_kernel");
+        const dim3 finish(grid_for(plan.n2), static_cast<unsigned>(plan.games));
+        finish_utilities_kernel<<<finish, 256, 0, stream>>>(plan.u2_partial, plan.row_splits, plan.n2, -1.0, u2);
+        HPCML_LAUNCH_CHECK("finish_utilities_kernel");
     }
 }
 
-void launch_update(const UpdateArgs& args, cudaStream_t stream) {
-    update_kernel<<<static_cast<unsigned>(args.count), kUpdateThreads, 0, stream>>>(args);
-    HPCML_LAUNCH_CHECK("update_kernel");
+void launch_reset(const PlayerDevice& p, int games, cudaStream_t stream) {
+    const std::size_t entries = static_cast<std::size_t>(games) * p.n;
+    reset_kernel<<<grid_for(entries), 256, 0, stream>>>(p, entries);
+    HPCML_LAUNCH_CHECK("reset_kernel");
+}
+
+void launch_move(const MoveArgs& args, cudaStream_t stream) {
+    move_kernel<<<dim3(static_cast<unsigned>(args.count), static_cast<unsigned>(args.games)), kMoveThreads, 0, stream>>>(args);
+    HPCML_LAUNCH_CHECK("move_kernel");
 }
 
 void launch_advance(int* t, cudaStream_t stream) {
@@ -535,33 +550,35 @@ void launch_advance(int* t, cudaStream_t stream) {
 }
 
 void launch_sample(const SampleArgs& args, cudaStream_t stream) {
-    sample_kernel<<<static_cast<unsigned>(args.count), kUpdateThreads, 0, stream>>>(args);
+    sample_kernel<<<dim3(2, static_cast<unsigned>(args.games)), kMoveThreads, 0, stream>>>(args);
     HPCML_LAUNCH_CHECK("sample_kernel");
 }
 
-void launch_gather_row_utilities(const float* A, int n1, int n2, const int* column, double* u1, cudaStream_t stream) {
-    gather_row_utilities_kernel<<<grid_for(n1), 256, 0, stream>>>(A, n1, n2, column, u1);
-    HPCML_LAUNCH_CHECK("gather_row_utilities_kernel");
+void launch_gather_utilities(const float* A, int games, int n1, int n2, const int* actions, double* u1, double* u2,
+                             cudaStream_t stream) {
+    const dim3 grid(grid_for(static_cast<std::size_t>(std::max(n1, n2))), static_cast<unsigned>(games));
+    gather_utilities_kernel<<<grid, 256, 0, stream>>>(A, n1, n2, actions, u1, u2);
+    HPCML_LAUNCH_CHECK("gather_utilities_kernel");
 }
 
-void launch_gather_column_utilities(const float* A, int n1, int n2, const int* row, double* u2, cudaStream_t stream) {
-    (void)n1;
-    gather_column_utilities_kernel<<<grid_for(n2), 256, 0, stream>>>(A, n2, row, u2);
-    HPCML_LAUNCH_CHECK("gather_column_utilities_kernel");
-}
-
-void launch_averages(const PlayerDevice& p1, const PlayerDevice& p2, double weight, double* x, double* y,
+void launch_averages(const PlayerDevice& p1, const PlayerDevice& p2, int games, double weight, double* x, double* y,
                      cudaStream_t stream) {
-    averages_kernel<<<grid_for(p1.n + p2.n), 256, 0, stream>>>(p1.sum, p1.n, p2.sum, p2.n, weight, x, y);
-    HPCML_LAUNCH_CHECK("averages_kernel");
+    for (const auto& [p, out] : {std::pair{&p1, x}, std::pair{&p2, y}}) {
+        const std::size_t entries = static_cast<std::size_t>(games) * p->n;
+        averages_kernel<<<grid_for(entries), 256, 0, stream>>>(p->sum, entries, weight, out);
+        HPCML_LAUNCH_CHECK("averages_kernel");
+    }
 }
 
-void launch_evaluate(const double* x, const double* u1, int n1, const double* u2, int n2, double* out,
-                     cudaStream_t stream) {
-    evaluate_kernel<<<1, kUpdateThreads, 0, stream>>>(x, u1, n1, u2, n2, out);
+void launch_evaluate(const double* x, const double* u1, int n1, const double* u2, int n2, int games, double* value,
+                     double* gap, int gap_stride, cudaStream_t stream) {
+    evaluate_kernel<<<static_cast<unsigned>(games), kMoveThreads, 0, stream>>>(x, u1, n1, u2, n2, value, gap, gap_stride);
     HPCML_LAUNCH_CHECK("evaluate_kernel");
 }
 
-double averaging_total(RegretVariant variant, Averaging averaging, int t) { return total_weight(variant, averaging, t); }
+void launch_max_regret(const PlayerDevice& p1, const PlayerDevice& p2, int games, double* max_regret, cudaStream_t stream) {
+    max_regret_kernel<<<static_cast<unsigned>(games), kMoveThreads, 0, stream>>>(p1.R, p1.n, p2.R, p2.n, max_regret);
+    HPCML_LAUNCH_CHECK("max_regret_kernel");
+}
 
 }  // namespace hpcml::detail::regret

@@ -8,34 +8,75 @@ from __future__ import annotations
 import numpy as np
 
 
-def seed_regret_matching(A, iterations):
-    """The seed program's regret matching, transcribed to NumPy (float64), on one game.
+def seed_regret_matching(PAYOFF, N_ITER=500, stochastic_advantage=False, *, dtype=np.float32, multinomial=None,
+                         history=False):
+    """The seed program's getEquilibrium, transcribed op for op from PyTorch to NumPy.
 
-    Simultaneous updates from uniform strategies; each player's regret is its cumulative
-    expert reward minus its cumulative expected reward; the strategy is the normalised positive
-    regret (uniform when none is positive); the average is the mean of the strategies computed
-    after each update. Returns (x-bar, y-bar, eps) with eps = 2 max(max R1, max R2) / T.
+    ../shared/seeds (section "Approximate Nash Equilibrium by Regret Matching"): torch tensors
+    become NumPy arrays of `dtype` (float32, as torch.float; float64 to compare with hpcml's double
+    state without float32 rounding), `.mm` becomes `@`, torch.multinomial becomes
+    `multinomial(strategy, iteration, player)` (1-based iteration, player 0 or 1; default: a
+    NumPy generator seeded with 0). Returns (avgStrategy1, avgStrategy2, eps); with
+    history=True also the average profiles after every iteration, as two (N_ITER, n) arrays.
     """
+    PAYOFF = np.asarray(PAYOFF, dtype=dtype)
+    if multinomial is None:
+        rng = np.random.default_rng(0)
+
+        def multinomial(strategy, iteration, player):
+            p = strategy.astype(np.float64)
+            return rng.choice(len(p), p=p / p.sum())
+
+    def getStrategy(cfr):
+        weights = np.clip(cfr, 0, np.inf)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            weights = weights / np.sum(weights)
+        N_ACTIONS = weights.shape[0]
+        weights = np.nan_to_num(weights, nan=1 / N_ACTIONS).astype(dtype)
+        return weights
+
+    cumCFR1 = np.zeros(PAYOFF.shape[0], dtype)
+    cumCFR2 = np.zeros(PAYOFF.shape[1], dtype)
+    cumStrategy1 = np.zeros(PAYOFF.shape[0], dtype)
+    cumStrategy2 = np.zeros(PAYOFF.shape[1], dtype)
+    # The seed writes torch.ones(N_ACTIONS) for both players (its game is square).
+    strategy1 = np.ones(PAYOFF.shape[0], dtype) / dtype(PAYOFF.shape[0])
+    strategy2 = np.ones(PAYOFF.shape[1], dtype) / dtype(PAYOFF.shape[1])
+    averages1, averages2 = [], []
+    for t in range(1, N_ITER + 1):
+        # sample actions and observe regrets
+        if stochastic_advantage:
+            action1 = multinomial(strategy1, t, 0)
+            action2 = multinomial(strategy2, t, 1)
+            cfr1 = PAYOFF[:, action2] - PAYOFF[action1, action2]
+            cfr2 = -(PAYOFF[action1, :] - PAYOFF[action1, action2])
+        else:
+            PAYOFF_avg = strategy1.reshape(1, -1) @ PAYOFF @ strategy2.reshape(-1, 1)
+            cfr1 = (PAYOFF @ strategy2.reshape(-1, 1) - PAYOFF_avg).squeeze(-1)
+            cfr2 = (strategy1.reshape(1, -1) @ PAYOFF - PAYOFF_avg).squeeze(0) * (-1)
+        # update strategies proportionally to regrets
+        strategy1 = getStrategy(cumCFR1)
+        strategy2 = getStrategy(cumCFR2)
+        # track cumulated regrets and strategies
+        cumCFR1 += cfr1
+        cumCFR2 += cfr2
+        cumStrategy1 += strategy1
+        cumStrategy2 += strategy2
+        if history:
+            averages1.append(cumStrategy1 / cumStrategy1.sum())
+            averages2.append(cumStrategy2 / cumStrategy2.sum())
+
+    # averaged strategies converge to Nash Equilibrium
+    avgStrategy1 = cumStrategy1 / cumStrategy1.sum()
+    avgStrategy2 = cumStrategy2 / cumStrategy2.sum()
+    # estimate approximation error (upper bound)
+    eps = 2 * max(cumCFR1.max(), cumCFR2.max()) / N_ITER
+    if history:
+        return avgStrategy1, avgStrategy2, eps, np.array(averages1), np.array(averages2)
+    return avgStrategy1, avgStrategy2, eps
+
+
+def nash_gap(A, x, y):
+    """max_i (A y)_i - min_j (x^T A)_j in float64: the exact Nash gap of the profile (x, y)."""
     A = np.asarray(A, dtype=np.float64)
-
-    def rm(regret):
-        positive = np.maximum(regret, 0)
-        total = positive.sum()
-        return positive / total if total > 0 else np.full(len(regret), 1 / len(regret))
-
-    p = [np.full(A.shape[0], 1 / A.shape[0]), np.full(A.shape[1], 1 / A.shape[1])]
-    expected = [0.0, 0.0]
-    experts = [np.zeros(A.shape[0]), np.zeros(A.shape[1])]
-    regrets = [np.zeros(A.shape[0]), np.zeros(A.shape[1])]
-    sums = [np.zeros(A.shape[0]), np.zeros(A.shape[1])]
-    for _ in range(iterations):
-        rewards = [A @ p[1], -(p[0] @ A)]
-        for k in range(2):
-            expected[k] += p[k] @ rewards[k]
-            experts[k] += rewards[k]
-            regrets[k] = experts[k] - expected[k]
-        for k in range(2):
-            p[k] = rm(regrets[k])
-            sums[k] += p[k]
-    eps = 2 * max(regrets[0].max(), regrets[1].max()) / iterations
-    return sums[0] / iterations, sums[1] / iterations, eps
+    return float((A @ np.asarray(y, np.float64)).max() - (np.asarray(x, np.float64) @ A).min())

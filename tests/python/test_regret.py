@@ -3,7 +3,10 @@ import pytest
 from scipy.optimize import linprog
 
 import hpcml
+from hpcml.reference import nash_gap
 from hpcml.reference import seed_regret_matching as numpy_seed
+
+import philox
 
 RPS_CRASH = np.array([[0, -1, 2], [1, 0, -1], [-2, 1, 0]], dtype=np.float32)
 
@@ -20,21 +23,77 @@ def lp_value(A):
     return res.x[-1]
 
 
-@pytest.mark.parametrize("iterations", [1, 2, 3, 10, 500])
-def test_seed_matches_numpy_transcription(iterations):
-    x, y, eps = numpy_seed(RPS_CRASH, iterations)
-    s = hpcml.solve_matrix_game(RPS_CRASH, variant="seed", iterations=iterations, backend="cpu")
+def random_game(shape, seed=0, integer=False):
+    rng = np.random.default_rng(seed)
+    A = rng.integers(-3, 4, shape) if integer else rng.standard_normal(shape)
+    return A.astype(np.float32)
+
+
+SEED_GAMES = [("rps-crash", RPS_CRASH), ("normal 5x7", random_game((5, 7))),
+              ("normal 20x20", random_game((20, 20), 1)), ("normal 64x3", random_game((64, 3), 2)),
+              ("integer 6x6", random_game((6, 6), 3, integer=True))]
+
+
+def seed_curve(A, iterations):
+    """The float64 transcription's gap after every iteration, its averages and eps."""
+    x, y, eps, xs, ys = numpy_seed(A, iterations, dtype=np.float64, history=True)
+    return x, y, eps, np.array([nash_gap(A, a, b) for a, b in zip(xs, ys)])
+
+
+@pytest.mark.parametrize("iterations", [500, 5000])
+@pytest.mark.parametrize("name,A", SEED_GAMES, ids=[g[0] for g in SEED_GAMES])
+def test_seed_is_the_seed_program_iteration_for_iteration(name, A, iterations):
+    # Against the op-for-op transcription in float64 (hpcml's state is double): the gap of the
+    # running average after every iteration, the final averages and eps. A one-iteration shift
+    # in the schedule moves these by 1e-3 and more.
+    x, y, eps, gaps = seed_curve(A, iterations)
+    s = hpcml.solve_matrix_game(A, variant="seed", iterations=iterations, record_every=1, backend="cpu")
+    np.testing.assert_array_equal(s.curve[:, 0], np.arange(1, iterations + 1))
+    np.testing.assert_allclose(s.curve[:, 1], gaps, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(s.row_strategy, x, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(s.col_strategy, y, rtol=0, atol=1e-10)
+    assert s.eps_bound == pytest.approx(eps, abs=1e-10)
+
+
+@pytest.mark.parametrize("iterations", [500, 5000])
+@pytest.mark.parametrize("name,A", SEED_GAMES, ids=[g[0] for g in SEED_GAMES])
+def test_seed_matches_the_float32_program_to_its_rounding(name, A, iterations):
+    # The seed itself runs in float32. hpcml (double) must be as close to its output as exact
+    # arithmetic is: within twice the float32 program's own distance from the float64 one.
+    x32, y32, eps32 = numpy_seed(A, iterations)
+    x64, y64, eps64 = numpy_seed(A, iterations, dtype=np.float64)
+    s = hpcml.solve_matrix_game(A, variant="seed", iterations=iterations, backend="cpu")
+    rounding = max(np.abs(x32 - x64).max(), np.abs(y32 - y64).max())
+    assert max(np.abs(s.row_strategy - x32).max(), np.abs(s.col_strategy - y32).max()) <= 2 * rounding + 1e-6
+    assert abs(s.eps_bound - eps32) <= 2 * abs(eps64 - eps32) + 1e-6
+
+
+def test_seed_numbers_on_rps_with_crash():
+    # The seed's own float32 program after 500 iterations: eps 0.1071, exact gap 0.1043.
+    x, y, eps = numpy_seed(RPS_CRASH, 500)
+    assert eps == pytest.approx(0.10711, abs=1e-5)
+    assert nash_gap(RPS_CRASH, x, y) == pytest.approx(0.10429, abs=1e-5)
+    s = hpcml.solve_matrix_game(RPS_CRASH, variant="seed", backend="cpu")
+    assert s.eps_bound == pytest.approx(eps, abs=1e-6) and s.gap == pytest.approx(0.10429, abs=1e-5)
+    assert not s.eps_bound_valid
+
+
+def test_philox_known_answers():
+    for counter, key, expected in philox.KNOWN_ANSWERS:
+        assert philox.philox4x32_10(counter, key) == expected
+
+
+@pytest.mark.parametrize("name,A", SEED_GAMES[:3], ids=[g[0] for g in SEED_GAMES[:3]])
+def test_sampled_seed_is_the_seed_programs_stochastic_variant(name, A):
+    # The same draws (Philox, game 0, key = player) through the transcription's multinomial.
+    def multinomial(strategy, iteration, player):
+        return philox.sample(strategy, philox.uniform_draw(11, 0, iteration, player))
+
+    x, y, eps = numpy_seed(A, 1000, stochastic_advantage=True, dtype=np.float64, multinomial=multinomial)
+    s = hpcml.solve_matrix_game(A, variant="seed", sampled=True, seed=11, iterations=1000, backend="cpu")
     np.testing.assert_allclose(s.row_strategy, x, rtol=0, atol=1e-12)
     np.testing.assert_allclose(s.col_strategy, y, rtol=0, atol=1e-12)
     assert s.eps_bound == pytest.approx(eps, abs=1e-12)
-
-
-def test_seed_on_random_game_matches_transcription():
-    A = np.random.default_rng(0).standard_normal((5, 7)).astype(np.float32)
-    x, y, eps = numpy_seed(A, 200)
-    s = hpcml.solve_matrix_game(A, variant="seed", iterations=200, backend="cpu")
-    np.testing.assert_allclose(s.row_strategy, x, atol=1e-10)
-    np.testing.assert_allclose(s.col_strategy, y, atol=1e-10)
 
 
 @pytest.mark.parametrize("variant", ["seed", "rm", "rm+", "dcfr", "prm+"])
