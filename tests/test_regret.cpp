@@ -1,5 +1,6 @@
-// Regret matching: known equilibria, the exact gap against a brute-force evaluation, the
-// seed's bound identity, batched = one by one, reproducible sampling, bad inputs.
+// Regret matching on every backend: known equilibria, the seed's first iterations by hand, the
+// exact gap against a brute-force evaluation, the bound identity, batched = one by one,
+// reproducible sampling; the GPU against the CPU on random and integer games; bad inputs.
 #include <hpcml/regret.hpp>
 
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 namespace {
 
 using hpcml_test::expect_invalid;
+using hpcml::Backend;
 
 using hpcml::Averaging;
 using hpcml::RegretOptions;
@@ -25,15 +27,24 @@ using hpcml::RegretVariant;
 
 const std::vector<float> kRpsCrash = {0, -1, 2, 1, 0, -1, -2, 1, 0};
 
-RegretOptions cpu(RegretVariant variant, int iterations, bool alternating = true,
-                  Averaging averaging = Averaging::Quadratic) {
+RegretOptions options(Backend backend, RegretVariant variant, int iterations, bool alternating = true,
+                      Averaging averaging = Averaging::Quadratic) {
     RegretOptions o;
     o.variant = variant;
     o.iterations = iterations;
     o.alternating = alternating;
     o.averaging = averaging;
-    o.backend = hpcml::Backend::Cpu;
+    o.backend = backend;
     return o;
+}
+
+std::vector<float> random_payoffs(std::size_t count, unsigned seed, bool integer = false) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal;
+    std::uniform_int_distribution<int> small(-3, 3);
+    std::vector<float> A(count);
+    for (float& a : A) a = integer ? static_cast<float>(small(rng)) : normal(rng);
+    return A;
 }
 
 // max_i (A y)_i - min_j (x^T A)_j by plain loops.
@@ -65,9 +76,36 @@ void expect_distribution(const std::vector<double>& s) {
 const RegretVariant kAll[] = {RegretVariant::Seed, RegretVariant::RM, RegretVariant::RMPlus, RegretVariant::DCFR,
                               RegretVariant::PredictiveRMPlus};
 
-TEST(Regret, RpsWithCrashConvergesToQuarterHalfQuarter) {
+// Every field of two solutions within `tolerance` (0: equal).
+void expect_near(const hpcml::GameSolution& a, const hpcml::GameSolution& b, double tolerance, const std::string& what) {
+    ASSERT_EQ(a.row_strategy.size(), b.row_strategy.size()) << what;
+    ASSERT_EQ(a.col_strategy.size(), b.col_strategy.size()) << what;
+    for (std::size_t i = 0; i < a.row_strategy.size(); ++i) EXPECT_NEAR(a.row_strategy[i], b.row_strategy[i], tolerance) << what;
+    for (std::size_t j = 0; j < a.col_strategy.size(); ++j) EXPECT_NEAR(a.col_strategy[j], b.col_strategy[j], tolerance) << what;
+    EXPECT_NEAR(a.gap, b.gap, tolerance) << what;
+    EXPECT_NEAR(a.value, b.value, tolerance) << what;
+    EXPECT_NEAR(a.eps_bound, b.eps_bound, tolerance) << what;
+    EXPECT_EQ(a.eps_bound_valid, b.eps_bound_valid) << what;
+    ASSERT_EQ(a.curve.size(), b.curve.size()) << what;
+    for (std::size_t k = 0; k < a.curve.size(); ++k) {
+        EXPECT_EQ(a.curve[k].iteration, b.curve[k].iteration) << what;
+        EXPECT_NEAR(a.curve[k].gap, b.curve[k].gap, tolerance) << what;
+    }
+}
+
+class RegretOnBackend : public ::testing::TestWithParam<Backend> {
+protected:
+    void SetUp() override { HPCML_SKIP_UNLESS_AVAILABLE(GetParam()); }
+    RegretOptions with(RegretVariant variant, int iterations, bool alternating = true,
+                       Averaging averaging = Averaging::Quadratic) const {
+        return options(GetParam(), variant, iterations, alternating, averaging);
+    }
+};
+INSTANTIATE_TEST_SUITE_P(, RegretOnBackend, ::testing::ValuesIn(hpcml_test::kBackends), hpcml_test::backend_name);
+
+TEST_P(RegretOnBackend, RpsWithCrashConvergesToQuarterHalfQuarter) {
     for (RegretVariant v : kAll) {
-        const auto s = hpcml::solve_matrix_game(kRpsCrash.data(), 3, 3, cpu(v, 20000));
+        const auto s = hpcml::solve_matrix_game(kRpsCrash.data(), 3, 3, with(v, 20000));
         const double tolerance = v == RegretVariant::Seed || v == RegretVariant::RM ? 2e-2 : 2e-3;
         for (const auto* strategy : {&s.row_strategy, &s.col_strategy}) {
             expect_distribution(*strategy);
@@ -79,22 +117,46 @@ TEST(Regret, RpsWithCrashConvergesToQuarterHalfQuarter) {
     }
 }
 
-TEST(Regret, DefaultReachesATinyGapOnRpsWithCrash) {
+TEST_P(RegretOnBackend, SeedIsOneIterationBehind) {
+    // The seed's iteration t plays the strategy of the regrets up to t - 2: iterations 1 and 2
+    // average the uniform strategy and the best response to it: pure rock for both players
+    // (regrets 1/3, 0, -1/3 against uniform; the game is symmetric).
+    RegretOptions o = with(RegretVariant::Seed, 1);
+    const auto one = hpcml::solve_matrix_game(kRpsCrash.data(), 3, 3, o);
+    for (double p : one.row_strategy) EXPECT_NEAR(p, 1.0 / 3, 1e-15);
+    o.iterations = 2;
+    const auto two = hpcml::solve_matrix_game(kRpsCrash.data(), 3, 3, o);
+    const double big = (1.0 / 3 + 1) / 2, small = 1.0 / 6;
+    EXPECT_NEAR(two.row_strategy[0], big, 1e-15);
+    EXPECT_NEAR(two.row_strategy[1], small, 1e-15);
+    EXPECT_NEAR(two.col_strategy[0], big, 1e-15);
+    EXPECT_NEAR(two.col_strategy[2], small, 1e-15);
+    // The regrets of both iterations were taken against the uniform strategy: eps = 2 (2/3) / 2.
+    EXPECT_NEAR(two.eps_bound, 2.0 / 3, 1e-15);
+}
+
+TEST_P(RegretOnBackend, SeedNumbersOnRpsWithCrash) {
+    // The seed program after 500 iterations (its float32 transcription gives eps 0.107108,
+    // gap 0.104290): not the "eps < 0.03" it commented.
+    const auto s = hpcml::solve_matrix_game(kRpsCrash.data(), 3, 3, with(RegretVariant::Seed, 500));
+    EXPECT_NEAR(s.eps_bound, 0.107108, 1e-5);
+    EXPECT_NEAR(s.gap, 0.104290, 1e-5);
+    EXPECT_FALSE(s.eps_bound_valid);
+}
+
+TEST_P(RegretOnBackend, DefaultReachesATinyGapOnRpsWithCrash) {
     RegretOptions o;
-    o.backend = hpcml::Backend::Cpu;
+    o.backend = GetParam();
     const auto s = hpcml::solve_matrix_game(kRpsCrash.data(), 3, 3, o);
     EXPECT_LT(s.gap, 1e-4);
 }
 
-TEST(Regret, GapIsTheBruteForceGap) {
-    std::mt19937 rng(1);
-    std::normal_distribution<float> normal;
-    for (auto [n1, n2] : {std::pair{7, 11}, std::pair{30, 4}, std::pair{1, 5}}) {
-        std::vector<float> A(n1 * n2);
-        for (float& a : A) a = normal(rng);
+TEST_P(RegretOnBackend, GapIsTheBruteForceGap) {
+    for (auto [n1, n2] : {std::pair{7, 11}, std::pair{30, 4}, std::pair{1, 5}, std::pair{90, 70}}) {
+        const std::vector<float> A = random_payoffs(static_cast<std::size_t>(n1) * n2, 1);
         for (RegretVariant v : kAll)
             for (bool alt : {false, true}) {
-                const auto s = hpcml::solve_matrix_game(A.data(), n1, n2, cpu(v, 200, alt));
+                const auto s = hpcml::solve_matrix_game(A.data(), n1, n2, with(v, 200, alt));
                 expect_distribution(s.row_strategy);
                 expect_distribution(s.col_strategy);
                 EXPECT_NEAR(s.gap, brute_force_gap(A, n1, n2, s.row_strategy, s.col_strategy), 1e-9);
@@ -103,7 +165,7 @@ TEST(Regret, GapIsTheBruteForceGap) {
     }
 }
 
-TEST(Regret, SimultaneousUniformRmGapEqualsTheRegretIdentity) {
+TEST_P(RegretOnBackend, SimultaneousUniformRmGapEqualsTheRegretIdentity) {
     // With simultaneous full-information updates and uniform averaging of the played
     // strategies, T * gap = max R1 + max R2 <= 2 max(max R1, max R2) = T * eps_bound.
     std::vector<float> A(25);
@@ -111,85 +173,84 @@ TEST(Regret, SimultaneousUniformRmGapEqualsTheRegretIdentity) {
     std::uniform_real_distribution<float> u(-1, 1);
     for (float& a : A) a = u(rng);
     for (RegretVariant v : {RegretVariant::RM, RegretVariant::RMPlus, RegretVariant::PredictiveRMPlus}) {
-        const auto s = hpcml::solve_matrix_game(A.data(), 5, 5, cpu(v, 300, false, Averaging::Uniform));
+        const auto s = hpcml::solve_matrix_game(A.data(), 5, 5, with(v, 300, false, Averaging::Uniform));
         EXPECT_TRUE(s.eps_bound_valid);
         EXPECT_LE(s.gap, s.eps_bound + 1e-12);
     }
-    const auto seed = hpcml::solve_matrix_game(A.data(), 5, 5, cpu(RegretVariant::Seed, 300));
-    EXPECT_FALSE(seed.eps_bound_valid);  // it averages the strategies after each update
-    EXPECT_FALSE(hpcml::solve_matrix_game(A.data(), 5, 5, cpu(RegretVariant::RM, 300, true)).eps_bound_valid);
+    const auto seed = hpcml::solve_matrix_game(A.data(), 5, 5, with(RegretVariant::Seed, 300));
+    EXPECT_FALSE(seed.eps_bound_valid);  // it averages other strategies than it took regrets against
+    EXPECT_FALSE(hpcml::solve_matrix_game(A.data(), 5, 5, with(RegretVariant::RM, 300, true)).eps_bound_valid);
 }
 
-TEST(Regret, MatchingPenniesAndSaddlePoints) {
+TEST_P(RegretOnBackend, MatchingPenniesAndSaddlePoints) {
     const std::vector<float> pennies = {1, -1, -1, 1};
-    const auto p = hpcml::solve_matrix_game(pennies.data(), 2, 2, cpu(RegretVariant::PredictiveRMPlus, 2000));
+    const auto p = hpcml::solve_matrix_game(pennies.data(), 2, 2, with(RegretVariant::PredictiveRMPlus, 2000));
     EXPECT_NEAR(p.row_strategy[0], 0.5, 1e-3);
     EXPECT_NEAR(p.col_strategy[0], 0.5, 1e-3);
     EXPECT_NEAR(p.value, 0.0, 1e-3);
 
     const std::vector<float> saddle = {3, 5, 1, 2};  // row 0, column 0, value 3
-    const auto s = hpcml::solve_matrix_game(saddle.data(), 2, 2, cpu(RegretVariant::RMPlus, 2000));
+    const auto s = hpcml::solve_matrix_game(saddle.data(), 2, 2, with(RegretVariant::RMPlus, 2000));
     EXPECT_GT(s.row_strategy[0], 0.999);
     EXPECT_GT(s.col_strategy[0], 0.999);
     EXPECT_NEAR(s.value, 3.0, 1e-2);
 
     const std::vector<float> one_row = {1, 2, 0};  // the column player takes column 2
-    const auto r = hpcml::solve_matrix_game(one_row.data(), 1, 3, cpu(RegretVariant::RMPlus, 500));
+    const auto r = hpcml::solve_matrix_game(one_row.data(), 1, 3, with(RegretVariant::RMPlus, 500));
     EXPECT_EQ(r.row_strategy.size(), 1u);
     EXPECT_GT(r.col_strategy[2], 0.99);
     const std::vector<float> one_col = {1, 3, 2};  // the row player takes row 1
-    const auto c = hpcml::solve_matrix_game(one_col.data(), 3, 1, cpu(RegretVariant::RMPlus, 500));
+    const auto c = hpcml::solve_matrix_game(one_col.data(), 3, 1, with(RegretVariant::RMPlus, 500));
     EXPECT_GT(c.row_strategy[1], 0.99);
     EXPECT_NEAR(c.value, 3.0, 0.05);
 }
 
-TEST(Regret, BatchEqualsOneByOne) {
-    std::mt19937 rng(3);
-    std::normal_distribution<float> normal;
-    const std::size_t batch = 9, n1 = 4, n2 = 6;
-    std::vector<float> A(batch * n1 * n2);
-    for (float& a : A) a = normal(rng);
-    for (bool sampled : {false, true}) {
-        RegretOptions o = cpu(RegretVariant::DCFR, 100);
-        o.sampled = sampled;
-        o.record_every = 25;
-        const auto all = hpcml::solve_matrix_games(A.data(), batch, n1, n2, o);
-        ASSERT_EQ(all.size(), batch);
-        for (std::size_t b = 0; b < batch; ++b) {
-            // Each game keeps its own index in the sampled draws, so solve it as the batch did.
-            const auto alone = hpcml::solve_matrix_games(A.data(), b + 1, n1, n2, o)[b];
-            EXPECT_EQ(all[b].row_strategy, alone.row_strategy);
-            EXPECT_EQ(all[b].col_strategy, alone.col_strategy);
-            EXPECT_EQ(all[b].gap, alone.gap);
-            ASSERT_EQ(all[b].curve.size(), 4u);
-            EXPECT_EQ(all[b].curve.back().iteration, 100);
-            EXPECT_EQ(all[b].curve.back().gap, all[b].gap);
-        }
-        if (!sampled) {
-            const auto single = hpcml::solve_matrix_game(A.data() + 5 * n1 * n2, n1, n2, o);
-            EXPECT_EQ(single.row_strategy, all[5].row_strategy);
+TEST_P(RegretOnBackend, BatchEqualsOneByOne) {
+    // Small games (the GPU's batched kernel, several games per warp) and large ones (the GPU's
+    // large-game path, several games per launch).
+    for (auto [batch, n1, n2] : {std::tuple{9, 4, 6}, std::tuple{3, 70, 65}}) {
+        const std::vector<float> A = random_payoffs(static_cast<std::size_t>(batch) * n1 * n2, 3);
+        for (bool sampled : {false, true}) {
+            RegretOptions o = with(RegretVariant::DCFR, 100);
+            o.sampled = sampled;
+            o.record_every = 25;
+            const auto all = hpcml::solve_matrix_games(A.data(), batch, n1, n2, o);
+            ASSERT_EQ(all.size(), static_cast<std::size_t>(batch));
+            for (int b = 0; b < batch; ++b) {
+                // Each game keeps its own index in the sampled draws, so solve it as the batch did.
+                const auto alone = hpcml::solve_matrix_games(A.data(), b + 1, n1, n2, o)[b];
+                // The GPU's large-game path splits rows by the number of games per launch, so
+                // its sums round differently; everything else is bit for bit.
+                const double tolerance = GetParam() == Backend::Cuda && n1 > 64 ? 1e-12 : 0.0;
+                expect_near(all[b], alone, tolerance, "game " + std::to_string(b));
+                ASSERT_EQ(all[b].curve.size(), 4u);
+                EXPECT_EQ(all[b].curve.back().iteration, 100);
+                EXPECT_EQ(all[b].curve.back().gap, all[b].gap);
+            }
         }
     }
 }
 
-TEST(Regret, NaiveEqualsFused) {
-    std::vector<float> A(12 * 9);
-    std::mt19937 rng(4);
-    std::normal_distribution<float> normal;
-    for (float& a : A) a = normal(rng);
+TEST_P(RegretOnBackend, NaiveFollowsTheSameSchedule) {
+    // The naive baseline keeps float32 state on the GPU (as the eager program), double on the CPU.
+    const std::vector<float> A = random_payoffs(12 * 9, 4);
+    const double tolerance = GetParam() == Backend::Cuda ? 2e-3 : 1e-12;
     for (RegretVariant v : kAll)
-        for (bool alt : {false, true}) {
-            RegretOptions o = cpu(v, 150, alt);
-            const auto fused = hpcml::solve_matrix_game(A.data(), 12, 9, o);
-            o.method = hpcml::Method::Naive;
-            const auto naive = hpcml::solve_matrix_game(A.data(), 12, 9, o);
-            for (std::size_t i = 0; i < 12; ++i) EXPECT_NEAR(fused.row_strategy[i], naive.row_strategy[i], 1e-12);
-            EXPECT_NEAR(fused.gap, naive.gap, 1e-12);
-        }
+        for (bool alt : {false, true})
+            for (bool sampled : {false, true}) {
+                RegretOptions o = with(v, 150, alt);
+                o.sampled = sampled;
+                o.record_every = 40;
+                const auto fused = hpcml::solve_matrix_game(A.data(), 12, 9, o);
+                o.method = hpcml::Method::Naive;
+                const auto naive = hpcml::solve_matrix_game(A.data(), 12, 9, o);
+                expect_near(fused, naive, tolerance, std::string(hpcml::to_string(v)) + (alt ? " alternating" : "") +
+                                                         (sampled ? " sampled" : ""));
+            }
 }
 
-TEST(Regret, SampledRunsAreReproducible) {
-    RegretOptions o = cpu(RegretVariant::Seed, 500);
+TEST_P(RegretOnBackend, SampledRunsAreReproducible) {
+    RegretOptions o = with(RegretVariant::Seed, 500);
     o.sampled = true;
     o.rng_seed = 42;
     const auto a = hpcml::solve_matrix_game(kRpsCrash.data(), 3, 3, o);
@@ -204,7 +265,7 @@ TEST(Regret, SampledRunsAreReproducible) {
 
 TEST(Regret, BadInputsRaise) {
     std::vector<float> A = {1, 2, 3, 4};
-    const RegretOptions ok = cpu(RegretVariant::RMPlus, 10);
+    const RegretOptions ok = options(Backend::Cpu, RegretVariant::RMPlus, 10);
     expect_invalid([&] { hpcml::solve_matrix_game(A.data(), 0, 2, ok); }, "A:");
     expect_invalid([&] { hpcml::solve_matrix_game(nullptr, 2, 2, ok); }, "A:");
     expect_invalid([&] { hpcml::solve_matrix_games(A.data(), 0, 2, 2, ok); }, "A:");
@@ -222,52 +283,48 @@ TEST(Regret, BadInputsRaise) {
     expect_invalid([] { hpcml::parse_averaging("cubic"); }, "averaging");
 }
 
-#if HPCML_WITH_CUDA
-// The GPU against the CPU: the batched kernel (small games), the large-game path (graphs,
-// dual GEMV) and the naive cuBLAS baseline, for every variant and update order.
-void expect_close(const hpcml::GameSolution& a, const hpcml::GameSolution& b, double tolerance, const std::string& what) {
-    ASSERT_EQ(a.row_strategy.size(), b.row_strategy.size());
-    for (std::size_t i = 0; i < a.row_strategy.size(); ++i) EXPECT_NEAR(a.row_strategy[i], b.row_strategy[i], tolerance) << what;
-    for (std::size_t j = 0; j < a.col_strategy.size(); ++j) EXPECT_NEAR(a.col_strategy[j], b.col_strategy[j], tolerance) << what;
-    EXPECT_NEAR(a.gap, b.gap, tolerance) << what;
-    EXPECT_NEAR(a.value, b.value, tolerance) << what;
-    EXPECT_NEAR(a.eps_bound, b.eps_bound, tolerance) << what;
-    ASSERT_EQ(a.curve.size(), b.curve.size()) << what;
-    for (std::size_t k = 0; k < a.curve.size(); ++k) {
-        EXPECT_EQ(a.curve[k].iteration, b.curve[k].iteration) << what;
-        EXPECT_NEAR(a.curve[k].gap, b.curve[k].gap, tolerance) << what;
-    }
+TEST(Regret, SimultaneousUpdates) {
+    RegretOptions o;
+    EXPECT_FALSE(hpcml::simultaneous_updates(o));  // prm+, alternating
+    o.alternating = false;
+    EXPECT_TRUE(hpcml::simultaneous_updates(o));
+    o.alternating = true;
+    o.variant = RegretVariant::Seed;
+    EXPECT_TRUE(hpcml::simultaneous_updates(o));  // the seed is always simultaneous
 }
 
+// The GPU against the CPU, on the paths' edges: one action per lane and two (32/33, 64/65),
+// several games per warp (3 x 3, 2000 of them), the large-game path with several games per
+// launch, more than 1024 columns, one-action players, iteration counts not a multiple of the
+// graphs' 8, and integer payoffs (exact ties in the regrets). Trajectories differ only by the
+// order of sums and fused multiply-adds: within 1e-9 in double.
 TEST(RegretCuda, AgreesWithCpu) {
     HPCML_SKIP_WITHOUT_GPU();
-    std::mt19937 rng(5);
-    std::normal_distribution<float> normal;
-    for (auto [batch, n1, n2] : {std::tuple{50, 3, 3}, std::tuple{7, 40, 17}, std::tuple{2, 100, 70}, std::tuple{1, 1500, 700}}) {
-        std::vector<float> A(static_cast<std::size_t>(batch) * n1 * n2);
-        for (float& a : A) a = normal(rng);
+    struct Case {
+        int batch, n1, n2;
+        bool integer;
+    };
+    const Case cases[] = {{2000, 3, 3, false}, {50, 3, 3, true}, {7, 40, 17, false}, {5, 32, 33, false},
+                          {3, 64, 64, true},   {3, 65, 64, false}, {2, 100, 70, false}, {2, 80, 80, true},
+                          {1, 3, 1, false},    {1, 2000, 3, false}, {1, 3, 1500, false}, {1, 1500, 700, false}};
+    for (const Case& c : cases) {
+        const std::vector<float> A = random_payoffs(static_cast<std::size_t>(c.batch) * c.n1 * c.n2, 5, c.integer);
         for (RegretVariant v : kAll)
             for (bool alt : {false, true})
                 for (bool sampled : {false, true}) {
-                    RegretOptions o = cpu(v, 60, alt);
+                    RegretOptions o = options(Backend::Cpu, v, 61, alt);
                     o.sampled = sampled;
                     o.record_every = 25;
-                    const auto host = hpcml::solve_matrix_games(A.data(), batch, n1, n2, o);
-                    o.backend = hpcml::Backend::Cuda;
-                    const auto device = hpcml::solve_matrix_games(A.data(), batch, n1, n2, o);
-                    for (int b = 0; b < batch; ++b)
-                        expect_close(host[b], device[b], 1e-9,
-                                     std::string(hpcml::to_string(v)) + (alt ? " alternating" : " simultaneous") +
-                                         (sampled ? " sampled" : "") + " game " + std::to_string(b) + " of " +
-                                         std::to_string(n1) + "x" + std::to_string(n2));
-                    o.method = hpcml::Method::Naive;  // float32 state, as the eager program
-                    if (batch <= 7) {
-                        const auto naive = hpcml::solve_matrix_games(A.data(), batch, n1, n2, o);
-                        for (int b = 0; b < batch; ++b) expect_close(host[b], naive[b], 2e-3, "naive");
-                    }
+                    const auto host = hpcml::solve_matrix_games(A.data(), c.batch, c.n1, c.n2, o);
+                    o.backend = Backend::Cuda;
+                    const auto device = hpcml::solve_matrix_games(A.data(), c.batch, c.n1, c.n2, o);
+                    for (int b = 0; b < c.batch; ++b)
+                        expect_near(host[b], device[b], 1e-9,
+                                    std::string(hpcml::to_string(v)) + (alt ? " alternating" : " simultaneous") +
+                                        (sampled ? " sampled" : "") + (c.integer ? " integer" : "") + " game " +
+                                        std::to_string(b) + " of " + std::to_string(c.n1) + "x" + std::to_string(c.n2));
                 }
     }
 }
-#endif
 
 }  // namespace
