@@ -40,12 +40,9 @@ void run_regret(benchmark::State& state, const std::shared_ptr<Workload>& w, hpc
     energy.report(state);
     using benchmark::Counter;
     const double iterations = o.iterations;
-    // Passes over A per iteration: simultaneous fused iterations read A once, except that the
-    // CPU splits one large game's u1 and u2 into two passes (see kernels/regret/cpu.cpp);
-    // alternating or naive iterations read it twice.
-    const bool simultaneous = hpcml::simultaneous_updates(o);
-    const bool cpu_split = stats.backend == hpcml::Backend::Cpu && w->batch == 1 && w->n * w->n >= (1u << 16);
-    const bool one_pass = method == hpcml::Method::Fused && simultaneous && !cpu_split;
+    // Passes over A per iteration: simultaneous fused iterations read A once; alternating or
+    // naive iterations read it twice.
+    const bool one_pass = method == hpcml::Method::Fused && hpcml::simultaneous_updates(o);
     const double a_bytes = 4.0 * w->n * w->n * w->batch;
     state.counters["iterations/s"] = Counter(iterations, Counter::kIsIterationInvariantRate);
     const double bytes = iterations * a_bytes * (one_pass ? 1 : 2);

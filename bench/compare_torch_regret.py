@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
-"""GPU comparison: the seed's regret matching in PyTorch (eager and torch.compile) against hpcml.
+"""The seed's regret matching in PyTorch (eager and torch.compile) against hpcml, side by side.
 
-The seed program (simultaneous regret matching from uniform strategies; regret = cumulative
-expert reward - cumulative expected reward; the average is the mean of the updated strategies),
-written over a batch of games so that one code serves both workloads of issue 4:
+seed_program is the seed's getEquilibrium (../shared/seeds, "Approximate Nash Equilibrium by
+Regret Matching") op for op, with a leading batch axis so that one code serves both workloads:
   --actions 4096 --batch 1 --iterations 100      one large game
   --actions 3 --batch 100000 --iterations 1000   many small games
-Checks that hpcml's seed variant gives the same average strategies (float32 tolerance) and prints
-times and games x iterations / s side by side.
+(.mm becomes torch.bmm, sums and maxima run over the action axis). Checks that hpcml's seed
+variant gives the same average strategies (to float32 rounding), then times each contender in
+--rounds alternating rounds and prints the medians. --device cpu compares on the CPU.
 """
 
 import argparse
+import statistics
 import time
 
 import numpy as np
@@ -18,35 +19,38 @@ import numpy as np
 import hpcml
 
 
-def seed_program(torch, A, iterations):
-    """A: (B, n1, n2) float32 tensor. Returns the average strategies (B, n1), (B, n2)."""
-    B, n1, n2 = A.shape
-    p1 = torch.full((B, n1), 1.0 / n1, device=A.device)
-    p2 = torch.full((B, n2), 1.0 / n2, device=A.device)
-    expected1 = torch.zeros(B, 1, device=A.device)
-    expected2 = torch.zeros(B, 1, device=A.device)
-    experts1 = torch.zeros(B, n1, device=A.device)
-    experts2 = torch.zeros(B, n2, device=A.device)
-    sum1 = torch.zeros(B, n1, device=A.device)
-    sum2 = torch.zeros(B, n2, device=A.device)
+def seed_program(torch, PAYOFF, N_ITER: int):
+    """PAYOFF: (B, n1, n2) float32 tensor. Returns the average strategies (B, n1), (B, n2) and eps (B,)."""
+    B, n1, n2 = PAYOFF.shape
+    device = PAYOFF.device
 
-    def rm(regret, n):
-        positive = regret.clamp(min=0)
-        total = positive.sum(1, keepdim=True)
-        return torch.where(total > 0, positive / total.clamp(min=1e-30), torch.full_like(positive, 1.0 / n))
+    def getStrategy(cfr):
+        weights = torch.clip(cfr, 0, torch.inf)
+        weights = weights / torch.sum(weights, dim=1, keepdim=True)
+        N_ACTIONS = weights.shape[1]
+        weights = torch.nan_to_num(weights, nan=1 / N_ACTIONS)
+        return weights
 
-    for _ in range(iterations):
-        r1 = torch.bmm(A, p2.unsqueeze(2)).squeeze(2)
-        r2 = -torch.bmm(p1.unsqueeze(1), A).squeeze(1)
-        expected1 = expected1 + (p1 * r1).sum(1, keepdim=True)
-        expected2 = expected2 + (p2 * r2).sum(1, keepdim=True)
-        experts1 = experts1 + r1
-        experts2 = experts2 + r2
-        p1 = rm(experts1 - expected1, n1)
-        p2 = rm(experts2 - expected2, n2)
-        sum1 = sum1 + p1
-        sum2 = sum2 + p2
-    return sum1 / iterations, sum2 / iterations
+    cumCFR1 = torch.zeros(B, n1, device=device)
+    cumCFR2 = torch.zeros(B, n2, device=device)
+    cumStrategy1 = torch.zeros(B, n1, device=device)
+    cumStrategy2 = torch.zeros(B, n2, device=device)
+    strategy1 = torch.ones(B, n1, device=device) / n1
+    strategy2 = torch.ones(B, n2, device=device) / n2
+    for _ in range(N_ITER):
+        PAYOFF_avg = strategy1.view(B, 1, -1).bmm(PAYOFF).bmm(strategy2.view(B, -1, 1))
+        cfr1 = (PAYOFF.bmm(strategy2.view(B, -1, 1)) - PAYOFF_avg).squeeze(2)
+        cfr2 = (strategy1.view(B, 1, -1).bmm(PAYOFF) - PAYOFF_avg).squeeze(1) * (-1)
+        strategy1 = getStrategy(cumCFR1)
+        strategy2 = getStrategy(cumCFR2)
+        cumCFR1 += cfr1
+        cumCFR2 += cfr2
+        cumStrategy1 += strategy1
+        cumStrategy2 += strategy2
+    avgStrategy1 = cumStrategy1 / cumStrategy1.sum(dim=1, keepdim=True)
+    avgStrategy2 = cumStrategy2 / cumStrategy2.sum(dim=1, keepdim=True)
+    eps = 2 * torch.maximum(cumCFR1.max(dim=1).values, cumCFR2.max(dim=1).values) / N_ITER
+    return avgStrategy1, avgStrategy2, eps
 
 
 def main():
@@ -56,43 +60,61 @@ def main():
     parser.add_argument("--actions", type=int, default=4096)
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--iterations", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3, help="alternating timing rounds (medians are printed)")
+    parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    parser.add_argument("--compile-mode", default="default", help="torch.compile mode (the seed used max-autotune)")
     args = parser.parse_args()
-    if not torch.cuda.is_available():
-        raise SystemExit("compare_torch_regret.py: no CUDA device visible to PyTorch")
+    for name in ("actions", "batch", "iterations", "rounds"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name}: must be >= 1")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("compare_torch_regret.py: no CUDA device visible to PyTorch (try --device cpu)")
 
     rng = np.random.default_rng(0)
     A_host = rng.standard_normal((args.batch, args.actions, args.actions)).astype(np.float32)
-    A = torch.from_numpy(A_host).cuda()
-    compiled = torch.compile(seed_program, dynamic=False)  # torch is passed through unchanged
+    A = torch.from_numpy(A_host).to(args.device)
+    compiled = torch.compile(seed_program, dynamic=False, mode=args.compile_mode)  # torch passes through unchanged
 
-    def timed(fn):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        result = fn()
-        torch.cuda.synchronize()
-        return result, time.perf_counter() - start
+    def synchronize():
+        if args.device == "cuda":
+            torch.cuda.synchronize()
 
-    rows = []
-    (x_eager, _), t_eager = timed(lambda: seed_program(torch, A, args.iterations))
-    rows.append(("torch eager (seed)", t_eager))
-    compiled(torch, A, 2)  # compile outside the timing
-    (x_compiled, _), t_compiled = timed(lambda: compiled(torch, A, args.iterations))
-    rows.append(("torch.compile (seed)", t_compiled))
-    for method in ("fused", "naive"):
-        if method == "naive" and args.batch > 100:
-            continue  # one game at a time, a dozen launches per iteration: hours for big batches
-        s, t = timed(lambda: hpcml.solve_matrix_games(A_host, variant="seed", iterations=args.iterations,
-                                                      backend="cuda", method=method))
-        np.testing.assert_allclose(s.row_strategy, x_eager.cpu().numpy(), atol=1e-3)
-        rows.append((f"hpcml {method}", t))
-    np.testing.assert_allclose(x_compiled.cpu().numpy(), x_eager.cpu().numpy(), atol=1e-4)
+    def hpcml_call(method):
+        return lambda: hpcml.solve_matrix_games(A_host, variant="seed", iterations=args.iterations,
+                                                backend=args.device, method=method)
+
+    contenders = [("torch eager (seed)", lambda: seed_program(torch, A, args.iterations)),
+                  ("torch.compile (seed)", lambda: compiled(torch, A, args.iterations)),
+                  ("hpcml fused", hpcml_call("fused"))]
+    if args.batch <= 100:  # naive solves one game at a time: hours for big batches
+        contenders.append(("hpcml naive", hpcml_call("naive")))
+
+    # Warm up (torch.compile compiles here), and check that everybody computes the seed.
+    x_eager = seed_program(torch, A, args.iterations)[0].cpu().numpy()
+    compiled(torch, A, args.iterations)
+    for name, call in contenders[1:]:
+        result = call()
+        x = result[0].cpu().numpy() if isinstance(result, tuple) else result.row_strategy
+        np.testing.assert_allclose(x, x_eager, atol=1e-4, err_msg=name)
+
+    times = {name: [] for name, _ in contenders}
+    for _ in range(args.rounds):
+        for name, call in contenders:
+            synchronize()
+            start = time.perf_counter()
+            call()
+            synchronize()
+            times[name].append(time.perf_counter() - start)
 
     work = args.batch * args.iterations
+    device = torch.cuda.get_device_name() if args.device == "cuda" else "CPU"
     print(f"{args.batch} game(s) of {args.actions} x {args.actions}, {args.iterations} iterations, seed variant, "
-          f"{torch.cuda.get_device_name()}; strategies agree")
+          f"{device}, median of {args.rounds} alternating rounds; strategies agree")
+    eager = statistics.median(times["torch eager (seed)"])
     print(f"{'':22s} {'seconds':>10s} {'game-iter/s':>12s} {'vs eager':>9s}")
-    for name, seconds in rows:
-        print(f"{name:22s} {seconds:10.4f} {work / seconds:12.4g} {t_eager / seconds:8.1f}x")
+    for name, _ in contenders:
+        seconds = statistics.median(times[name])
+        print(f"{name:22s} {seconds:10.4f} {work / seconds:12.4g} {eager / seconds:8.1f}x")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,6 @@ import numpy as np
 
 from . import _hpcml
 
-VARIANTS = ("seed", "rm", "rm+", "dcfr", "prm+")
-
 
 @dataclass
 class GameSolution:
@@ -42,25 +40,22 @@ def _payoffs(A, ndim: int) -> np.ndarray:
     return np.ascontiguousarray(A, dtype=np.float32)
 
 
-def solve_matrix_games(A, *, iterations=500, variant="prm+", alternating=None, averaging=None, sampled=False,
+def solve_matrix_games(A, *, iterations=500, variant="prm+", alternating=True, averaging="quadratic", sampled=False,
                        seed=0, record_every=0, backend="auto", method="fused", device=0) -> GameSolution:
     """Solves a batch of games A of shape (batch, n1, n2), each by regret matching.
 
-    variant: "seed" (the seed program: simultaneous regret matching, uniform average of the
-    updated strategies), "rm", "rm+", "dcfr" (DCFR(1.5, 0, 2)) or "prm+" (predictive RM+, the
-    default). alternating: player 2 responds to player 1's new strategy (default True; the seed
-    is always simultaneous). averaging: "uniform", "linear" or "quadratic" (default quadratic;
-    the seed's is uniform). sampled: utilities from one sampled opponent action per iteration,
-    reproducible for a given seed. Payoffs are taken as float32.
+    variant: "seed" (the seed program, op for op: simultaneous regret matching one iteration
+    behind, uniform average of its new strategies), "rm", "rm+", "dcfr" (DCFR(1.5, 0, 2)) or
+    "prm+" (predictive RM+, the default). alternating: player 2 responds to player 1's new
+    strategy (ignored by the seed, always simultaneous). averaging: "uniform", "linear" or
+    "quadratic" (ignored by the seed, always uniform). sampled: the seed's stochastic variant
+    (each player's regret against its own action sampled with the opponent's), reproducible
+    for a given seed. Payoffs are taken as float32.
     """
     A = _payoffs(A, 3)
-    if variant not in VARIANTS:
-        raise ValueError(f"variant: expected one of {', '.join(VARIANTS)}, got {variant!r}")
     if not isinstance(iterations, (int, np.integer)):
         raise ValueError(f"iterations: expected an integer, got {iterations!r}")
-    alternating = variant != "seed" if alternating is None else bool(alternating)
-    averaging = ("uniform" if variant == "seed" else "quadratic") if averaging is None else averaging
-    results = _hpcml._solve_matrix_games(A, int(iterations), variant, alternating, averaging, bool(sampled),
+    results = _hpcml._solve_matrix_games(A, int(iterations), variant, bool(alternating), averaging, bool(sampled),
                                          int(seed), int(record_every), backend, method, int(device))
     curves = [np.column_stack([r["curve_iterations"], r["curve_gaps"]]) if r["curve_gaps"] else np.zeros((0, 2))
               for r in results]

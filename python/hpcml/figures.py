@@ -17,7 +17,7 @@ RPS_CRASH = np.array([[0, -1, 2], [1, 0, -1], [-2, 1, 0]], dtype=np.float32)
 
 # (label, options): the seed and each modern variant in its usual setting.
 REGRET_LINES = [
-    ("seed (simultaneous RM, uniform)", dict(variant="seed")),
+    ("seed (simultaneous RM, one iteration behind, uniform)", dict(variant="seed")),
     ("RM, alternating, uniform", dict(variant="rm", averaging="uniform")),
     ("RM+, alternating, linear", dict(variant="rm+", averaging="linear")),
     ("DCFR(1.5, 0, 2), alternating", dict(variant="dcfr", averaging="quadratic")),

@@ -148,3 +148,47 @@ def test_sampled_is_reproducible():
 def test_bad_inputs(A, kwargs, match):
     with pytest.raises(ValueError, match=match):
         hpcml.solve_matrix_game(A, backend="cpu", **kwargs)
+
+
+def test_transcription_is_the_seed_program_in_torch():
+    # The seed's getEquilibrium verbatim (on the CPU: .cuda() and the torch.compile decorator
+    # left out), against the NumPy transcription the tests above use: equal to the last bit.
+    torch = pytest.importorskip("torch")
+
+    def getStrategy(cfr):
+        weights = torch.clip(cfr, 0, torch.inf)
+        weights = weights / torch.sum(weights)
+        N_ACTIONS = weights.shape[0]
+        weights = torch.nan_to_num(weights, nan=1 / N_ACTIONS)
+        return weights
+
+    def getEquilibrium(PAYOFF, N_ITER: int = 500, stochastic_advantage: bool = False):
+        N_ACTIONS = PAYOFF.shape[0]
+        cumCFR1 = torch.zeros(N_ACTIONS,)
+        cumCFR2 = torch.zeros(N_ACTIONS,)
+        cumStrategy1 = torch.zeros(N_ACTIONS,)
+        cumStrategy2 = torch.zeros(N_ACTIONS,)
+        strategy1 = torch.ones(N_ACTIONS,) / N_ACTIONS
+        strategy2 = torch.ones(N_ACTIONS,) / N_ACTIONS
+        for _ in range(N_ITER):
+            PAYOFF_avg = strategy1.view(1, -1).mm(PAYOFF).mm(strategy2.view(-1, 1))
+            cfr1 = (PAYOFF.mm(strategy2.view(-1, 1)) - PAYOFF_avg).squeeze()
+            cfr2 = (strategy1.view(1, -1).mm(PAYOFF) - PAYOFF_avg).squeeze() * (-1)
+            strategy1 = getStrategy(cumCFR1)
+            strategy2 = getStrategy(cumCFR2)
+            cumCFR1 += cfr1
+            cumCFR2 += cfr2
+            cumStrategy1 += strategy1
+            cumStrategy2 += strategy2
+        avgStrategy1 = cumStrategy1 / cumStrategy1.sum()
+        avgStrategy2 = cumStrategy2 / cumStrategy2.sum()
+        eps = 2 * torch.max(cumCFR1.max(), cumCFR2.max()) / N_ITER
+        return (avgStrategy1, avgStrategy2, eps)
+
+    PAYOFF = torch.tensor([[0, -1, 2], [1, 0, -1], [-2, 1, 0]], dtype=torch.float)
+    for iterations in (500, 5000):
+        x, y, eps = getEquilibrium(PAYOFF, iterations)
+        rx, ry, reps = numpy_seed(PAYOFF.numpy(), iterations)
+        np.testing.assert_array_equal(x.numpy(), rx)
+        np.testing.assert_array_equal(y.numpy(), ry)
+        assert float(eps) == float(reps)
