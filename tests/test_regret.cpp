@@ -296,8 +296,10 @@ TEST(Regret, SimultaneousUpdates) {
 // The GPU against the CPU, on the paths' edges: one action per lane and two (32/33, 64/65),
 // several games per warp (3 x 3, 2000 of them), the large-game path with several games per
 // launch, more than 1024 columns, one-action players, iteration counts not a multiple of the
-// graphs' 8, and integer payoffs (exact ties in the regrets). Trajectories differ only by the
-// order of sums and fused multiply-adds: within 1e-9 in double.
+// graphs' 8, and integer payoffs (exact ties in the regrets). The batched kernel (games up to
+// 64 x 64) takes every sum in the CPU's order without FMA: equal to the bit (small random
+// games can be chaotic: 1e-16 apart at t = 1 can be 1e-2 apart at t = 61). The large-game path
+// sums in another order: within 1e-9.
 TEST(RegretCuda, AgreesWithCpu) {
     HPCML_SKIP_WITHOUT_GPU();
     struct Case {
@@ -318,8 +320,9 @@ TEST(RegretCuda, AgreesWithCpu) {
                     const auto host = hpcml::solve_matrix_games(A.data(), c.batch, c.n1, c.n2, o);
                     o.backend = Backend::Cuda;
                     const auto device = hpcml::solve_matrix_games(A.data(), c.batch, c.n1, c.n2, o);
+                    const double tolerance = std::max(c.n1, c.n2) <= 64 ? 0.0 : 1e-9;
                     for (int b = 0; b < c.batch; ++b)
-                        expect_near(host[b], device[b], 1e-9,
+                        expect_near(host[b], device[b], tolerance,
                                     std::string(hpcml::to_string(v)) + (alt ? " alternating" : " simultaneous") +
                                         (sampled ? " sampled" : "") + (c.integer ? " integer" : "") + " game " +
                                         std::to_string(b) + " of " + std::to_string(c.n1) + "x" + std::to_string(c.n2));

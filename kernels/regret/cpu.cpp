@@ -22,17 +22,6 @@ namespace {
 
 using Vector = HostBuffer<double>;
 
-// sum_j row[j] * y[j] in 8 interleaved partial sums, combined in a fixed order: vectorisable
-// without reassociating, and the same on every thread layout.
-inline double dot(const float* row, const double* y, std::size_t n) {
-    double lanes[8] = {};
-    std::size_t j = 0;
-    for (; j + 8 <= n; j += 8)
-        for (int l = 0; l < 8; ++l) lanes[l] += row[j + l] * y[j + l];
-    for (; j < n; ++j) lanes[j % 8] += row[j] * y[j];
-    return ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) + ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
-}
-
 Vector zeros(MemoryTracker& tracker, std::size_t n, double value = 0.0) {
     Vector v(tracker, n, "regret matching state");
     std::fill(v.data(), v.data() + n, value);
@@ -59,7 +48,8 @@ std::size_t tiles_over(std::size_t n, std::size_t tile) { return (n + tile - 1) 
     if (u2_part) std::fill(u2_part + j0, u2_part + j1, 0.0);
     // Four rows at a time, while they are in cache: their dot products, then one sweep of the
     // column partial for all four (a quarter of its loads and stores), skipped when their
-    // weights are all zero (strategies are often sparse; a skipped term would add zeros).
+    // weights are all zero (strategies are often sparse; a skipped term would add zeros). The
+    // GPU's batched kernel sums its columns in this order too (lane_column_utilities).
     std::size_t i = i0;
     for (; i + 4 <= i1; i += 4) {
         const float* r[4] = {g.A + i * g.n2, g.A + (i + 1) * g.n2, g.A + (i + 2) * g.n2, g.A + (i + 3) * g.n2};
@@ -88,26 +78,38 @@ public:
           column_partials_(tracker, blocks_ * g.n2, "regret column partials") {}
 
     void operator()(const double* x, const double* y, double* u1, double* u2) {
-        const std::size_t tiles = blocks_ * strips_;
-#pragma omp parallel for schedule(static) if (parallel_ && tiles > 1)
-        for (std::size_t tile = 0; tile < tiles; ++tile) {
+        for_each(blocks_ * strips_, [&](std::size_t tile) {
             const std::size_t block = tile / strips_, strip = tile % strips_;
             utilities_tile(g_, x, y, block, strip, u1 ? row_partials_.data() + strip * g_.n1 : nullptr,
                            u2 ? column_partials_.data() + block * g_.n2 : nullptr);
-        }
+        });
         if (u1) finish(row_partials_.data(), strips_, g_.n1, 1.0, u1);
         if (u2) finish(column_partials_.data(), blocks_, g_.n2, -1.0, u2);
     }
 
 private:
+    // f(0) .. f(n - 1), on the threads when parallel. A serial call enters no OpenMP region:
+    // a batch calls this thousands of times per game from its own threads.
+    template <class F>
+    void for_each(std::size_t n, F&& f) const {
+        if (!parallel_) {
+            for (std::size_t k = 0; k < n; ++k) f(k);
+            return;
+        }
+#pragma omp parallel for schedule(static)
+        for (std::size_t k = 0; k < n; ++k) f(k);
+    }
+
     // out[k] = sign * sum_p partials[p][k], p ascending.
     void finish(const double* partials, std::size_t count, std::size_t n, double sign, double* out) const {
-#pragma omp parallel for schedule(static) if (parallel_ && n >= 4096)
-        for (std::size_t k = 0; k < n; ++k) {
-            double acc = partials[k];
-            for (std::size_t p = 1; p < count; ++p) acc += partials[p * n + k];
-            out[k] = sign * acc;
-        }
+        constexpr std::size_t kChunk = 4096;
+        for_each((n + kChunk - 1) / kChunk, [&](std::size_t chunk) {
+            for (std::size_t k = chunk * kChunk; k < std::min(n, (chunk + 1) * kChunk); ++k) {
+                double acc = partials[k];
+                for (std::size_t p = 1; p < count; ++p) acc += partials[p * n + k];
+                out[k] = sign * acc;
+            }
+        });
     }
 
     const Game& g_;

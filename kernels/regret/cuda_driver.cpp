@@ -15,11 +15,10 @@ namespace hpcml::detail::regret {
 
 namespace {
 
-// Games per launch of the batched kernel: 2^20 3 x 3 games are 131072 warps, enough to fill any
-// GPU, and about 100 MB of buffers.
-constexpr std::size_t kBatchedChunk = std::size_t{1} << 20;
-// Large games per chunk: at most this many payoff bytes, and the grid's y and z limit.
-constexpr std::size_t kLargeChunkBytes = std::size_t{1} << 30;
+// Games per chunk: at most 2^20 (131072 warps of 3 x 3 games fill any GPU) and about 1 GiB
+// of payoffs; large games also within the grid's y and z limit.
+constexpr std::size_t kMaxChunkGames = std::size_t{1} << 20;
+constexpr std::size_t kChunkBytes = std::size_t{1} << 30;
 constexpr std::size_t kMaxGridGames = 65535;
 
 // What both paths leave on the device for a chunk of games, and its copy into the solutions.
@@ -64,7 +63,7 @@ struct ChunkResults {
 std::vector<GameSolution> solve_batched(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
                                         const Schedule& sc, cudaStream_t stream, MemoryTracker& tracker) {
     std::vector<GameSolution> out(batch);
-    const std::size_t chunk = std::min(batch, kBatchedChunk);
+    const std::size_t chunk = std::clamp<std::size_t>(kChunkBytes / (n1 * n2 * sizeof(float)), 1, std::min(batch, kMaxChunkGames));
     DeviceBuffer<float> payoffs(tracker, chunk * n1 * n2, stream, "regret payoffs on device");
     ChunkResults results(tracker, chunk, n1, n2, sc.records(), stream);
     for (std::size_t first = 0; first < batch; first += chunk) {
@@ -215,7 +214,7 @@ void run_large(const Schedule& sc, std::uint64_t first_game, int games, LargeSta
 std::vector<GameSolution> solve_large(const float* A, std::size_t batch, std::size_t n1, std::size_t n2, const Schedule& sc,
                                       int multiprocessors, cudaStream_t stream, MemoryTracker& tracker) {
     std::vector<GameSolution> out(batch);
-    const std::size_t chunk = std::clamp<std::size_t>(kLargeChunkBytes / (n1 * n2 * sizeof(float)), 1, std::min(batch, kMaxGridGames));
+    const std::size_t chunk = std::clamp<std::size_t>(kChunkBytes / (n1 * n2 * sizeof(float)), 1, std::min(batch, kMaxGridGames));
     LargeState st(tracker, chunk, n1, n2, multiprocessors, stream);
     ChunkResults results(tracker, chunk, n1, n2, sc.records(), stream);
     for (std::size_t first = 0; first < batch; first += chunk) {

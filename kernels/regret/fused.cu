@@ -8,7 +8,11 @@
 // accumulator, average sum, strategy, utility) lives in registers in double precision. Payoff
 // rows are stored with an odd stride (n2 | 1) so the lanes of a group, reading A[l][j] for one
 // j, hit distinct banks. Per iteration a group reads n1 n2 floats from shared memory once per
-// player that moves and does a few group reductions: launch-free, shared-memory bound.
+// player that moves: launch-free, shared-memory bound. Every sum is taken in the CPU backend's
+// order (math.hpp's dot for A y, the CPU's four-row groups for x^T A, entry order for the
+// expected utility, the strategy total and the value, staged through shared memory) and this
+// file is compiled without FMA contraction, so this kernel gives the CPU's results to the bit:
+// the dynamics of small games can be chaotic and would amplify any other rounding.
 //
 // Large games: per turn a dual GEMV reads A (4 n1 n2 bytes) once for both players' utilities
 // when they move simultaneously (twice per iteration when alternating), then one move kernel.
@@ -47,10 +51,6 @@ template <int G>
 struct Group {
     int lane;  // 0 .. G - 1
     // XOR offsets below G stay inside the aligned group of G lanes.
-    __device__ double sum(double v) const {
-        for (int offset = G / 2; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullMask, v, offset);
-        return v;
-    }
     __device__ double max(double v) const {
         for (int offset = G / 2; offset > 0; offset >>= 1) v = fmax(v, __shfl_xor_sync(kFullMask, v, offset));
         return v;
@@ -79,25 +79,34 @@ __device__ void lane_store(const double (&v)[P], int n, double* dst, const Group
         if (g.lane + G * k < n) dst[g.lane + G * k] = v[k];
 }
 
+// sum_k v_k over n entries in entry order (the CPU's), staged through `scratch`; every lane of
+// the group gets it.
+template <int G, int P>
+__device__ double ordered_sum(const double (&v)[P], int n, double* scratch, const Group<G>& g) {
+    __syncwarp();  // earlier readers of scratch are done
+    lane_store(v, n, scratch, g);
+    __syncwarp();
+    double total = 0.0;
+    for (int k = 0; k < n; ++k) total += scratch[k];
+    return total;
+}
+
 // The move of math.hpp: observe every entry against the baseline, then play.
 template <int G, int P>
-__device__ void lane_move(LanePlayer<P>& p, const Schedule& sc, int t, double baseline, const Group<G>& g) {
-    double z[P], total = 0.0;
-    for (int k = 0; k < P; ++k) {
+__device__ void lane_move(LanePlayer<P>& p, const Schedule& sc, int t, double baseline, double* scratch, const Group<G>& g) {
+    double z[P];
+    for (int k = 0; k < P; ++k)
         z[k] = g.lane + G * k < p.n ? sc.observe(t, p.u[k], baseline, p.s[k], p.R[k], p.Q[k], p.sum[k]) : 0.0;
-        total += z[k];
-    }
-    total = g.sum(total);
+    const double total = ordered_sum(z, p.n, scratch, g);
     for (int k = 0; k < P; ++k)
         if (g.lane + G * k < p.n) p.s[k] = sc.play(t, z[k], total, static_cast<std::size_t>(p.n), p.sum[k]);
 }
 
 template <int G, int P>
-__device__ double lane_expected(const LanePlayer<P>& p, const Group<G>& g) {
-    double e = 0.0;
-    for (int k = 0; k < P; ++k)
-        if (g.lane + G * k < p.n) e += p.u[k] * p.s[k];
-    return g.sum(e);
+__device__ double lane_expected(const LanePlayer<P>& p, double* scratch, const Group<G>& g) {
+    double e[P];
+    for (int k = 0; k < P; ++k) e[k] = p.u[k] * p.s[k];
+    return ordered_sum(e, p.n, scratch, g);
 }
 
 // u1[i] = sum_j a[i][j] y[j] for the lane's rows i (a's rows `stride` floats apart).
@@ -106,14 +115,13 @@ __device__ void lane_row_utilities(const float* a, int n1, int n2, int stride, c
                                    const Group<G>& g) {
     for (int k = 0; k < P; ++k) {
         const int i = g.lane + G * k;
-        if (i >= n1) continue;
-        double acc = 0.0;
-        for (int j = 0; j < n2; ++j) acc += a[i * stride + j] * y[j];
-        u1[k] = acc;
+        if (i < n1) u1[k] = dot(a + i * stride, y, static_cast<std::size_t>(n2));
     }
 }
 
-// u2[j] = -sum_i x[i] a[i][j] for the lane's columns j.
+// u2[j] = -sum_i x[i] a[i][j] for the lane's columns j, in the CPU's order (utilities_tile in
+// cpu.cpp): four rows at a time, ((x0 a0 + x1 a1) + (x2 a2 + x3 a3)), skipping four zero
+// weights, then the remaining rows one by one.
 template <int G, int P>
 __device__ void lane_column_utilities(const float* a, int n1, int n2, int stride, const double* x, double (&u2)[P],
                                       const Group<G>& g) {
@@ -121,15 +129,21 @@ __device__ void lane_column_utilities(const float* a, int n1, int n2, int stride
         const int j = g.lane + G * k;
         if (j >= n2) continue;
         double acc = 0.0;
-        for (int i = 0; i < n1; ++i) acc += x[i] * a[i * stride + j];
+        int i = 0;
+        for (; i + 4 <= n1; i += 4) {
+            if (x[i] == 0.0 && x[i + 1] == 0.0 && x[i + 2] == 0.0 && x[i + 3] == 0.0) continue;
+            const float* c = a + i * stride + j;
+            acc += (x[i] * c[0] + x[i + 1] * c[stride]) + (x[i + 2] * c[2 * stride] + x[i + 3] * c[3 * stride]);
+        }
+        for (; i < n1; ++i) acc += x[i] * a[i * stride + j];
         u2[k] = -acc;
     }
 }
 
-// The averages' value and exact gap; uses sx, sy as scratch.
+// The averages' value and exact gap; uses sx, sy and scratch.
 template <int G, int P>
 __device__ void lane_evaluate(const LanePlayer<P>& p1, const LanePlayer<P>& p2, double weight, const float* a, int stride,
-                              double* sx, double* sy, const Group<G>& g, double& value, double& gap) {
+                              double* sx, double* sy, double* scratch, const Group<G>& g, double& value, double& gap) {
     double x[P], y[P], u1[P] = {}, u2[P] = {};
     for (int k = 0; k < P; ++k) {
         x[k] = p1.sum[k] / weight;
@@ -141,21 +155,22 @@ __device__ void lane_evaluate(const LanePlayer<P>& p1, const LanePlayer<P>& p2, 
     __syncwarp();
     lane_row_utilities(a, p1.n, p2.n, stride, sy, u1, g);
     lane_column_utilities(a, p1.n, p2.n, stride, sx, u2, g);
-    double v = 0.0, best_row = -DBL_MAX, best_col = -DBL_MAX;
+    double v[P], best_row = -DBL_MAX, best_col = -DBL_MAX;
     for (int k = 0; k < P; ++k) {
-        if (g.lane + G * k < p1.n) {
-            v += x[k] * u1[k];
-            best_row = fmax(best_row, u1[k]);
-        }
+        v[k] = x[k] * u1[k];
+        if (g.lane + G * k < p1.n) best_row = fmax(best_row, u1[k]);
         if (g.lane + G * k < p2.n) best_col = fmax(best_col, u2[k]);
     }
-    value = g.sum(v);
+    value = ordered_sum(v, p1.n, scratch, g);
     gap = fmax(0.0, g.max(best_row) + g.max(best_col));
 }
 
-// Shared memory of one game, in doubles: x, y, then the payoffs (n1 rows of n2 | 1 floats).
+// Shared memory of one game, in doubles: x, y, a scratch row for sums, then the payoffs (n1
+// rows of n2 | 1 floats).
 __host__ __device__ inline int payoff_stride(int n2) { return n2 | 1; }
-__host__ __device__ inline int game_doubles(int n1, int n2) { return n1 + n2 + (n1 * payoff_stride(n2) + 1) / 2; }
+__host__ __device__ inline int game_doubles(int n1, int n2) {
+    return n1 + n2 + max(n1, n2) + (n1 * payoff_stride(n2) + 1) / 2;
+}
 
 template <int G, int P>
 __global__ void regret_batched_kernel(const BatchedArgs a) {
@@ -172,7 +187,8 @@ __global__ void regret_batched_kernel(const BatchedArgs a) {
 
     double* sx = shared + slot * game_doubles(n1, n2);
     double* sy = sx + n1;
-    float* pay = reinterpret_cast<float*>(sy + n2);
+    double* scratch = sy + n2;
+    float* pay = reinterpret_cast<float*>(scratch + max(n1, n2));
     const float* A = a.A + static_cast<std::size_t>(game) * n1 * n2;
     for (int e = g.lane; e < n1 * n2; e += G) pay[e / n2 * stride + e % n2] = A[e];
 
@@ -207,20 +223,20 @@ __global__ void regret_batched_kernel(const BatchedArgs a) {
             } else {
                 if (moves1) lane_row_utilities(pay, n1, n2, stride, sy, p1.u, g);
                 if (moves2) lane_column_utilities(pay, n1, n2, stride, sx, p2.u, g);
-                if (moves1) b1 = lane_expected(p1, g);
-                if (moves2) b2 = lane_expected(p2, g);
+                if (moves1) b1 = lane_expected(p1, scratch, g);
+                if (moves2) b2 = lane_expected(p2, scratch, g);
             }
-            if (moves1) lane_move(p1, sc, t, b1, g);
-            if (moves2) lane_move(p2, sc, t, b2, g);
+            if (moves1) lane_move(p1, sc, t, b1, scratch, g);
+            if (moves2) lane_move(p2, sc, t, b2, scratch, g);
         }
         if (sc.records_at(t)) {
-            lane_evaluate(p1, p2, sc.total_weight(t), pay, stride, sx, sy, g, value, gap);
+            lane_evaluate(p1, p2, sc.total_weight(t), pay, stride, sx, sy, scratch, g, value, gap);
             if (owner && g.lane == 0) a.curve[static_cast<std::size_t>(game) * sc.records() + t / sc.record_every - 1] = gap;
         }
     }
 
     const double weight = sc.total_weight(sc.iterations);
-    lane_evaluate(p1, p2, weight, pay, stride, sx, sy, g, value, gap);
+    lane_evaluate(p1, p2, weight, pay, stride, sx, sy, scratch, g, value, gap);
     double max_regret = -DBL_MAX;
     for (int k = 0; k < P; ++k) {
         const int e = g.lane + G * k;
@@ -246,8 +262,11 @@ void launch_batched_with(const BatchedArgs& a, cudaStream_t stream) {
     constexpr int kGamesPerWarp = 32 / G;
     const std::size_t game_bytes = static_cast<std::size_t>(game_doubles(a.n1, a.n2)) * sizeof(double);
     // Up to 8 warps per block within the default 48 KB of shared memory (a 64 x 64 game takes
-    // 17.7 KB: two warps); the SM's shared memory limits residency either way.
-    const int warps = static_cast<int>(std::clamp<std::size_t>((48 * 1024) / (kGamesPerWarp * game_bytes), 1, 8));
+    // 18 KB: two warps), no more than the games need; the SM's shared memory limits residency
+    // either way.
+    const std::size_t warps_needed = (static_cast<std::size_t>(a.games) + kGamesPerWarp - 1) / kGamesPerWarp;
+    const int warps = static_cast<int>(
+        std::clamp<std::size_t>((48 * 1024) / (kGamesPerWarp * game_bytes), 1, std::min<std::size_t>(8, warps_needed)));
     const int games_per_block = warps * kGamesPerWarp;
     const unsigned blocks = static_cast<unsigned>((a.games + games_per_block - 1) / games_per_block);
     regret_batched_kernel<G, P><<<blocks, warps * 32, games_per_block * game_bytes, stream>>>(a);
@@ -389,8 +408,9 @@ using BlockScan = cub::BlockScan<double, kMoveThreads>;
 using BlockMaxIndex = cub::BlockReduce<int, kMoveThreads>;
 
 // One block per (player, game): action = the first k (skipping zero-probability entries) with
-// u < cdf(k), as the CPU's sample(), whose cdf sums in order: each thread's chunk is scanned
-// in order from the block's exclusive prefix.
+// u < cdf(k), the CPU's sample() rule; the cdf is each thread's chunk summed in order from the
+// block's exclusive prefix (a tree scan), so a draw within an ulp of a boundary may pick the
+// neighbouring action where the CPU's in-order sum would not.
 __global__ void __launch_bounds__(kMoveThreads) sample_kernel(const SampleArgs a) {
     __shared__ typename BlockScan::TempStorage scan_storage;
     __shared__ typename BlockMaxIndex::TempStorage max_storage;

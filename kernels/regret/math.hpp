@@ -144,6 +144,18 @@ inline Schedule make_schedule(const RegretOptions& o) {
     return s;
 }
 
+// sum_j row[j] y[j] in 8 interleaved partial sums combined in a fixed order: a row player's
+// utility on every backend (the CPU vectorises it without reassociating; the GPU's batched
+// kernel computes it per lane), so that the CPU and the batched GPU kernel agree to the bit.
+HPCML_HD inline double dot(const float* row, const double* y, std::size_t n) {
+    double lanes[8] = {};
+    std::size_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int l = 0; l < 8; ++l) lanes[l] += row[j + l] * y[j + l];
+    for (; j < n; ++j) lanes[j % 8] += row[j] * y[j];
+    return ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) + ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
+}
+
 // A uniform draw in [0, 1) for (game, iteration, key), from Philox4x32-10 keyed by seed.
 HPCML_HD inline double uniform_draw(std::uint64_t seed, std::uint64_t game, int iteration, int key) {
     r123::Philox4x32 philox;
