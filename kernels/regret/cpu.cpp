@@ -78,6 +78,12 @@ public:
           column_partials_(tracker, blocks_ * g.n2, "regret column partials") {}
 
     void operator()(const double* x, const double* y, double* u1, double* u2) {
+        if (blocks_ * strips_ == 1) {  // a small game: its one tile sums straight into the outputs
+            utilities_tile(g_, x, y, 0, 0, u1, u2);
+            if (u2)
+                for (std::size_t j = 0; j < g_.n2; ++j) u2[j] = -u2[j];
+            return;
+        }
         for_each(blocks_ * strips_, [&](std::size_t tile) {
             const std::size_t block = tile / strips_, strip = tile % strips_;
             utilities_tile(g_, x, y, block, strip, u1 ? row_partials_.data() + strip * g_.n1 : nullptr,
