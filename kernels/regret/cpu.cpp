@@ -33,10 +33,25 @@ Vector zeros(MemoryTracker& tracker, std::size_t n, double value = 0.0) {
 // over its rows into a column partial (one per row block); the partials are then summed in a
 // fixed order. Every sum's order depends on the game's shape only, never on threads: one pass
 // over A for both players, in parallel, with the same results as serially.
-constexpr std::size_t kTileRows = 64;
-constexpr std::size_t kTileColumns = 4096;  // 16 KiB of each row
-
 std::size_t tiles_over(std::size_t n, std::size_t tile) { return (n + tile - 1) / tile; }
+
+// out[q] = dot(r[q] + j0, y + j0, j1 - j0) for four rows, to the bit (each row keeps math.hpp's
+// eight lanes and their order); interleaving the rows hides the additions' latency and shares
+// the loads of y.
+inline void dot4(const float* const (&r)[4], std::size_t j0, std::size_t j1, const double* y, double* out) {
+    double lanes[4][8] = {};
+    std::size_t j = j0;
+    for (; j + 8 <= j1; j += 8)
+        for (int q = 0; q < 4; ++q)
+            for (int l = 0; l < 8; ++l) lanes[q][l] += r[q][j + l] * y[j + l];
+    for (int l = 0; l < 8; ++l)
+        if (j + l < j1)
+            for (int q = 0; q < 4; ++q) lanes[q][l] += r[q][j + l] * y[j + l];
+    for (int q = 0; q < 4; ++q) {
+        const double* a = lanes[q];
+        out[q] = ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
+    }
+}
 
 // One tile: u1_part[i] = sum_j A[i, j] y[j] and u2_part[j] = sum_i x_i A[i, j] over the tile
 // (either may be null). Compiled for AVX2 and the baseline; neither contracts to FMA, so both
@@ -53,8 +68,7 @@ std::size_t tiles_over(std::size_t n, std::size_t tile) { return (n + tile - 1) 
     std::size_t i = i0;
     for (; i + 4 <= i1; i += 4) {
         const float* r[4] = {g.A + i * g.n2, g.A + (i + 1) * g.n2, g.A + (i + 2) * g.n2, g.A + (i + 3) * g.n2};
-        if (u1_part)
-            for (int q = 0; q < 4; ++q) u1_part[i + q] = dot(r[q] + j0, y + j0, j1 - j0);
+        if (u1_part) dot4(r, j0, j1, y, u1_part + i);
         if (!u2_part) continue;
         const double x0 = x[i], x1 = x[i + 1], x2 = x[i + 2], x3 = x[i + 3];
         if (x0 == 0.0 && x1 == 0.0 && x2 == 0.0 && x3 == 0.0) continue;
@@ -84,38 +98,56 @@ public:
                 for (std::size_t j = 0; j < g_.n2; ++j) u2[j] = -u2[j];
             return;
         }
-        for_each(blocks_ * strips_, [&](std::size_t tile) {
-            const std::size_t block = tile / strips_, strip = tile % strips_;
-            utilities_tile(g_, x, y, block, strip, u1 ? row_partials_.data() + strip * g_.n1 : nullptr,
-                           u2 ? column_partials_.data() + block * g_.n2 : nullptr);
-        });
-        if (u1) finish(row_partials_.data(), strips_, g_.n1, 1.0, u1);
-        if (u2) finish(column_partials_.data(), blocks_, g_.n2, -1.0, u2);
+        // Then the partials, in chunks of outputs: u1's first, then u2's.
+        constexpr std::size_t kChunk = 4096;
+        const std::size_t chunks1 = u1 ? tiles_over(g_.n1, kChunk) : 0, chunks2 = u2 ? tiles_over(g_.n2, kChunk) : 0;
+        two_phases(
+            blocks_ * strips_,
+            [&](std::size_t tile) {
+                const std::size_t block = tile / strips_, strip = tile % strips_;
+                utilities_tile(g_, x, y, block, strip, u1 ? row_partials_.data() + strip * g_.n1 : nullptr,
+                               u2 ? column_partials_.data() + block * g_.n2 : nullptr);
+            },
+            chunks1 + chunks2,
+            [&](std::size_t chunk) {
+                if (chunk < chunks1) {
+                    finish(row_partials_.data(), strips_, g_.n1, 1.0, u1, chunk * kChunk, (chunk + 1) * kChunk);
+                } else {
+                    chunk -= chunks1;
+                    finish(column_partials_.data(), blocks_, g_.n2, -1.0, u2, chunk * kChunk, (chunk + 1) * kChunk);
+                }
+            });
     }
 
 private:
-    // f(0) .. f(n - 1), on the threads when parallel. A serial call enters no OpenMP region:
-    // a batch calls this thousands of times per game from its own threads.
-    template <class F>
-    void for_each(std::size_t n, F&& f) const {
+    // first(0 .. n - 1), then second(0 .. m - 1), on the threads when parallel: one OpenMP region
+    // per call (waking threads costs more than a small game's pass), none when serial (a batch
+    // calls this thousands of times per game from its own threads).
+    template <class First, class Second>
+    void two_phases(std::size_t n, First&& first, std::size_t m, Second&& second) const {
         if (!parallel_) {
-            for (std::size_t k = 0; k < n; ++k) f(k);
+            for (std::size_t k = 0; k < n; ++k) first(k);
+            for (std::size_t k = 0; k < m; ++k) second(k);
             return;
         }
-#pragma omp parallel for schedule(static)
-        for (std::size_t k = 0; k < n; ++k) f(k);
+#pragma omp parallel
+        {
+#pragma omp for schedule(static)
+            for (std::size_t k = 0; k < n; ++k) first(k);
+            // The loop's barrier: every partial is written before any is summed.
+#pragma omp for schedule(static)
+            for (std::size_t k = 0; k < m; ++k) second(k);
+        }
     }
 
-    // out[k] = sign * sum_p partials[p][k], p ascending.
-    void finish(const double* partials, std::size_t count, std::size_t n, double sign, double* out) const {
-        constexpr std::size_t kChunk = 4096;
-        for_each((n + kChunk - 1) / kChunk, [&](std::size_t chunk) {
-            for (std::size_t k = chunk * kChunk; k < std::min(n, (chunk + 1) * kChunk); ++k) {
-                double acc = partials[k];
-                for (std::size_t p = 1; p < count; ++p) acc += partials[p * n + k];
-                out[k] = sign * acc;
-            }
-        });
+    // out[k] = sign * sum_p partials[p][k], p ascending, for k in [begin, min(end, n)).
+    static void finish(const double* partials, std::size_t count, std::size_t n, double sign, double* out,
+                       std::size_t begin, std::size_t end) {
+        for (std::size_t k = begin; k < std::min(n, end); ++k) {
+            double acc = partials[k];
+            for (std::size_t p = 1; p < count; ++p) acc += partials[p * n + k];
+            out[k] = sign * acc;
+        }
     }
 
     const Game& g_;

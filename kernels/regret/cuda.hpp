@@ -16,6 +16,8 @@ namespace hpcml::detail::regret {
 // Games up to this many actions per player are solved by the batched kernel (a group of lanes
 // per game, payoffs in shared memory); larger ones by the large-game path.
 constexpr std::size_t kMaxBatchedActions = 64;
+static_assert(kMaxBatchedActions <= kTileRows && kMaxBatchedActions <= kTileColumns,
+              "the batched kernel equals the CPU to the bit only for games within one CPU tile");
 
 // Solves `batch` games of n1 x n2 (host payoffs) on context's device.
 std::vector<GameSolution> cuda_solve(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,

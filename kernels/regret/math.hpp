@@ -152,7 +152,8 @@ HPCML_HD inline double dot(const float* row, const double* y, std::size_t n) {
     std::size_t j = 0;
     for (; j + 8 <= n; j += 8)
         for (int l = 0; l < 8; ++l) lanes[l] += row[j + l] * y[j + l];
-    for (; j < n; ++j) lanes[j % 8] += row[j] * y[j];
+    for (int l = 0; l < 8; ++l)  // the tail: entry j + l into lane l (compile-time indices)
+        if (j + l < n) lanes[l] += row[j + l] * y[j + l];
     return ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) + ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
 }
 

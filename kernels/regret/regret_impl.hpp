@@ -10,6 +10,11 @@
 
 namespace hpcml::detail::regret {
 
+// The CPU's pass over A goes by tiles of kTileRows x kTileColumns (cpu.cpp); a game within one
+// tile is summed in the order the GPU's batched kernel reproduces (cuda.hpp checks it).
+constexpr std::size_t kTileRows = 64;
+constexpr std::size_t kTileColumns = 4096;  // 16 KiB of each row
+
 struct Game {
     const float* A = nullptr;  // n1 x n2, row-major
     std::size_t n1 = 0, n2 = 0;

@@ -55,20 +55,10 @@ def solve_matrix_games(A, *, iterations=500, variant="prm+", alternating=True, a
     A = _payoffs(A, 3)
     if not isinstance(iterations, (int, np.integer)):
         raise ValueError(f"iterations: expected an integer, got {iterations!r}")
-    results = _hpcml._solve_matrix_games(A, int(iterations), variant, bool(alternating), averaging, bool(sampled),
-                                         int(seed), int(record_every), backend, method, int(device))
-    curves = [np.column_stack([r["curve_iterations"], r["curve_gaps"]]) if r["curve_gaps"] else np.zeros((0, 2))
-              for r in results]
-    return GameSolution(
-        row_strategy=np.array([r["row_strategy"] for r in results]),
-        col_strategy=np.array([r["col_strategy"] for r in results]),
-        value=np.array([r["value"] for r in results]),
-        gap=np.array([r["gap"] for r in results]),
-        eps_bound=np.array([r["eps_bound"] for r in results]),
-        eps_bound_valid=bool(results[0]["eps_bound_valid"]),
-        curve=np.array(curves),
-        stats=results[0]["stats"],
-    )
+    r = _hpcml._solve_matrix_games(A, int(iterations), variant, bool(alternating), averaging, bool(sampled),
+                                   int(seed), int(record_every), backend, method, int(device))
+    return GameSolution(r["row_strategy"], r["col_strategy"], r["value"], r["gap"], r["eps_bound"],
+                        bool(r["eps_bound_valid"]), r["curve"], r["stats"])
 
 
 def solve_matrix_game(A, **options) -> GameSolution:

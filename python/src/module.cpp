@@ -10,7 +10,9 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <utility>
 
@@ -93,7 +95,19 @@ nb::dict similarity_binding(FloatMatrix x, std::optional<FloatMatrix> y, AnyArra
 
 using GameBatch = nb::ndarray<const float, nb::ndim<3>, nb::c_contig, nb::device::cpu>;
 
-nb::list solve_games_binding(GameBatch A, int iterations, const std::string& variant, bool alternating,
+// A new NumPy array of `shape` owning its memory.
+template <class T>
+nb::ndarray<nb::numpy, T> new_array(std::initializer_list<std::size_t> shape) {
+    std::size_t count = 1;
+    for (std::size_t n : shape) count *= n;
+    T* data = new T[count]();
+    nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<T*>(p); });
+    return nb::ndarray<nb::numpy, T>(data, shape.size(), shape.begin(), owner);
+}
+
+// The batch's results as arrays with a leading batch axis (one dict, not one per game: a
+// batch of 1e5 small games is solved in a fraction of the time 1e5 dicts take to build).
+nb::dict solve_games_binding(GameBatch A, int iterations, const std::string& variant, bool alternating,
                              const std::string& averaging, bool sampled, std::uint64_t seed, int record_every,
                              const std::string& backend, const std::string& method, int device) {
     hpcml::RegretOptions o;
@@ -107,31 +121,40 @@ nb::list solve_games_binding(GameBatch A, int iterations, const std::string& var
     o.backend = hpcml::parse_backend(backend, "backend");
     o.method = hpcml::parse_method(method, "method");
     o.device = device;
+    const std::size_t batch = A.shape(0), n1 = A.shape(1), n2 = A.shape(2);
     std::vector<hpcml::GameSolution> solutions;
     {
         nb::gil_scoped_release release;
-        solutions = hpcml::solve_matrix_games(A.data(), A.shape(0), A.shape(1), A.shape(2), o);
+        solutions = hpcml::solve_matrix_games(A.data(), batch, n1, n2, o);
     }
-    nb::list out;
-    for (const hpcml::GameSolution& s : solutions) {
-        nb::dict d;
-        d["row_strategy"] = s.row_strategy;
-        d["col_strategy"] = s.col_strategy;
-        d["value"] = s.value;
-        d["gap"] = s.gap;
-        d["eps_bound"] = s.eps_bound;
-        d["eps_bound_valid"] = s.eps_bound_valid;
-        std::vector<int> curve_iterations;
-        std::vector<double> curve_gaps;
-        for (const hpcml::GapPoint& p : s.curve) {
-            curve_iterations.push_back(p.iteration);
-            curve_gaps.push_back(p.gap);
+    const std::size_t records = solutions.front().curve.size();
+    auto rows = new_array<double>({batch, n1});
+    auto cols = new_array<double>({batch, n2});
+    auto value = new_array<double>({batch});
+    auto gap = new_array<double>({batch});
+    auto eps = new_array<double>({batch});
+    auto curve = new_array<double>({batch, records, 2});
+    for (std::size_t b = 0; b < batch; ++b) {
+        const hpcml::GameSolution& s = solutions[b];
+        std::copy(s.row_strategy.begin(), s.row_strategy.end(), rows.data() + b * n1);
+        std::copy(s.col_strategy.begin(), s.col_strategy.end(), cols.data() + b * n2);
+        value.data()[b] = s.value;
+        gap.data()[b] = s.gap;
+        eps.data()[b] = s.eps_bound;
+        for (std::size_t k = 0; k < records; ++k) {
+            curve.data()[(b * records + k) * 2] = s.curve[k].iteration;
+            curve.data()[(b * records + k) * 2 + 1] = s.curve[k].gap;
         }
-        d["curve_iterations"] = curve_iterations;
-        d["curve_gaps"] = curve_gaps;
-        d["stats"] = stats_dict(s.stats);
-        out.append(d);
     }
+    nb::dict out;
+    out["row_strategy"] = rows;
+    out["col_strategy"] = cols;
+    out["value"] = value;
+    out["gap"] = gap;
+    out["eps_bound"] = eps;
+    out["eps_bound_valid"] = solutions.front().eps_bound_valid;
+    out["curve"] = curve;
+    out["stats"] = stats_dict(solutions.front().stats);
     return out;
 }
 
