@@ -54,10 +54,9 @@ inline void dot4(const float* const (&r)[4], std::size_t j0, std::size_t j1, con
 }
 
 // One tile: u1_part[i] = sum_j A[i, j] y[j] and u2_part[j] = sum_i x_i A[i, j] over the tile
-// (either may be null). Compiled for AVX2 and the baseline; neither contracts to FMA, so both
-// give the same bits.
-[[gnu::target_clones("avx2", "default")]] void utilities_tile(const Game& g, const double* x, const double* y, std::size_t block,
-                                                              std::size_t strip, double* u1_part, double* u2_part) {
+// (either may be null).
+inline void tile_sums(const Game& g, const double* x, const double* y, std::size_t block, std::size_t strip,
+                      double* u1_part, double* u2_part) {
     const std::size_t i0 = block * kTileRows, i1 = std::min(g.n1, i0 + kTileRows);
     const std::size_t j0 = strip * kTileColumns, j1 = std::min(g.n2, j0 + kTileColumns);
     if (u2_part) std::fill(u2_part + j0, u2_part + j1, 0.0);
@@ -83,6 +82,13 @@ inline void dot4(const float* const (&r)[4], std::size_t j0, std::size_t j1, con
     }
 }
 
+// tile_sums compiled for AVX2 and the baseline, for large games; neither contracts to FMA, so
+// both give the same bits (small games call tile_sums inline: no dispatch per call).
+[[gnu::target_clones("avx2", "default")]] void utilities_tile(const Game& g, const double* x, const double* y, std::size_t block,
+                                                              std::size_t strip, double* u1_part, double* u2_part) {
+    tile_sums(g, x, y, block, strip, u1_part, u2_part);
+}
+
 // u1 = A y when u1 is non-null and u2 = -(x^T A) when u2 is non-null, by tiles (above).
 class Utilities {
 public:
@@ -93,7 +99,7 @@ public:
 
     void operator()(const double* x, const double* y, double* u1, double* u2) {
         if (blocks_ * strips_ == 1) {  // a small game: its one tile sums straight into the outputs
-            utilities_tile(g_, x, y, 0, 0, u1, u2);
+            tile_sums(g_, x, y, 0, 0, u1, u2);
             if (u2)
                 for (std::size_t j = 0; j < g_.n2; ++j) u2[j] = -u2[j];
             return;
