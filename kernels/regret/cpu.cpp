@@ -186,6 +186,47 @@ struct Player {
     }
 };
 
+// The CPU's side of iterate() (math.hpp).
+struct CpuIteration {
+    const Game& g;
+    const Schedule& sc;
+    Player (&p)[2];
+    Utilities& pass_over_a;
+    bool fused;
+    MemoryTracker& tracker;
+    std::size_t action[2] = {0, 0};  // the turn's sampled actions
+
+    void utilities(int t, int turn, const bool* moves) {
+        if (sc.sampled) {
+            for (int q = 0; q < 2; ++q)
+                action[q] = sample(p[q].s.data(), p[q].size(), uniform_draw(sc.rng_seed, g.index, t, sc.draw_key(turn, q)));
+            if (moves[0])
+                for (std::size_t i = 0; i < g.n1; ++i) p[0].u[i] = g.A[i * g.n2 + action[1]];
+            if (moves[1])
+                for (std::size_t j = 0; j < g.n2; ++j) p[1].u[j] = -static_cast<double>(g.A[action[0] * g.n2 + j]);
+        } else if (moves[0] && moves[1] && fused) {
+            pass_over_a(p[0].s.data(), p[1].s.data(), p[0].u.data(), p[1].u.data());
+        } else {
+            for (int q = 0; q < 2; ++q)
+                if (moves[q]) own_pass(q);
+        }
+    }
+    void move(int t, const bool* moves) {
+        for (int q = 0; q < 2; ++q)
+            if (moves[q]) p[q].move(sc, t, sc.sampled ? p[q].u[action[q]] : p[q].expected());
+    }
+
+    // One player's utilities in a pass of their own: the naive method's lands in a fresh
+    // temporary first, as the eager program's GEMV result does.
+    void own_pass(int q) {
+        Vector fresh = fused ? Vector() : zeros(tracker, p[q].size());
+        double* u = fused ? p[q].u.data() : fresh.data();
+        if (q == 0) pass_over_a(nullptr, p[1].s.data(), u, nullptr);
+        if (q == 1) pass_over_a(p[0].s.data(), nullptr, nullptr, u);
+        if (!fused) std::copy(u, u + p[q].size(), p[q].u.data());
+    }
+};
+
 }  // namespace
 
 Evaluation evaluate(const Game& g, const double* x, const double* y, bool parallel, MemoryTracker& tracker) {
@@ -205,38 +246,11 @@ Evaluation evaluate(const Game& g, const double* x, const double* y, bool parall
 GameSolution cpu_solve(const Game& g, const RegretOptions& o, bool parallel, MemoryTracker& tracker) {
     const Schedule sc = make_schedule(o);
     Player p[2] = {Player(tracker, g.n1), Player(tracker, g.n2)};
-    const bool fused = o.method == Method::Fused;
-    Utilities utilities(g, parallel, tracker);
-    // One player's utilities in a pass of their own: the naive method's lands in a fresh
-    // temporary first, as the eager program's GEMV result does.
-    auto pass = [&](int player) {
-        Vector fresh = fused ? Vector() : zeros(tracker, p[player].size());
-        double* u = fused ? p[player].u.data() : fresh.data();
-        if (player == 0) utilities(nullptr, p[1].s.data(), u, nullptr);
-        if (player == 1) utilities(p[0].s.data(), nullptr, nullptr, u);
-        if (!fused) std::copy(u, u + p[player].size(), p[player].u.data());
-    };
+    Utilities pass_over_a(g, parallel, tracker);
+    CpuIteration backend{g, sc, p, pass_over_a, o.method == Method::Fused, tracker};
     GameSolution out;
     for (int t = 1; t <= sc.iterations; ++t) {
-        for (int turn = 0; turn < sc.turns(); ++turn) {
-            const bool moves[2] = {sc.moves(turn, 0), sc.moves(turn, 1)};
-            std::size_t action[2] = {0, 0};
-            if (sc.sampled) {
-                for (int q = 0; q < 2; ++q)
-                    action[q] = sample(p[q].s.data(), p[q].size(), uniform_draw(sc.rng_seed, g.index, t, sc.draw_key(turn, q)));
-                if (moves[0])
-                    for (std::size_t i = 0; i < g.n1; ++i) p[0].u[i] = g.A[i * g.n2 + action[1]];
-                if (moves[1])
-                    for (std::size_t j = 0; j < g.n2; ++j) p[1].u[j] = -static_cast<double>(g.A[action[0] * g.n2 + j]);
-            } else if (moves[0] && moves[1] && fused) {
-                utilities(p[0].s.data(), p[1].s.data(), p[0].u.data(), p[1].u.data());
-            } else {
-                for (int q = 0; q < 2; ++q)
-                    if (moves[q]) pass(q);
-            }
-            for (int q = 0; q < 2; ++q)
-                if (moves[q]) p[q].move(sc, t, sc.sampled ? p[q].u[action[q]] : p[q].expected());
-        }
+        iterate(sc, t, backend);
         if (sc.records_at(t)) {
             const std::vector<double> x = p[0].average(sc, t), y = p[1].average(sc, t);
             out.curve.push_back({t, evaluate(g, x.data(), y.data(), parallel, tracker).gap});

@@ -113,11 +113,16 @@ struct LargeState {
     int* actions() { return counters.data() + 1; }
 };
 
-// Enqueues one iteration of the schedule on `stream` (captured into a graph by the caller).
-void enqueue_iteration(const Schedule& sc, std::uint64_t first_game, LargeState& st, cudaStream_t stream) {
-    const PlayerDevice p[2] = {st.player(0), st.player(1)};
-    for (int turn = 0; turn < sc.turns(); ++turn) {
-        const bool moves[2] = {sc.moves(turn, 0), sc.moves(turn, 1)};
+// The large-game path's side of iterate() (math.hpp): it enqueues on `stream` (captured into
+// a graph by the caller), and the kernels read the iteration from the device.
+struct LargeIteration {
+    const Schedule& sc;
+    std::uint64_t first_game;
+    LargeState& st;
+    cudaStream_t stream;
+
+    void utilities(int, int turn, const bool* moves) {
+        const PlayerDevice p[2] = {st.player(0), st.player(1)};
         double* u1 = moves[0] ? p[0].u : nullptr;
         double* u2 = moves[1] ? p[1].u : nullptr;
         if (sc.sampled) {
@@ -126,17 +131,18 @@ void enqueue_iteration(const Schedule& sc, std::uint64_t first_game, LargeState&
         } else {
             launch_dual_gemv(st.gemv, st.payoffs.data(), p[0].s, p[1].s, u1, u2, stream);
         }
-        MoveArgs move{{p[0], p[1]}, {0, 1}, 0, st.games, sc, st.t(), sc.sampled ? st.actions() : nullptr};
+    }
+    void move(int, const bool* moves) {  // one launch for the players that move
+        MoveArgs args{{}, {}, 0, st.games, sc, st.t(), sc.sampled ? st.actions() : nullptr};
         for (int q = 0; q < 2; ++q) {
             if (!moves[q]) continue;
-            move.players[move.count] = p[q];
-            move.player[move.count] = q;
-            ++move.count;
+            args.players[args.count] = st.player(q);
+            args.player[args.count] = q;
+            ++args.count;
         }
-        launch_move(move, stream);
+        launch_move(args, stream);
     }
-    launch_advance(st.t(), stream);
-}
+};
 
 class Graph {
 public:
@@ -144,7 +150,11 @@ public:
     Graph(const Schedule& sc, std::uint64_t first_game, LargeState& st, cudaStream_t stream, int iterations) {
         HPCML_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
         try {
-            for (int k = 0; k < iterations; ++k) enqueue_iteration(sc, first_game, st, stream);
+            LargeIteration backend{sc, first_game, st, stream};
+            for (int k = 0; k < iterations; ++k) {
+                iterate(sc, 0, backend);
+                launch_advance(st.t(), stream);
+            }
         } catch (...) {
             cudaGraph_t broken = nullptr;
             (void)cudaStreamEndCapture(stream, &broken);

@@ -165,6 +165,48 @@ __device__ void lane_evaluate(const LanePlayer<P>& p1, const LanePlayer<P>& p2, 
     gap = fmax(0.0, g.max(best_row) + g.max(best_col));
 }
 
+// The batched kernel's side of iterate() (math.hpp): one game on a group of lanes.
+template <int G, int P>
+struct GroupIteration {
+    const Schedule& sc;
+    Group<G> g;
+    LanePlayer<P>& p1;
+    LanePlayer<P>& p2;
+    const float* pay;
+    int n1, n2, stride;
+    double *sx, *sy, *scratch;  // the strategies as they stand, and room for ordered sums
+    std::uint64_t key;          // the game's number in the caller's batch
+    int action[2] = {0, 0};     // the turn's sampled actions
+
+    __device__ void utilities(int t, int turn, const bool* moves) {
+        __syncwarp();  // the previous turn's reads of sx, sy (and the payoff copy) are done
+        lane_store(p1.s, n1, sx, g);
+        lane_store(p2.s, n2, sy, g);
+        __syncwarp();
+        if (!sc.sampled) {
+            if (moves[0]) lane_row_utilities(pay, n1, n2, stride, sy, p1.u, g);
+            if (moves[1]) lane_column_utilities(pay, n1, n2, stride, sx, p2.u, g);
+            return;
+        }
+        if (g.lane == 0) {
+            action[0] = static_cast<int>(sample(sx, static_cast<std::size_t>(n1), uniform_draw(sc.rng_seed, key, t, sc.draw_key(turn, 0))));
+            action[1] = static_cast<int>(sample(sy, static_cast<std::size_t>(n2), uniform_draw(sc.rng_seed, key, t, sc.draw_key(turn, 1))));
+        }
+        action[0] = g.from_first(action[0]);
+        action[1] = g.from_first(action[1]);
+        for (int k = 0; k < P; ++k) {
+            if (moves[0] && g.lane + G * k < n1) p1.u[k] = pay[(g.lane + G * k) * stride + action[1]];
+            if (moves[1] && g.lane + G * k < n2) p2.u[k] = -static_cast<double>(pay[action[0] * stride + g.lane + G * k]);
+        }
+    }
+    __device__ void move(int t, const bool* moves) {
+        // The sampled baseline is the payoff of both draws: u1[i] = A[i][j], u2[j] = -A[i][j].
+        const double drawn = sc.sampled ? pay[action[0] * stride + action[1]] : 0.0;
+        if (moves[0]) lane_move(p1, sc, t, sc.sampled ? drawn : lane_expected(p1, scratch, g), scratch, g);
+        if (moves[1]) lane_move(p2, sc, t, sc.sampled ? -drawn : lane_expected(p2, scratch, g), scratch, g);
+    }
+};
+
 // Shared memory of one game, in doubles: x, y, a scratch row for sums, then the payoffs (n1
 // rows of n2 | 1 floats).
 __host__ __device__ inline int payoff_stride(int n2) { return n2 | 1; }
@@ -198,37 +240,9 @@ __global__ void regret_batched_kernel(const BatchedArgs a) {
     const std::uint64_t key = a.first_game + static_cast<std::uint64_t>(game);
     double value = 0.0, gap = 0.0;
 
+    GroupIteration<G, P> backend{sc, g, p1, p2, pay, n1, n2, stride, sx, sy, scratch, key};
     for (int t = 1; t <= sc.iterations; ++t) {
-        for (int turn = 0; turn < sc.turns(); ++turn) {
-            const bool moves1 = sc.moves(turn, 0), moves2 = sc.moves(turn, 1);
-            __syncwarp();  // the previous turn's reads of sx, sy (and the payoff copy) are done
-            lane_store(p1.s, n1, sx, g);
-            lane_store(p2.s, n2, sy, g);
-            __syncwarp();
-            double b1 = 0.0, b2 = 0.0;
-            if (sc.sampled) {
-                int i = 0, j = 0;
-                if (g.lane == 0) {
-                    i = static_cast<int>(sample(sx, static_cast<std::size_t>(n1), uniform_draw(sc.rng_seed, key, t, sc.draw_key(turn, 0))));
-                    j = static_cast<int>(sample(sy, static_cast<std::size_t>(n2), uniform_draw(sc.rng_seed, key, t, sc.draw_key(turn, 1))));
-                }
-                i = g.from_first(i);
-                j = g.from_first(j);
-                for (int k = 0; k < P; ++k) {
-                    if (moves1 && g.lane + G * k < n1) p1.u[k] = pay[(g.lane + G * k) * stride + j];
-                    if (moves2 && g.lane + G * k < n2) p2.u[k] = -static_cast<double>(pay[i * stride + g.lane + G * k]);
-                }
-                b1 = pay[i * stride + j];
-                b2 = -b1;
-            } else {
-                if (moves1) lane_row_utilities(pay, n1, n2, stride, sy, p1.u, g);
-                if (moves2) lane_column_utilities(pay, n1, n2, stride, sx, p2.u, g);
-                if (moves1) b1 = lane_expected(p1, scratch, g);
-                if (moves2) b2 = lane_expected(p2, scratch, g);
-            }
-            if (moves1) lane_move(p1, sc, t, b1, scratch, g);
-            if (moves2) lane_move(p2, sc, t, b2, scratch, g);
-        }
+        iterate(sc, t, backend);
         if (sc.records_at(t)) {
             lane_evaluate(p1, p2, sc.total_weight(t), pay, stride, sx, sy, scratch, g, value, gap);
             if (owner && g.lane == 0) a.curve[static_cast<std::size_t>(game) * sc.records() + t / sc.record_every - 1] = gap;

@@ -118,6 +118,23 @@ struct Schedule {
     HPCML_HD static T positive(T v) { return v > 0 ? v : T(0); }
 };
 
+// One iteration t of the schedule on a backend, which supplies
+//   utilities(t, turn, moves): u of each player with moves[p], from both strategies as they
+//                              stand (when sampled: both players' draws for the turn first);
+//   move(t, moves):            each moving player's move (observe and play, above).
+// A backend that enqueues work (the large-game GPU path) may read t from the device instead.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable  // device-only backends instantiate this for the device alone
+#endif
+template <class Backend>
+HPCML_HD void iterate(const Schedule& sc, int t, Backend& backend) {
+    for (int turn = 0; turn < sc.turns(); ++turn) {
+        const bool moves[2] = {sc.moves(turn, 0), sc.moves(turn, 1)};
+        backend.utilities(t, turn, moves);
+        backend.move(t, moves);
+    }
+}
+
 // The variant table: every variant's behaviour is named here and nowhere else.
 inline Schedule make_schedule(const RegretOptions& o) {
     Schedule s;

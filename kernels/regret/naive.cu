@@ -87,44 +87,81 @@ struct EagerPlayer {
     }
 };
 
+// The eager program's side of iterate() (math.hpp), for one game.
+struct EagerIteration {
+    const Schedule& sc;
+    cublasHandle_t blas;
+    const float* constants;  // 1, -1, 0 on the device (cuBLAS's device pointer mode)
+    cudaStream_t stream;
+    MemoryTracker& tracker;
+    const float* A;  // n1 x n2, row-major, on the device
+    int n1, n2;
+    std::size_t index;  // the game's number in its batch: keys the sampled draws
+    EagerPlayer (&p)[2];
+    std::size_t action[2] = {0, 0};  // the turn's sampled actions
+
+    void utilities(int t, int turn, const bool* moves) {
+        // The sampled actions are drawn on the host from the strategies copied back (the eager
+        // program syncs for torch.multinomial's result too).
+        for (int q = 0; sc.sampled && q < 2; ++q) {
+            const std::vector<float> s = p[q].download(p[q].s, stream);
+            action[q] = sample(s.data(), s.size(), uniform_draw(sc.rng_seed, index, t, sc.draw_key(turn, q)));
+        }
+        for (int q = 0; q < 2; ++q) {
+            if (!moves[q]) continue;
+            DeviceBuffer<float> fresh(tracker, p[q].n, stream, "naive regret utilities");
+            if (sc.sampled) {
+                gather(q, fresh.data());
+            } else {
+                gemv(q, fresh.data());
+            }
+            HPCML_CUDA_CHECK(cudaMemcpyAsync(p[q].u.data(), fresh.data(), fresh.bytes(), cudaMemcpyDeviceToDevice, stream));
+        }
+    }
+
+    void move(int t, const bool* moves) {
+        for (int q = 0; q < 2; ++q) {
+            if (!moves[q]) continue;
+            EagerPlayer& e = p[q];
+            DeviceBuffer<float> expected(tracker, 1, stream, "naive expected utility"), z(tracker, e.n, stream, "naive strategy numerators"),
+                total(tracker, 1, stream, "naive total");
+            if (!sc.sampled) HPCML_CUBLAS_CHECK(cublasSdot(blas, e.n, e.u.data(), 1, e.s.data(), 1, expected.data()));
+            const float* baseline = sc.sampled ? e.u.data() + action[q] : expected.data();
+            observe_kernel<<<blocks(e.n), kThreads, 0, stream>>>(sc, t, e.u.data(), baseline, e.s.data(), e.R.data(), e.Q.data(),
+                                                                e.sum.data(), z.data(), e.n);
+            HPCML_LAUNCH_CHECK("observe_kernel");
+            HPCML_CUBLAS_CHECK(cublasSasum(blas, e.n, z.data(), 1, total.data()));  // z >= 0
+            play_kernel<<<blocks(e.n), kThreads, 0, stream>>>(sc, t, z.data(), total.data(), e.s.data(), e.sum.data(), e.n);
+            HPCML_LAUNCH_CHECK("play_kernel");
+        }
+    }
+
+    // Row-major A (n1 x n2) is, to column-major cuBLAS, A^T with leading dimension n2.
+    void gemv(int q, float* u) {
+        if (q == 0) {  // u1 = A y
+            HPCML_CUBLAS_CHECK(cublasSgemv(blas, CUBLAS_OP_T, n2, n1, constants, A, n2, p[1].s.data(), 1, constants + 2, u, 1));
+        } else {  // u2 = -(A^T x)
+            HPCML_CUBLAS_CHECK(cublasSgemv(blas, CUBLAS_OP_N, n2, n1, constants + 1, A, n2, p[0].s.data(), 1, constants + 2, u, 1));
+        }
+    }
+    // u is a column or a negated row of A at the opponent's sampled action.
+    void gather(int q, float* u) {
+        if (q == 0) {
+            gather_kernel<<<blocks(n1), kThreads, 0, stream>>>(A + action[1], static_cast<std::size_t>(n2), n1, 1.0f, u);
+        } else {
+            gather_kernel<<<blocks(n2), kThreads, 0, stream>>>(A + action[0] * n2, 1, n2, -1.0f, u);
+        }
+        HPCML_LAUNCH_CHECK("gather_kernel");
+    }
+};
+
 // One game, start to end, on the eager program's terms.
 GameSolution eager_solve(const float* A_host, std::size_t n1, std::size_t n2, std::size_t index, const Schedule& sc,
                          cublasHandle_t blas, const float* constants, cudaStream_t stream, MemoryTracker& tracker) {
-    const int N1 = static_cast<int>(n1), N2 = static_cast<int>(n2);
-    const float* one = constants;
-    const float* minus_one = constants + 1;
-    const float* zero = constants + 2;
     DeviceBuffer<float> A(tracker, n1 * n2, stream, "naive regret payoffs");
     HPCML_CUDA_CHECK(cudaMemcpyAsync(A.data(), A_host, A.bytes(), cudaMemcpyHostToDevice, stream));
-    EagerPlayer p[2] = {EagerPlayer(tracker, N1, stream), EagerPlayer(tracker, N2, stream)};
-
-    // Row-major A (n1 x n2) is, to column-major cuBLAS, A^T with leading dimension n2.
-    auto utilities = [&](int player, float* u) {
-        if (player == 0) {  // u1 = A y
-            HPCML_CUBLAS_CHECK(cublasSgemv(blas, CUBLAS_OP_T, N2, N1, one, A.data(), N2, p[1].s.data(), 1, zero, u, 1));
-        } else {  // u2 = -(A^T x)
-            HPCML_CUBLAS_CHECK(cublasSgemv(blas, CUBLAS_OP_N, N2, N1, minus_one, A.data(), N2, p[0].s.data(), 1, zero, u, 1));
-        }
-    };
-    // The sampled actions are drawn on the host from the strategies copied back (the eager
-    // program syncs for torch.multinomial's result too); u is a column or a negated row of A.
-    auto sampled_utilities = [&](int player, const std::size_t (&action)[2], float* u) {
-        if (player == 0) {
-            gather_kernel<<<blocks(N1), kThreads, 0, stream>>>(A.data() + action[1], n2, N1, 1.0f, u);
-        } else {
-            gather_kernel<<<blocks(N2), kThreads, 0, stream>>>(A.data() + action[0] * n2, 1, N2, -1.0f, u);
-        }
-        HPCML_LAUNCH_CHECK("gather_kernel");
-    };
-    auto move = [&](EagerPlayer& q, int t, const float* baseline) {
-        DeviceBuffer<float> z(tracker, q.n, stream, "naive strategy numerators"), total(tracker, 1, stream, "naive total");
-        observe_kernel<<<blocks(q.n), kThreads, 0, stream>>>(sc, t, q.u.data(), baseline, q.s.data(), q.R.data(), q.Q.data(),
-                                                            q.sum.data(), z.data(), q.n);
-        HPCML_LAUNCH_CHECK("observe_kernel");
-        HPCML_CUBLAS_CHECK(cublasSasum(blas, q.n, z.data(), 1, total.data()));  // z >= 0
-        play_kernel<<<blocks(q.n), kThreads, 0, stream>>>(sc, t, z.data(), total.data(), q.s.data(), q.sum.data(), q.n);
-        HPCML_LAUNCH_CHECK("play_kernel");
-    };
+    EagerPlayer p[2] = {EagerPlayer(tracker, static_cast<int>(n1), stream), EagerPlayer(tracker, static_cast<int>(n2), stream)};
+    EagerIteration backend{sc, blas, constants, stream, tracker, A.data(), static_cast<int>(n1), static_cast<int>(n2), index, p};
     auto evaluate_average = [&](int t) {
         std::vector<double> average[2];
         for (int q = 0; q < 2; ++q) {
@@ -137,32 +174,7 @@ GameSolution eager_solve(const float* A_host, std::size_t n1, std::size_t n2, st
 
     GameSolution out;
     for (int t = 1; t <= sc.iterations; ++t) {
-        for (int turn = 0; turn < sc.turns(); ++turn) {
-            const bool moves[2] = {sc.moves(turn, 0), sc.moves(turn, 1)};
-            std::size_t action[2] = {0, 0};
-            if (sc.sampled) {
-                for (int q = 0; q < 2; ++q) {
-                    const std::vector<float> s = p[q].download(p[q].s, stream);
-                    action[q] = sample(s.data(), s.size(), uniform_draw(sc.rng_seed, index, t, sc.draw_key(turn, q)));
-                }
-            }
-            for (int q = 0; q < 2; ++q) {
-                if (!moves[q]) continue;
-                DeviceBuffer<float> fresh(tracker, p[q].n, stream, "naive regret utilities");
-                if (sc.sampled) {
-                    sampled_utilities(q, action, fresh.data());
-                } else {
-                    utilities(q, fresh.data());
-                }
-                HPCML_CUDA_CHECK(cudaMemcpyAsync(p[q].u.data(), fresh.data(), fresh.bytes(), cudaMemcpyDeviceToDevice, stream));
-            }
-            for (int q = 0; q < 2; ++q) {
-                if (!moves[q]) continue;
-                DeviceBuffer<float> expected(tracker, 1, stream, "naive expected utility");
-                if (!sc.sampled) HPCML_CUBLAS_CHECK(cublasSdot(blas, p[q].n, p[q].u.data(), 1, p[q].s.data(), 1, expected.data()));
-                move(p[q], t, sc.sampled ? p[q].u.data() + action[q] : expected.data());
-            }
-        }
+        iterate(sc, t, backend);
         if (sc.records_at(t)) out.curve.push_back({t, evaluate_average(t).first.gap});
     }
     auto [e, average] = evaluate_average(sc.iterations);
