@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <hpcml/device.hpp>
 
+#include <ostream>
 #include <string>
 
 namespace hpcml_test {
@@ -23,6 +24,11 @@ inline std::string backend_name(const ::testing::TestParamInfo<hpcml::Backend>& 
 }
 
 }  // namespace hpcml_test
+
+namespace hpcml {
+// GoogleTest prints a parameterised backend by name ("cuda"), not as bytes.
+inline void PrintTo(Backend backend, std::ostream* os) { *os << to_string(backend); }
+}  // namespace hpcml
 
 #define HPCML_SKIP_WITHOUT_GPU()                                                   \
     do {                                                                           \
