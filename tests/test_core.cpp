@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "common/kernel_image.hpp"
 #include "common/memory.hpp"
 #include "support/gpu.hpp"
 #if HPCML_WITH_CUDA
@@ -81,8 +82,14 @@ TEST(DeviceQuery, StatusIsConsistent) {
     } else {
         EXPECT_GT(q.runtime_version, 12000);
     }
+    std::size_t usable = 0;
+    for (const auto& d : q.devices) {
+        usable += d.usable;
+        EXPECT_EQ(d.usable, d.unusable_reason.empty()) << d.unusable_reason;
+    }
+    EXPECT_EQ(hpcml::devices().size(), usable);
     if (q.status == hpcml::CudaStatus::Ok) {
-        ASSERT_FALSE(q.devices.empty());
+        ASSERT_GT(usable, 0u);
         for (const auto& d : q.devices) {
             EXPECT_FALSE(d.name.empty());
             EXPECT_GT(d.multiprocessor_count, 0);
@@ -92,10 +99,21 @@ TEST(DeviceQuery, StatusIsConsistent) {
                         2.0 * d.memory_clock_khz * d.memory_bus_width_bits / 8.0 / 1e6, 1e-6);
         }
     } else {
-        EXPECT_TRUE(q.devices.empty());
+        // Devices are listed only when they exist but none can run this build.
+        EXPECT_EQ(q.devices.empty(), q.status != hpcml::CudaStatus::NoKernelImage);
+        EXPECT_EQ(usable, 0u);
         EXPECT_FALSE(q.message.empty());
-        EXPECT_TRUE(hpcml::devices().empty());
     }
+    EXPECT_EQ(hpcml::cuda_architectures().empty(), !hpcml::cuda_compiled());
+}
+
+TEST(DeviceQuery, DescribesBuiltArchitectures) {
+    using hpcml::detail::describe_architectures;
+    EXPECT_EQ(describe_architectures("75-real,80-real,86-real,89-real,90"),
+              "sm_75, sm_80, sm_86, sm_89, sm_90 machine code and compute_90 PTX, which the driver compiles for newer GPUs");
+    EXPECT_EQ(describe_architectures("90-real"), "sm_90 machine code");
+    EXPECT_EQ(describe_architectures("80-virtual"), "compute_80 PTX, which the driver compiles for newer GPUs");
+    EXPECT_EQ(describe_architectures("all-major"), "all-major");
 }
 
 TEST(DeviceQuery, FormatsVersions) {

@@ -24,15 +24,20 @@ struct DeviceInfo {
     int memory_clock_khz = 0;
     int memory_bus_width_bits = 0;
     double peak_memory_bandwidth_gbps = 0.0;  // 2 * memory clock * bus width / 8, in GB/s (1e9)
+    // Whether hpcml's kernels load here: this build has machine code for the device's
+    // architecture or PTX the driver can compile for it. If not, why (unusable_reason).
+    bool usable = false;
+    std::string unusable_reason;
 };
 
 // Why the CUDA backend is or is not usable.
 enum class CudaStatus {
-    Ok,             // at least one device
+    Ok,             // at least one usable device
     NotCompiled,    // this build of hpcml has no CUDA backend
     NoDriver,       // no NVIDIA driver is loaded (a CPU-only machine)
     DriverTooOld,   // the driver is older than the CUDA runtime hpcml was built with
     NoDevice,       // a driver, but no device visible (check CUDA_VISIBLE_DEVICES)
+    NoKernelImage,  // devices, but none this build of hpcml has kernels for (rebuild for them)
     Error           // any other CUDA error; see message
 };
 
@@ -41,7 +46,7 @@ struct DeviceQuery {
     std::string message;      // one paragraph a person can act on; empty when status is Ok
     int driver_version = 0;   // as cudaDriverGetVersion: 1000*major + 10*minor; 0 = no driver
     int runtime_version = 0;  // the CUDA runtime linked into hpcml; 0 when not compiled
-    std::vector<DeviceInfo> devices;
+    std::vector<DeviceInfo> devices;  // every visible device, usable or not
 };
 
 // Queries the CUDA runtime. Never throws for "no GPU": that is a status, not an error.
@@ -49,6 +54,9 @@ DeviceQuery query_devices();
 
 // The usable devices (empty on a machine without one).
 std::vector<DeviceInfo> devices();
+
+// The GPU architectures this build's kernels were compiled for, in words ("" without CUDA).
+std::string cuda_architectures();
 
 std::string_view to_string(CudaStatus status) noexcept;
 

@@ -78,6 +78,11 @@ void announce_auto(const Context& context) {
         if (context.backend == Backend::Cuda) {
             std::fprintf(stderr, "hpcml: backend auto -> cuda (device %d: %s)\n", context.device,
                          query.devices[static_cast<std::size_t>(context.device)].name.c_str());
+        } else if (query.status == CudaStatus::Ok) {  // some device is usable, not this one
+            const bool in_range = context.device >= 0 && context.device < static_cast<int>(query.devices.size());
+            std::fprintf(stderr, "hpcml: backend auto -> cpu (CUDA device %d: %s)\n", context.device,
+                         in_range ? query.devices[static_cast<std::size_t>(context.device)].unusable_reason.c_str()
+                                  : "no such device");
         } else {
             std::fprintf(stderr, "hpcml: backend auto -> cpu (no usable CUDA device: %s)\n",
                          std::string(to_string(query.status)).c_str());
@@ -89,28 +94,32 @@ void announce_auto(const Context& context) {
 
 Context make_context(Backend requested, int device, void* stream) {
     const DeviceQuery& query = cached_query();
-    const bool usable = query.status == CudaStatus::Ok;
+    const bool in_range = device >= 0 && device < static_cast<int>(query.devices.size());
     Context context{Backend::Cpu, device, stream};
     switch (requested) {
         case Backend::Cpu:
             return context;
         case Backend::Auto:
-            if (usable && device >= 0 && device < static_cast<int>(query.devices.size())) {
+            if (query.status == CudaStatus::Ok && in_range && query.devices[static_cast<std::size_t>(device)].usable) {
                 context.backend = Backend::Cuda;
             }
             announce_auto(context);
             return context;
         case Backend::Cuda:
-            if (!usable) {
+            if (query.status != CudaStatus::Ok) {
                 const ErrorKind kind = query.status == CudaStatus::DriverTooOld
                                            ? ErrorKind::DriverTooOld
                                            : ErrorKind::NoDevice;
                 detail::raise(kind, "backend cuda requested, but " + query.message);
             }
-            if (device < 0 || device >= static_cast<int>(query.devices.size())) {
+            if (!in_range) {
                 detail::raise(ErrorKind::InvalidArgument,
                               "device: ordinal " + std::to_string(device) + " is out of range; " +
                                   std::to_string(query.devices.size()) + " CUDA device(s) visible");
+            }
+            if (const DeviceInfo& d = query.devices[static_cast<std::size_t>(device)]; !d.usable) {
+                detail::raise(ErrorKind::NoDevice, "backend cuda requested on device " + std::to_string(device) + " (" +
+                                                       d.name + "), but " + d.unusable_reason);
             }
             context.backend = Backend::Cuda;
             return context;

@@ -2,7 +2,11 @@
 // cudaDeviceProp (clock rates among them) are read with cudaDeviceGetAttribute.
 #include <hpcml/device.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <utility>
+
+#include "kernel_image.hpp"
 
 #if HPCML_WITH_CUDA
 #include <cuda_runtime.h>
@@ -22,12 +26,41 @@ std::string_view to_string(CudaStatus status) noexcept {
         case CudaStatus::NoDriver: return "no_driver";
         case CudaStatus::DriverTooOld: return "driver_too_old";
         case CudaStatus::NoDevice: return "no_device";
+        case CudaStatus::NoKernelImage: return "no_kernel_image";
         case CudaStatus::Error: return "error";
     }
     return "?";
 }
 
+namespace detail {
+
+std::string describe_architectures(const std::string& list) {
+    // NN-real is machine code for sm_NN, NN-virtual PTX for compute_NN, a bare NN both.
+    std::string machine, ptx;
+    std::size_t begin = 0;
+    while (begin <= list.size()) {
+        const std::size_t end = std::min(list.find(',', begin), list.size());
+        const std::string item = list.substr(begin, end - begin);
+        const std::size_t dash = item.find('-');
+        const std::string number = item.substr(0, dash), kind = dash == std::string::npos ? "" : item.substr(dash + 1);
+        if (!number.empty() && number.find_first_not_of("0123456789") == std::string::npos) {
+            if (kind != "virtual") machine += (machine.empty() ? "sm_" : ", sm_") + number;
+            if (kind != "real") ptx += (ptx.empty() ? "compute_" : ", compute_") + number;
+        } else if (!item.empty()) {
+            return list;  // "all", "all-major": CMake's own words
+        }
+        begin = end + 1;
+    }
+    std::string out = machine.empty() ? "" : machine + " machine code";
+    if (!ptx.empty()) out += (out.empty() ? "" : " and ") + ptx + " PTX, which the driver compiles for newer GPUs";
+    return out;
+}
+
+}  // namespace detail
+
 #if HPCML_WITH_CUDA
+
+std::string cuda_architectures() { return detail::describe_architectures(HPCML_CUDA_ARCHITECTURES); }
 
 namespace {
 
@@ -98,8 +131,8 @@ DeviceQuery query_devices() {
             "cudaErrorInsufficientDriver, driver version 0). hpcml was built with CUDA runtime " +
             runtime +
             ", which needs an NVIDIA driver supporting CUDA " + runtime +
-            " or newer (driver >= 580 for CUDA 13) and a GPU of compute capability 7.5 or newer. "
-            "The CPU backend works without one.";
+            " or newer (driver >= 580 for CUDA 13) and a GPU this build has kernels for (" + cuda_architectures() +
+            "). The CPU backend works without one.";
     } else if (status == cudaErrorInsufficientDriver ||
                (query.driver_version > 0 && query.driver_version < query.runtime_version &&
                 status != cudaSuccess)) {
@@ -119,13 +152,27 @@ DeviceQuery query_devices() {
                         " (" + cudaGetErrorString(status) + "); driver CUDA " + driver +
                         ", runtime " + runtime + ".";
     } else {
-        query.status = CudaStatus::Ok;
-        for (int device = 0; device < count; ++device) query.devices.push_back(describe(device));
+        std::string reasons;
+        for (int device = 0; device < count; ++device) {
+            DeviceInfo info = describe(device);
+            info.unusable_reason = detail::kernel_image_problem(device);
+            info.usable = info.unusable_reason.empty();
+            if (!info.usable)
+                reasons += (reasons.empty() ? "" : "; ") + std::string("device ") + std::to_string(device) + " (" + info.name +
+                           ", compute capability " + std::to_string(info.compute_capability_major) + "." +
+                           std::to_string(info.compute_capability_minor) + "): " + info.unusable_reason;
+            query.devices.push_back(std::move(info));
+        }
+        const bool any = std::any_of(query.devices.begin(), query.devices.end(), [](const DeviceInfo& d) { return d.usable; });
+        query.status = any ? CudaStatus::Ok : CudaStatus::NoKernelImage;
+        if (!any) query.message = "no visible CUDA device can run this build of hpcml: " + reasons + ".";
     }
     return query;
 }
 
 #else  // !HPCML_WITH_CUDA
+
+std::string cuda_architectures() { return ""; }
 
 DeviceQuery query_devices() {
     DeviceQuery query;
@@ -138,6 +185,11 @@ DeviceQuery query_devices() {
 
 #endif
 
-std::vector<DeviceInfo> devices() { return query_devices().devices; }
+std::vector<DeviceInfo> devices() {
+    std::vector<DeviceInfo> usable;
+    for (DeviceInfo& d : query_devices().devices)
+        if (d.usable) usable.push_back(std::move(d));
+    return usable;
+}
 
 }  // namespace hpcml

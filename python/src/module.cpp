@@ -39,6 +39,8 @@ nb::dict device_dict(const hpcml::DeviceInfo& d) {
     out["memory_clock_khz"] = d.memory_clock_khz;
     out["memory_bus_width_bits"] = d.memory_bus_width_bits;
     out["peak_memory_bandwidth_gbps"] = d.peak_memory_bandwidth_gbps;
+    out["usable"] = d.usable;
+    out["unusable_reason"] = d.unusable_reason;
     return out;
 }
 
@@ -298,8 +300,13 @@ NB_MODULE(_hpcml, m) {
         out["compiled"] = hpcml::cuda_compiled();
         out["driver_version"] = hpcml::format_cuda_version(q.driver_version);
         out["runtime_version"] = hpcml::format_cuda_version(q.runtime_version);
+        out["cuda_architectures"] = hpcml::cuda_architectures();
+        nb::list all;
+        for (const hpcml::DeviceInfo& d : q.devices) all.append(device_dict(d));
+        out["devices"] = all;
         return out;
-    }, "Why the CUDA backend is or is not usable: status, message, driver and runtime versions.");
+    }, "Why the CUDA backend is or is not usable: status, message, driver and runtime versions, the "
+       "architectures this build has kernels for, and every visible device (usable or not, and why).");
 
     m.def("resolve_backend", [](const std::string& backend, int device) {
         return std::string(hpcml::to_string(hpcml::make_context(hpcml::parse_backend(backend), device).backend));

@@ -21,6 +21,9 @@ def test_devices_agree_with_status():
     devices = hpcml.devices()
     assert isinstance(devices, list)
     json.dumps(devices)  # plain Python values only
+    assert devices == [d for d in status["devices"] if d["usable"]]
+    assert all(d["usable"] == (d["unusable_reason"] == "") for d in status["devices"])
+    assert (status["cuda_architectures"] != "") == status["compiled"]
     if status["status"] == "ok":
         assert devices and all(d["multiprocessors"] > 0 for d in devices)
         assert "cuda" in hpcml.backends()

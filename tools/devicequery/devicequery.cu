@@ -1,14 +1,16 @@
-// hpcml-devicequery: what CUDA devices this machine has, in words or JSON, and why none is
-// usable when that is so. Each listed device also runs a one-thread kernel, so "ok" means
-// hpcml's own code (built for CMAKE_CUDA_ARCHITECTURES) actually executes there.
+// hpcml-devicequery: what CUDA devices this machine has, in words or JSON, and why one is not
+// usable when that is so. hpcml's kernel image must load on each device (this build has code
+// for its architecture), and each usable device runs a one-thread kernel, so "ok" means code
+// built for CMAKE_CUDA_ARCHITECTURES actually executes there.
 //
-// Exit status: 0 at least one device was listed; 2 no usable device (the reason is printed);
-// 1 bad command line.
+// Exit status: 0 every device runs hpcml's kernels; 2 no driver, no device, or a device that
+// cannot run them (the reason is printed); 1 bad command line.
 #include <hpcml/core.hpp>
 #include <hpcml/device.hpp>
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -19,7 +21,9 @@ namespace {
 __global__ void devicequery_probe_kernel(int* out) { *out = 42; }
 
 // "ok", or why hpcml's kernels cannot run on `device`.
-std::string probe(int device) {
+std::string probe(const hpcml::DeviceInfo& d) {
+    if (!d.usable) return "not usable: " + d.unusable_reason;
+    const int device = d.index;
     if (cudaSetDevice(device) != cudaSuccess) return cudaGetErrorString(cudaGetLastError());
     int* value = nullptr;
     cudaError_t status = cudaMalloc(&value, sizeof(int));
@@ -53,6 +57,10 @@ std::string json_string(const std::string& text) {
     return out + "\"";
 }
 
+bool all_pass(const std::vector<std::string>& probes) {
+    return !probes.empty() && std::all_of(probes.begin(), probes.end(), [](const std::string& p) { return p == "ok"; });
+}
+
 const char* verdict(const hpcml::DeviceQuery& query) {
     if (query.driver_version == 0) return "no driver";
     if (query.driver_version >= query.runtime_version) return "compatible";
@@ -65,7 +73,7 @@ void print_text(const hpcml::DeviceQuery& query, const std::vector<std::string>&
     std::printf("CUDA runtime version: %s (linked statically into hpcml)\n",
                 hpcml::format_cuda_version(query.runtime_version).c_str());
     std::printf("Compatibility:        %s\n", verdict(query));
-    if (query.status != hpcml::CudaStatus::Ok) {
+    if (query.devices.empty()) {
         std::printf("\nNo usable CUDA device: %s\n", query.message.c_str());
         return;
     }
@@ -88,9 +96,11 @@ void print_text(const hpcml::DeviceQuery& query, const std::vector<std::string>&
         std::printf("  Memory clock                      %d MHz\n", d.memory_clock_khz / 1000);
         std::printf("  Memory bus width                  %d bits\n", d.memory_bus_width_bits);
         std::printf("  Peak memory bandwidth             %.1f GB/s\n", d.peak_memory_bandwidth_gbps);
-        std::printf("  hpcml kernel launch               %s\n", probes[i].c_str());
+        std::printf("  hpcml kernels                     %s\n", probes[i].c_str());
     }
-    std::printf("\nResult = PASS\n");
+    if (query.status != hpcml::CudaStatus::Ok) std::printf("\nNo usable CUDA device: %s\n", query.message.c_str());
+    std::printf("\nhpcml's kernels are built for %s\n", hpcml::cuda_architectures().c_str());
+    std::printf("\nResult = %s\n", all_pass(probes) ? "PASS" : "FAIL");
 }
 
 void print_json(const hpcml::DeviceQuery& query, const std::vector<std::string>& probes) {
@@ -100,6 +110,8 @@ void print_json(const hpcml::DeviceQuery& query, const std::vector<std::string>&
     std::printf("  \"compatibility\": %s,\n", json_string(verdict(query)).c_str());
     std::printf("  \"status\": %s,\n", json_string(std::string(hpcml::to_string(query.status))).c_str());
     std::printf("  \"usable\": %s,\n", query.status == hpcml::CudaStatus::Ok ? "true" : "false");
+    std::printf("  \"all_devices_pass\": %s,\n", all_pass(probes) ? "true" : "false");
+    std::printf("  \"cuda_architectures\": %s,\n", json_string(hpcml::cuda_architectures()).c_str());
     std::printf("  \"message\": %s,\n", json_string(query.message).c_str());
     std::printf("  \"devices\": [");
     for (std::size_t i = 0; i < query.devices.size(); ++i) {
@@ -110,13 +122,14 @@ void print_json(const hpcml::DeviceQuery& query, const std::vector<std::string>&
                     "\"shared_memory_per_block_bytes\": %zu, \"shared_memory_per_block_optin_bytes\": %zu, "
                     "\"shared_memory_per_multiprocessor_bytes\": %zu, \"sm_clock_khz\": %d, "
                     "\"memory_clock_khz\": %d, \"memory_bus_width_bits\": %d, "
-                    "\"peak_memory_bandwidth_gbps\": %.1f, \"kernel_launch\": %s}",
+                    "\"peak_memory_bandwidth_gbps\": %.1f, \"usable\": %s, \"kernel_launch\": %s}",
                     i ? "," : "", d.index, json_string(d.name).c_str(), json_string(d.pci_bus_id).c_str(),
                     d.integrated ? "true" : "false", d.compute_capability_major, d.compute_capability_minor,
                     d.multiprocessor_count, d.total_global_memory_bytes, d.l2_cache_bytes,
                     d.shared_memory_per_block_bytes, d.shared_memory_per_block_optin_bytes,
                     d.shared_memory_per_multiprocessor_bytes, d.sm_clock_khz, d.memory_clock_khz,
-                    d.memory_bus_width_bits, d.peak_memory_bandwidth_gbps, json_string(probes[i]).c_str());
+                    d.memory_bus_width_bits, d.peak_memory_bandwidth_gbps, d.usable ? "true" : "false",
+                    json_string(probes[i]).c_str());
     }
     std::printf("%s]\n}\n", query.devices.empty() ? "" : "\n  ");
 }
@@ -125,15 +138,16 @@ void usage(std::FILE* out) {
     std::fprintf(out,
                  "usage: hpcml-devicequery [--json] [--help]\n"
                  "\n"
-                 "Lists the CUDA devices hpcml can use: name, compute capability, memory, caches,\n"
-                 "clocks, peak bandwidth, and whether hpcml's kernels launch there; the driver and\n"
-                 "runtime versions and their compatibility.\n"
+                 "Lists the CUDA devices: name, compute capability, memory, caches, clocks, peak\n"
+                 "bandwidth, and whether hpcml's kernels load and launch there (this build has code\n"
+                 "for the architectures it prints); the driver and runtime versions and their\n"
+                 "compatibility.\n"
                  "\n"
                  "  --json   print the same as one JSON object\n"
                  "  --help   print this help\n"
                  "\n"
-                 "Exit status: 0 at least one device listed, 2 no usable device (the reason is\n"
-                 "printed), 1 bad command line.\n");
+                 "Exit status: 0 every device runs hpcml's kernels; 2 no driver, no device, or a\n"
+                 "device that cannot run them (the reason is printed); 1 bad command line.\n");
 }
 
 }  // namespace
@@ -154,11 +168,11 @@ int main(int argc, char** argv) {
     }
     const hpcml::DeviceQuery query = hpcml::query_devices();
     std::vector<std::string> probes;
-    for (const hpcml::DeviceInfo& device : query.devices) probes.push_back(probe(device.index));
+    for (const hpcml::DeviceInfo& device : query.devices) probes.push_back(probe(device));
     if (json) {
         print_json(query, probes);
     } else {
         print_text(query, probes);
     }
-    return query.status == hpcml::CudaStatus::Ok && !query.devices.empty() ? 0 : 2;
+    return all_pass(probes) ? 0 : 2;
 }
