@@ -1,74 +1,86 @@
 #!/usr/bin/env bash
-# The GPU suite: what a session with the lent H100/H200 runs there (see README, "On a GPU
-# machine"). Builds for sm_90, runs every test including the GPU ones, compute-sanitizer
-# memcheck on the GPU tests, the benchmarks with JSON output, the PyTorch comparison, and
-# prints a summary table last. Results go to the folder given as $1 (default
-# bench/results/gpu-<date>), ready to commit.
+# The GPU suite, run on a lent H100/H200 from the bundle that scripts/gpu-prepare.sh made on the
+# development machine (carry ".gpu"). Nothing is compiled here except the find_package
+# consumer test's small project. It runs in steps, each well inside the device tool's 10 minutes
+# a command; each step writes its logs and results under RESULTS (default bench/results/
+# gpu-<date>) and, under the device tool, packs them into $OUT/gpu-results.tgz after every part
+# (the tool returns at most 8 files, and what a killed command left). It ends with a summary
+# line per part.
 #
-# The GPU machine has nvcc, cmake, ninja and Python with torch but no network and probably no
-# gtest, Google Benchmark or Eigen: scripts/fetch-gpu-deps.sh prepares .deps/ for it (carried).
+#   scripts/gpu-suite.sh tests       devicequery, ctest: every C++ test, the GPU ones included
+#   scripts/gpu-suite.sh memcheck    compute-sanitizer memcheck (leaks too) over every C++ suite
+#   scripts/gpu-suite.sh racecheck   racecheck and synccheck over similarity and regret, initcheck over all
+#   scripts/gpu-suite.sh python      pytest with the carried wheel (CuPy and torch arrays included)
+#   scripts/gpu-suite.sh bench       the benchmarks, JSON out, and the main job under the NVML tracer
+#   scripts/gpu-suite.sh compare     the real similarity case end to end, PyTorch side by side
+#   scripts/gpu-suite.sh STEP... [--results DIR]
+#
+# A part that outlives its own time limit is stopped and reported as such; the step goes on.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-results="${1:-bench/results/gpu-$(date +%Y-%m-%d)}"
+steps=()
+results=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --results) results="$2"; shift 2 ;;
+    tests|memcheck|racecheck|python|bench|compare) steps+=("$1"); shift ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    *) echo "gpu-suite: unknown step or option '$1' (see --help)" >&2; exit 1 ;;
+  esac
+done
+[ ${#steps[@]} -gt 0 ] || { sed -n '2,19p' "$0"; exit 1; }
+results="${results:-bench/results/gpu-$(date +%Y-%m-%d)}"
 mkdir -p "$results"
-build=build-gpu
-export HPCML_QUIET=1 PIP_ROOT_USER_ACTION=ignore PATH="/usr/local/cuda/bin:$PATH"
-if [ -d .deps/root ]; then
-  export CMAKE_PREFIX_PATH="$PWD/.deps/root/usr:$PWD/.deps/root/usr/share/eigen3/cmake${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
-  export LD_LIBRARY_PATH="$PWD/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  export CPATH="$PWD/.deps/root/usr/include${CPATH:+:$CPATH}"
-fi
-declare -A status
-step() {  # step NAME LOGFILE COMMAND...: runs, logs, records pass/fail
-  local name=$1 log=$2; shift 2
-  echo "== $name"
-  if "$@" >"$log" 2>&1; then status[$name]=pass; else status[$name]="FAIL (see $(basename "$log"))"; fi
-  tail -n 5 "$log"
-}
 
+# The bundle's absolute paths (CTest files, test data) name the development checkout,
+# /work/main: make that path this checkout.
+if [ "$(pwd -P)" != /work/main ]; then
+  if [ -e /work/main ] && [ ! -L /work/main ]; then
+    echo "gpu-suite: /work/main exists and is not this checkout: run the suite from /work/main" >&2
+    exit 1
+  fi
+  mkdir -p /work && ln -sfn "$(pwd -P)" /work/main || { echo "gpu-suite: cannot link /work/main" >&2; exit 1; }
+fi
+cd /work/main
+if [ ! -x build-gpu/bin/test_core ]; then
+  [ -f .gpu/bundle.tar.xz ] || { echo "gpu-suite: no .gpu/bundle.tar.xz: run scripts/gpu-prepare.sh and carry .gpu" >&2; exit 1; }
+  tar -xJf .gpu/bundle.tar.xz
+fi
+build=build-gpu
+export HPCML_QUIET=1 PIP_ROOT_USER_ACTION=ignore PYTHONUNBUFFERED=1 PATH="/usr/local/cuda/bin:$PATH"
+export LD_LIBRARY_PATH="/work/main/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 { date -u +"date: %Y-%m-%dT%H:%M:%SZ"; echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)";
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null; } \
   > "$results/environment.txt"
 
-# nvml.h (for the telemetry) and the Python build backend, from the carried wheels.
-python3 -m pip install --no-index --find-links .deps/wheels -q nvidia-nvml-dev scikit-build-core 2>/dev/null || true
-step configure "$results/build.log" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
-step build "$results/build.log" cmake --build "$build"
-"$build/bin/hpcml-devicequery" > "$results/devicequery.txt" 2>&1
-step ctest "$results/tests.log" ctest --test-dir "$build" --output-on-failure -j 4
-memcheck() {
-  for t in test_core test_similarity test_regret test_invgauss test_telemetry; do
-    compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check full "$build/bin/$t" \
-      --gtest_filter='*Cuda*' || return 1
+summary=()
+# part NAME SECONDS LOG COMMAND...: runs with a time limit, logs, records the outcome.
+part() {
+  local name=$1 limit=$2 log="$results/$3"; shift 3
+  local start=$SECONDS rc
+  echo "== $name (limit ${limit}s)"
+  # bash -c, so that the step's own functions (exported below) run under the limit too.
+  timeout --kill-after=10 "$limit" bash -c '"$@"' part "$@" >"$log" 2>&1
+  rc=$?
+  local outcome=pass
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then outcome="TIMED OUT"; elif [ $rc -ne 0 ]; then outcome="FAIL ($rc)"; fi
+  summary+=("$(printf '%-34s %-12s %4ds  %s' "$name" "$outcome" $((SECONDS - start)) "$(basename "$log")")")
+  printf '%s\n' "${summary[@]}" > "$results/summary-$(IFS=-; echo "${steps[*]}").txt"
+  [ -n "${OUT:-}" ] && tar -czf "$OUT/gpu-results.tgz" -C "$results" .
+  tail -n 3 "$log"
+}
+
+tests=(test_core test_similarity test_regret test_invgauss test_telemetry)
+sanitize() {  # sanitize TOOL BINARY...: each test binary under compute-sanitizer
+  local tool=$1 rc=0; shift
+  for t in "$@"; do
+    echo "--- $tool $t"
+    compute-sanitizer --tool "$tool" --error-exitcode 1 $([ "$tool" = memcheck ] && echo --leak-check full) \
+      "$build/bin/$t" --gtest_brief=1 || rc=1
   done
+  return $rc
 }
-step memcheck "$results/memcheck.log" memcheck
-pytests() {
-  python3 -m pip install --no-build-isolation --no-index --find-links .deps/wheels -q scikit-build-core 2>/dev/null || true
-  python3 -m pip install --no-build-isolation -q ./python && python3 -m pytest tests/python -q
-}
-step pytest "$results/tests.log.python" pytests
-benches() {
-  local b="$build/bin/bench_similarity" common=(--benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_out_format=json)
-  "$b" --tile 1000 "${common[@]}" --benchmark_out="$results/bench_similarity_tile1000.json" &&
-  "$b" --dim 16384 --tile 4096 "${common[@]}" --benchmark_out="$results/bench_similarity_16384.json" &&
-  "$b" --dim 16384 --tile 4096 --mode all --method fused "${common[@]}" --benchmark_out="$results/bench_similarity_16384_all.json" &&
-  "$b" --dim 270725 --tile 1000 --mode all --dtype bitmask --method fused --benchmark_min_time=0 \
-       --benchmark_out_format=json --benchmark_out="$results/bench_similarity_real_case.json" &&
-  "$b" --dim 270725 --tile 1000 --mode all --dtype bitmask --method fused --where device --benchmark_min_time=0 &&
-  local r="$build/bin/bench_regret"
-  "$r" --actions 16384 --iterations 20 --alternating false "${common[@]}" --benchmark_out="$results/bench_regret_16384.json" &&
-  "$r" --actions 3 --batch 100000 --iterations 1000 --method fused "${common[@]}" --benchmark_out="$results/bench_regret_batch.json" &&
-  "$build/bin/bench_invgauss" --elements 100000000 --params 10000 --grid 100000 "${common[@]}" \
-      --benchmark_out="$results/bench_invgauss.json"
-}
-step bench "$results/bench.log" benches
-traced() {  # the main job under the NVML tracer, and the seed's figure of the trace
-  "$build/bin/hpcml-trace" --output "$results/trace_bench_similarity.csv" -- "$build/bin/bench_similarity" --tile 1000 &&
-  python3 -c "import hpcml, sys; hpcml.telemetry.plot(sys.argv[1], sys.argv[2])" \
-      "$results/trace_bench_similarity.csv" "$results/trace_bench_similarity.png"
-}
-step trace "$results/trace.log" traced
+
 real_case() {  # the real similarity job end to end on one GPU: 256 x 270725, all, bitmask to a file
   python3 -c "import numpy as np; np.save('/tmp/real_x.npy', np.random.default_rng(0).standard_normal((256, 270725)).astype(np.float32))" &&
   /usr/bin/time -v "$build/bin/hpcml-similarity" /tmp/real_x.npy --output /tmp/real_s.npy --mode all --dtype bitmask --tile 1000
@@ -76,17 +88,64 @@ real_case() {  # the real similarity job end to end on one GPU: 256 x 270725, al
   rm -rf /tmp/real_x.npy /tmp/real_s.npy /tmp/real_s.npy.journal
   return $rc
 }
-step real_case "$results/real_case.log" real_case
-compare_torch() {
-  python3 bench/compare_torch.py --dim 16384 --tile 4096 --skip-eager &&
-  python3 bench/compare_torch_regret.py --actions 16384 --iterations 20 &&
-  python3 bench/compare_torch_regret.py --actions 3 --batch 100000 --iterations 200  # torch.compile unrolls the loop
-}
-step compare_torch "$results/compare_torch.log" compare_torch
+export build
+export -f sanitize real_case
+
+for step in "${steps[@]}"; do
+  case "$step" in
+    tests)
+      part devicequery 60 devicequery.txt "$build/bin/hpcml-devicequery"
+      part ctest 420 ctest.log ctest --test-dir "$build" --output-on-failure -j 4 --timeout 300
+      ;;
+    memcheck)
+      for t in "${tests[@]}"; do part "memcheck $t" 150 "memcheck_$t.log" sanitize memcheck "$t"; done
+      ;;
+    racecheck)
+      for t in test_similarity test_regret; do
+        part "racecheck $t" 120 "racecheck_$t.log" sanitize racecheck "$t"
+        part "synccheck $t" 90 "synccheck_$t.log" sanitize synccheck "$t"
+      done
+      for t in "${tests[@]}"; do part "initcheck $t" 90 "initcheck_$t.log" sanitize initcheck "$t"; done
+      ;;
+    python)
+      part "pip install wheel" 60 pip.log python3 -m pip install -q --no-deps --force-reinstall .gpu/wheels/*.whl
+      HPCML_BIN_DIR="$PWD/$build/bin" HPCML_FAKE_NVML="$PWD/$build/tests/libfake_nvml.so" \
+        part pytest 420 pytest.log python3 -m pytest tests/python -q -rs
+      ;;
+    bench)
+      common=(--benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_out_format=json)
+      part "bench_similarity --tile 1000" 120 bench_similarity_tile1000.log \
+        "$build/bin/bench_similarity" --tile 1000 "${common[@]}" --benchmark_out="$results/bench_similarity_tile1000.json"
+      part "bench_similarity 16384" 150 bench_similarity_16384.log \
+        "$build/bin/bench_similarity" --dim 16384 --tile 4096 "${common[@]}" --benchmark_out="$results/bench_similarity_16384.json"
+      part "bench_similarity 16384 all" 90 bench_similarity_16384_all.log \
+        "$build/bin/bench_similarity" --dim 16384 --tile 4096 --mode all --method fused "${common[@]}" \
+        --benchmark_out="$results/bench_similarity_16384_all.json"
+      part "bench_regret 16384" 120 bench_regret_16384.log \
+        "$build/bin/bench_regret" --actions 16384 --iterations 20 --alternating false "${common[@]}" \
+        --benchmark_out="$results/bench_regret_16384.json"
+      part "bench_regret 1e5 x 3x3" 90 bench_regret_batch.log \
+        "$build/bin/bench_regret" --actions 3 --batch 100000 --iterations 1000 --method fused "${common[@]}" \
+        --benchmark_out="$results/bench_regret_batch.json"
+      part "bench_invgauss" 150 bench_invgauss.log \
+        "$build/bin/bench_invgauss" --elements 100000000 --params 10000 --grid 100000 "${common[@]}" \
+        --benchmark_out="$results/bench_invgauss.json"
+      part "trace of the main job" 120 trace.log \
+        "$build/bin/hpcml-trace" --output "$results/trace_bench_similarity.csv" -- "$build/bin/bench_similarity" --tile 1000
+      ;;
+    compare)
+      part "similarity real case" 300 real_case.log real_case
+      part "compare_torch similarity" 180 compare_torch.log python3 bench/compare_torch.py --dim 16384 --tile 4096 --skip-eager
+      part "compare_torch_regret 16384" 150 compare_torch_regret_16384.log \
+        python3 bench/compare_torch_regret.py --actions 16384 --iterations 20
+      part "compare_torch_regret 1e5 x 3x3" 240 compare_torch_regret_batch.log \
+        python3 bench/compare_torch_regret.py --actions 3 --batch 100000 --iterations 200
+      ;;
+  esac
+done
 
 echo
-echo "GPU suite summary ($(head -n 3 "$results/environment.txt" | tr '\n' ' '))"
-printf '%-14s %s\n' step result
-for name in configure build ctest memcheck pytest bench trace real_case compare_torch; do printf '%-14s %s\n' "$name" "${status[$name]:-not run}"; done
-grep -h "summary:" "$results/bench.log" 2>/dev/null
-for name in "${!status[@]}"; do [ "${status[$name]}" = pass ] || exit 1; done
+echo "GPU suite: ${steps[*]} ($(head -n 3 "$results/environment.txt" | tr '\n' ' '))"
+printf '%s\n' "${summary[@]}"
+grep -h "summary:" "$results"/bench_*.log 2>/dev/null
+for line in "${summary[@]}"; do case "$line" in *" pass "*) ;; *) exit 1 ;; esac; done

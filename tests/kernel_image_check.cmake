@@ -3,6 +3,10 @@
 # for NN-real and NN, compute_NN PTX for NN-virtual and NN. A user's GPU without its
 # architecture here fails every launch with cudaErrorNoKernelImageForDevice.
 cmake_minimum_required(VERSION 3.25)
+if(NOT EXISTS "${CUOBJDUMP}")  # a build carried to another machine: its toolkit's cuobjdump
+  find_program(toolkit_cuobjdump cuobjdump HINTS /usr/local/cuda/bin REQUIRED)
+  set(CUOBJDUMP "${toolkit_cuobjdump}")
+endif()
 string(REPLACE "," ";" architectures "${ARCHITECTURES}")
 set(expected)
 foreach(item IN LISTS architectures)
