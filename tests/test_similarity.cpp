@@ -16,6 +16,13 @@
 #include "support/errors.hpp"
 #include "support/gpu.hpp"
 
+#if HPCML_WITH_CUDA
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <new>
+#endif
+
 namespace {
 
 using hpcml_test::expect_invalid;
@@ -150,6 +157,47 @@ TEST(Similarity, ShapesNotMultiplesOfAnyTile) {
 
 TEST(Similarity, LargerThanOneGpuBlock) {
     check_all_outputs({70, 261, 133}, 1.0f, false, {std::nullopt, 129}, 5);
+}
+
+TEST(Similarity, VectorisedLoadsAndTilesThatBreakAlignment) {
+    // Feature counts that are multiples of 4 (the GPU's 16-byte loads), with tiles that start
+    // rows at offsets that are not.
+    check_all_outputs({40, 256, 132}, 1.0f, false, {std::nullopt, 130, 64, 3}, 15);
+}
+
+TEST(Similarity, ManyColumnRegionsPerRowBand) { check_all_outputs({3, 5, 1500}, 1.0f, false, {1, 7}, 16); }
+
+TEST(Similarity, AllModeStopsOnlyWhenEveryPairHasFailed) {
+    // Pairs that pass at every sample but one, the failing sample placed at each stage of the
+    // GPU's early exit (its block vote every 16 samples) and of the CPU's panels; and pairs that
+    // pass everywhere. Random data elsewhere fails within a few samples, so a block that stops
+    // too early, or skips a stage, gets these pairs wrong.
+    const std::size_t samples = 70, n = 150, m = 140;
+    std::vector<float> x(samples * n, 0.0f), y(samples * m, 0.0f);
+    std::mt19937 rng(17);
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    for (float& v : x) v = normal(rng);
+    for (float& v : y) v = normal(rng);
+    const std::size_t stages[] = {0, 1, 15, 16, 17, 31, 32, 47, 48, 63, 64, 69};
+    for (std::size_t k = 0; k < 40; ++k) {  // pair (i, j) = (3k, 2k + 1)
+        const std::size_t i = 3 * k, j = 2 * k + 1;
+        for (std::size_t s = 0; s < samples; ++s) y[s * m + j] = x[s * n + i] + 0.25f;
+        if (k < std::size(stages)) y[stages[k] * m + j] = x[stages[k] * n + i] + 5.0f;
+    }
+    const auto counts = reference_counts(x, y, samples, n, m, 1.0f);
+    for (Backend backend : backends())
+        for (Method method : {Method::Fused, Method::Naive})
+            for (SimilarityOutput output : {SimilarityOutput::Bool, SimilarityOutput::Bitmask}) {
+                SimilarityOptions o;
+                o.mode = SimilarityMode::All;
+                o.output = output;
+                o.backend = backend;
+                o.method = method;
+                const auto expected = encode(counts, n, m, samples, output);
+                std::vector<unsigned char> got(expected.size(), 0xAB);
+                hpcml::similarity({x.data(), samples, n}, {y.data(), samples, m}, got.data(), o);
+                EXPECT_EQ(got, expected) << label(backend, method, output, std::nullopt);
+            }
 }
 
 TEST(Similarity, SelfSimilarity) { check_all_outputs({64, 45, 45}, 1.0f, true, {std::nullopt, 11}, 6); }
@@ -316,6 +364,92 @@ TEST(Similarity, OutputBytes) {
 }
 
 #if HPCML_WITH_CUDA
+// Device buffers for the device-pointer API, freed on scope exit.
+template <class T>
+struct DeviceArray {
+    explicit DeviceArray(std::size_t count) : count(count) {
+        if (cudaMalloc(&data, std::max<std::size_t>(count, 1) * sizeof(T)) != cudaSuccess) throw std::bad_alloc();
+    }
+    ~DeviceArray() { cudaFree(data); }
+    DeviceArray(const DeviceArray&) = delete;
+    DeviceArray& operator=(const DeviceArray&) = delete;
+    T* data = nullptr;
+    std::size_t count;
+};
+
+TEST(SimilarityCuda, DevicePointersEveryOutputAndMethodOnAUserStream) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const Shape shape{33, 70, 70};
+    const auto x = make_data(shape.samples * shape.n, 18);
+    DeviceArray<float> dx(x.size());
+    ASSERT_EQ(cudaMemcpy(dx.data, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    const auto counts = reference_counts(x, x, shape.samples, shape.n, shape.n, 1.0f);
+    const std::pair<SimilarityMode, SimilarityOutput> outputs[] = {
+        {SimilarityMode::Count, SimilarityOutput::Int32}, {SimilarityMode::Count, SimilarityOutput::UInt16},
+        {SimilarityMode::Count, SimilarityOutput::UInt8}, {SimilarityMode::All, SimilarityOutput::Bool},
+        {SimilarityMode::All, SimilarityOutput::Bitmask}};
+    for (const auto& [mode, output] : outputs)
+        for (Method method : {Method::Fused, Method::Naive}) {
+            const auto expected = encode(counts, shape.n, shape.n, shape.samples, output);
+            DeviceArray<unsigned char> out(expected.size());
+            ASSERT_EQ(cudaMemset(out.data, 0xAB, expected.size()), cudaSuccess);
+            SimilarityOptions o;
+            o.mode = mode;
+            o.output = output;
+            o.method = method;
+            o.backend = Backend::Cuda;
+            o.stream = stream;
+            hpcml::similarity_device({dx.data, shape.samples, shape.n}, {}, out.data, o);  // y = x
+            std::vector<unsigned char> got(expected.size());
+            ASSERT_EQ(cudaMemcpy(got.data(), out.data, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+            EXPECT_EQ(got, expected) << label(Backend::Cuda, method, output, std::nullopt);
+        }
+    cudaStreamDestroy(stream);
+}
+
+TEST(SimilarityCuda, OutputOverFourGiB) {
+    // 33000 x 33000 int32 counts are 4.36 GB: every index past 2^32 bytes must land. Checked
+    // against the reference on rows spread over the whole output, the last one included.
+    HPCML_SKIP_WITHOUT_GPU();
+    const std::size_t samples = 3, n = 33000;
+    const auto x = make_data(samples * n, 19, 0.0);
+    std::vector<std::int32_t> out(n * n, -1);
+    SimilarityOptions o;
+    o.backend = Backend::Cuda;
+    o.tile = 4096;
+    hpcml::similarity({x.data(), samples, n}, {}, out.data(), o);
+    for (std::size_t i : {std::size_t{0}, n / 3, n / 2 + 1, n - 2, n - 1}) {
+        for (std::size_t j = 0; j < n; ++j) {
+            std::int32_t expected = 0;
+            for (std::size_t s = 0; s < samples; ++s) {
+                const volatile float d = x[s * n + i] - x[s * n + j];
+                expected += std::fabs(d) < 1.0f;
+            }
+            ASSERT_EQ(out[i * n + j], expected) << "pair " << i << ", " << j;
+        }
+    }
+}
+
+TEST(SimilarityCuda, NaiveOutOfDeviceMemoryIsAnError) {
+    HPCML_SKIP_WITHOUT_GPU();
+    // 1000 samples x 20000 x 20000: the naive broadcast needs 2 TB of device memory.
+    const std::size_t samples = 1000, n = 20000;
+    std::vector<float> x(samples * n, 0.0f);
+    std::unique_ptr<std::int32_t[]> out(new std::int32_t[n * n]);
+    SimilarityOptions o;
+    o.backend = Backend::Cuda;
+    o.method = Method::Naive;
+    try {
+        hpcml::similarity({x.data(), samples, n}, {}, out.get(), o);
+        FAIL() << "expected OutOfMemory";
+    } catch (const hpcml::Error& e) {
+        EXPECT_EQ(e.kind(), hpcml::ErrorKind::OutOfMemory) << e.what();
+        EXPECT_NE(std::string(e.what()).find("device memory"), std::string::npos) << e.what();
+    }
+}
+
 TEST(SimilarityCuda, CpuAndGpuAgreeOnALargerProblem) {
     HPCML_SKIP_WITHOUT_GPU();
     const Shape shape{256, 700, 515};
