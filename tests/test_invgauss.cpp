@@ -339,6 +339,25 @@ void expect_gpu_matches_cpu_per_element() {
     cudaStreamDestroy(stream);
 }
 
+TEST(InvGaussCuda, HostPointersToTheDeviceApiAreRefused) {
+    HPCML_SKIP_WITHOUT_GPU();
+    std::vector<double> host(4, 1.0);  // x = 1, mu = 1, lambda = 1
+    double *x = nullptr, *out = nullptr;
+    ASSERT_EQ(cudaMalloc(&x, 4 * sizeof(double)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&out, 4 * sizeof(double)), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(x, host.data(), 4 * sizeof(double), cudaMemcpyHostToDevice), cudaSuccess);
+    const ig::Options gpu{hpcml::Backend::Cuda};
+    const double one = 1.0;
+    expect_invalid([&] { ig::evaluate_device<double>(Function::Pdf, host.data(), 4, x, 1, x, 1, out, gpu); }, "x:");
+    expect_invalid([&] { ig::evaluate_device<double>(Function::Pdf, x, 4, &one, 1, x, 1, out, gpu); }, "mu:");
+    expect_invalid([&] { ig::evaluate_device<double>(Function::Pdf, x, 4, x, 1, x, 1, host.data(), gpu); }, "out:");
+    ig::evaluate_device<double>(Function::Cdf, x, 4, x, 1, x, 1, out, gpu);  // the device still works
+    ASSERT_EQ(cudaMemcpy(host.data(), out, 4 * sizeof(double), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_NEAR(host[3], eval1(Function::Cdf, 1.0, 1.0, 1.0), 1e-15);
+    cudaFree(x);
+    cudaFree(out);
+}
+
 TEST(InvGaussCuda, PerElementParametersEveryFunctionDouble) {
     HPCML_SKIP_WITHOUT_GPU();
     expect_gpu_matches_cpu_per_element<double>();

@@ -409,6 +409,25 @@ TEST(SimilarityCuda, DevicePointersEveryOutputAndMethodOnAUserStream) {
     cudaStreamDestroy(stream);
 }
 
+TEST(SimilarityCuda, HostPointersToTheDeviceApiAreRefused) {
+    // A host pointer would fault in a kernel and leave the context unusable: it must raise
+    // InvalidArgument naming the argument, and the device must work afterwards.
+    HPCML_SKIP_WITHOUT_GPU();
+    const std::vector<float> x(8 * 16, 0.5f);
+    DeviceArray<float> dx(x.size());
+    DeviceArray<std::int32_t> out(16 * 16);
+    ASSERT_EQ(cudaMemcpy(dx.data, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    std::vector<std::int32_t> host_out(16 * 16);
+    SimilarityOptions o;
+    o.backend = Backend::Cuda;
+    expect_invalid([&] { hpcml::similarity_device({x.data(), 8, 16}, {}, out.data, o); }, "x:");
+    expect_invalid([&] { hpcml::similarity_device({dx.data, 8, 16}, {x.data(), 8, 16}, out.data, o); }, "y:");
+    expect_invalid([&] { hpcml::similarity_device({dx.data, 8, 16}, {}, host_out.data(), o); }, "out:");
+    hpcml::similarity_device({dx.data, 8, 16}, {}, out.data, o);
+    ASSERT_EQ(cudaMemcpy(host_out.data(), out.data, host_out.size() * sizeof(std::int32_t), cudaMemcpyDeviceToHost), cudaSuccess);
+    for (std::int32_t c : host_out) EXPECT_EQ(c, 8);
+}
+
 TEST(SimilarityCuda, OutputOverFourGiB) {
     // 33000 x 33000 int32 counts are 4.36 GB: every index past 2^32 bytes must land. Checked
     // against the reference on rows spread over the whole output, the last one included.

@@ -24,6 +24,30 @@ void ensure_device_fits(std::size_t bytes, const std::string& what) {
     }
 }
 
+void require_device_pointer(const void* pointer, int device, const std::string& what) {
+    if (!pointer) return;
+    cudaPointerAttributes attributes{};
+    const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
+    if (status != cudaSuccess) {
+        (void)cudaGetLastError();
+        raise(ErrorKind::InvalidArgument, what + ": not a pointer CUDA knows (" + cudaGetErrorName(status) + ")");
+    }
+    switch (attributes.type) {
+        case cudaMemoryTypeDevice:
+            if (attributes.device != device)
+                raise(ErrorKind::InvalidArgument, what + ": device memory of device " + std::to_string(attributes.device) +
+                                                      ", but the call runs on device " + std::to_string(device));
+            return;
+        case cudaMemoryTypeManaged: return;
+        case cudaMemoryTypeHost:
+            if (attributes.devicePointer) return;  // mapped pinned memory
+            [[fallthrough]];
+        default:
+            raise(ErrorKind::InvalidArgument, what + ": a host pointer where device memory is needed (use the host "
+                                                     "entry point, or copy the data to the device first)");
+    }
+}
+
 DeviceGuard::DeviceGuard(int device) {
     HPCML_CUDA_CHECK(cudaGetDevice(&previous_));
     if (device != previous_) HPCML_CUDA_CHECK(cudaSetDevice(device));

@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "invgauss_impl.hpp"
 #if HPCML_WITH_CUDA
+#include "common/cuda_memory.hpp"
 #include "cuda.hpp"
 #endif
 
@@ -77,6 +78,10 @@ RunStats evaluate_device(Function f, const T* x, std::size_t n, const T* mu, std
     detail::require(options.backend != Backend::Cpu, "backend: evaluate_device takes device pointers; use cuda or auto");
     const Context context = make_context(Backend::Cuda, options.device, options.stream);
 #if HPCML_WITH_CUDA
+    detail::require_device_pointer(x, context.device, "x");
+    detail::require_device_pointer(mu, context.device, "mu");
+    detail::require_device_pointer(lam, context.device, "lam");
+    detail::require_device_pointer(out, context.device, "out");
     detail::invgauss::cuda_evaluate_device(f, e, context);
 #else
     (void)f, (void)e, (void)context;

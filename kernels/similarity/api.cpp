@@ -8,6 +8,9 @@
 
 #include "common/error.hpp"
 #include "similarity_impl.hpp"
+#if HPCML_WITH_CUDA
+#include "common/cuda_memory.hpp"
+#endif
 
 namespace hpcml {
 
@@ -181,6 +184,9 @@ RunStats similarity_device(MatrixView x, MatrixView y, void* out, const Similari
     const Context context = make_context(Backend::Cuda, options.device, options.stream);
     detail::MemoryTracker tracker;
 #if HPCML_WITH_CUDA
+    detail::require_device_pointer(x.data, context.device, "x");
+    detail::require_device_pointer(y.data, context.device, "y");
+    detail::require_device_pointer(out, context.device, "out");
     detail::similarity::cuda_run_device(p, make_plan(p, options, Backend::Cuda), options.method, out, context, tracker);
 #else
     (void)context;  // make_context(Cuda) has already thrown NoDevice

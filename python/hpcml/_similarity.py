@@ -45,6 +45,24 @@ def _cuda_device(arrays, device):
     return ids[0]
 
 
+def _current_stream(a) -> int:
+    """The stream `a`'s library currently runs on, on `a`'s device (torch, CuPy), as a cudaStream_t
+    handle; hpcml queues its work there, so it is ordered with the user's own work on it."""
+    if not _cuda_array(a):
+        return 0
+    module = type(a).__module__.split(".")[0]
+    if module == "torch":
+        import torch
+
+        return int(torch.cuda.current_stream(a.device).cuda_stream)
+    if module == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(a.device.id):
+            return int(cupy.cuda.get_current_stream().ptr)
+    return 0
+
+
 def _device_empty(like, shape, name):
     """An uninitialised array on `like`'s device, from the library `like` comes from."""
     module = type(like).__module__.split(".")[0]
@@ -98,7 +116,8 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
     device: the CUDA device (default: the one CUDA arrays are on, else 0).
     method: "fused" or "naive" (the broadcast baseline, for comparison).
     Arrays on a CUDA device (torch, CuPy: anything with DLPack) are used in place and the
-    result is returned on the same device.
+    result is returned on the same device, computed on the library's current stream there
+    (``torch.cuda.current_stream()``, CuPy's current stream), so it is ordered with your own work.
     With return_stats=True, returns (S, stats) where stats has backend, method, seconds,
     peak_device_bytes and peak_host_bytes.
     """
@@ -126,5 +145,6 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
         out = _device_empty(x, shape, name)
     else:
         out = np.empty(shape, dtype=_DTYPES[name])
-    stats = _hpcml._similarity(x, y, out, float(threshold), mode, tile, backend, method, name, int(device), on_device)
+    stats = _hpcml._similarity(x, y, out, float(threshold), mode, tile, backend, method, name, int(device), on_device,
+                               _current_stream(x))
     return (out, stats) if return_stats else out

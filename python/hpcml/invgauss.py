@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _hpcml
-from ._similarity import _cuda_array, _cuda_device, _device_empty
+from ._similarity import _cuda_array, _cuda_device, _current_stream, _device_empty
 
 __all__ = ["pdf", "logpdf", "cdf", "sf", "logcdf", "logsf", "ppf", "standardize", "standardized_pdf", "sample",
            "distance_to_normal"]
@@ -32,7 +32,7 @@ def _evaluate(name, x, mu, lam, backend, device):
         device = _cuda_device((x, mu, lam), device)
         flat = [a.reshape(-1) for a in (x, mu, lam)]
         out = _device_empty(x, (flat[0].shape[0],), "float32" if str(x.dtype).endswith("float32") else "float64")
-        _hpcml._ig_evaluate(name, *flat, out, backend, device, True)
+        _hpcml._ig_evaluate(name, *flat, out, backend, device, True, _current_stream(x))
         return out.reshape(x.shape)
     dtype = _dtype(x, mu, lam)
     x, mu, lam = (np.asarray(a, dtype=dtype) for a in (x, mu, lam))
@@ -45,7 +45,7 @@ def _evaluate(name, x, mu, lam, backend, device):
         shape = x.shape
         x, mu, lam = (np.ascontiguousarray(a).reshape(-1) for a in (x, mu, lam))
     out = np.empty(x.shape[0], dtype=dtype)
-    _hpcml._ig_evaluate(name, x, mu, lam, out, backend, device, False)
+    _hpcml._ig_evaluate(name, x, mu, lam, out, backend, device, False, 0)
     return out.reshape(shape)[()] if shape == () else out.reshape(shape)
 
 

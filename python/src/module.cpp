@@ -51,7 +51,7 @@ hpcml::MatrixView view(const FloatMatrix& a) { return {a.data(), a.shape(0), a.s
 
 hpcml::SimilarityOptions similarity_options(float threshold, const std::string& mode, std::optional<std::size_t> tile,
                                             const std::string& backend, const std::string& method,
-                                            const std::string& dtype, int device) {
+                                            const std::string& dtype, int device, std::uintptr_t stream) {
     hpcml::SimilarityOptions o;
     o.threshold = threshold;
     o.mode = hpcml::parse_similarity_mode(mode, "mode");
@@ -60,6 +60,7 @@ hpcml::SimilarityOptions similarity_options(float threshold, const std::string& 
     o.backend = hpcml::parse_backend(backend, "backend");
     o.method = hpcml::parse_method(method, "method");
     o.device = device;
+    o.stream = reinterpret_cast<void*>(stream);
     return o;
 }
 
@@ -77,8 +78,9 @@ nb::dict stats_dict(const hpcml::RunStats& stats) {
 // only the byte count of out is checked again, as the C++ API writes exactly that many.
 nb::dict similarity_binding(FloatMatrix x, std::optional<FloatMatrix> y, AnyArray out, float threshold,
                             const std::string& mode, std::optional<std::size_t> tile, const std::string& backend,
-                            const std::string& method, const std::string& dtype, int device, bool on_device) {
-    const hpcml::SimilarityOptions o = similarity_options(threshold, mode, tile, backend, method, dtype, device);
+                            const std::string& method, const std::string& dtype, int device, bool on_device,
+                            std::uintptr_t stream) {
+    const hpcml::SimilarityOptions o = similarity_options(threshold, mode, tile, backend, method, dtype, device, stream);
     const hpcml::MatrixView xv = view(x);
     const hpcml::MatrixView yv = y ? view(*y) : hpcml::MatrixView{};
     const std::size_t m = y ? y->shape(1) : x.shape(1);
@@ -170,10 +172,11 @@ hpcml::invgauss::Function ig_function(const std::string& name) {
     throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "function: unknown inverse-Gaussian function '" + name + "'");
 }
 
-hpcml::invgauss::Options ig_options(const std::string& backend, int device) {
+hpcml::invgauss::Options ig_options(const std::string& backend, int device, std::uintptr_t stream = 0) {
     hpcml::invgauss::Options o;
     o.backend = hpcml::parse_backend(backend, "backend");
     o.device = device;
+    o.stream = reinterpret_cast<void*>(stream);
     return o;
 }
 
@@ -183,9 +186,9 @@ template <class T>
 nb::dict ig_evaluate_binding(const std::string& name, nb::ndarray<const T, nb::ndim<1>, nb::c_contig> x,
                              nb::ndarray<const T, nb::ndim<1>, nb::c_contig> mu, nb::ndarray<const T, nb::ndim<1>, nb::c_contig> lam,
                              nb::ndarray<T, nb::ndim<1>, nb::c_contig> out, const std::string& backend, int device,
-                             bool on_device) {
+                             bool on_device, std::uintptr_t stream) {
     const auto f = ig_function(name);
-    const auto o = ig_options(backend, device);
+    const auto o = ig_options(backend, device, stream);
     hpcml::RunStats stats;
     {
         nb::gil_scoped_release release;
@@ -316,7 +319,7 @@ NB_MODULE(_hpcml, m) {
 
     m.def("_similarity", &similarity_binding, nb::arg("x"), nb::arg("y").none(), nb::arg("out"), nb::arg("threshold"),
           nb::arg("mode"), nb::arg("tile").none(), nb::arg("backend"), nb::arg("method"), nb::arg("dtype"),
-          nb::arg("device"), nb::arg("on_device"),
+          nb::arg("device"), nb::arg("on_device"), nb::arg("stream"),
           "Low-level similarity into a preallocated output; use hpcml.similarity.");
 
     m.def("_solve_matrix_games", &solve_games_binding, nb::arg("A"), nb::arg("iterations"), nb::arg("variant"),
@@ -348,9 +351,9 @@ NB_MODULE(_hpcml, m) {
         .def("device_name", &hpcml::telemetry::Sampler::device_name);
 
     m.def("_ig_evaluate", &ig_evaluate_binding<double>, nb::arg("name"), nb::arg("x"), nb::arg("mu"), nb::arg("lam"),
-          nb::arg("out"), nb::arg("backend"), nb::arg("device"), nb::arg("on_device"));
+          nb::arg("out"), nb::arg("backend"), nb::arg("device"), nb::arg("on_device"), nb::arg("stream"));
     m.def("_ig_evaluate", &ig_evaluate_binding<float>, nb::arg("name"), nb::arg("x"), nb::arg("mu"), nb::arg("lam"),
-          nb::arg("out"), nb::arg("backend"), nb::arg("device"), nb::arg("on_device"));
+          nb::arg("out"), nb::arg("backend"), nb::arg("device"), nb::arg("on_device"), nb::arg("stream"));
     m.def("_ig_sample", &ig_sample_binding<double>, nb::arg("mu"), nb::arg("lam"), nb::arg("seed"), nb::arg("out"),
           nb::arg("backend"), nb::arg("device"));
     m.def("_ig_sample", &ig_sample_binding<float>, nb::arg("mu"), nb::arg("lam"), nb::arg("seed"), nb::arg("out"),

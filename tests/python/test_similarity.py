@@ -125,3 +125,43 @@ def test_cuda_arrays_stay_on_device():
     got = hpcml.similarity(torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda(), tile=128)
     assert got.is_cuda
     np.testing.assert_array_equal(got.cpu().numpy(), numpy_counts(x, y))
+
+
+@pytest.mark.skipif("cuda" not in BACKENDS, reason="no usable CUDA device")
+def test_torch_side_stream_is_followed():
+    # x is written on a side stream and consumed there without a synchronisation: hpcml must
+    # queue its work on torch's current stream, or it may read x before it is written.
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(9)
+    host = data(rng, (256, 1500))
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        x = torch.empty(host.shape, dtype=torch.float32, device="cuda")
+        torch.cuda._sleep(50_000_000)  # keep the stream busy so that a wrong stream would race
+        x.copy_(torch.from_numpy(host).pin_memory(), non_blocking=True)
+        got = hpcml.similarity(x, mode="all", dtype="bitmask")
+        expected = hpcml.similarity(host, mode="all", dtype="bitmask", backend="cpu")
+        np.testing.assert_array_equal(got.cpu().numpy(), expected)
+
+
+@pytest.mark.skipif("cuda" not in BACKENDS, reason="no usable CUDA device")
+def test_cupy_arrays_and_cupy_streams():
+    cupy = pytest.importorskip("cupy")
+    rng = np.random.default_rng(10)
+    x, y = data(rng, (40, 333)), data(rng, (40, 77))
+    with cupy.cuda.Stream(non_blocking=True):
+        got = hpcml.similarity(cupy.asarray(x), cupy.asarray(y), dtype=np.uint16)
+        assert isinstance(got, cupy.ndarray) and got.dtype == np.uint16
+        np.testing.assert_array_equal(cupy.asnumpy(got), numpy_counts(x, y))
+
+
+@pytest.mark.skipif(len(hpcml.devices()) < 2, reason="fewer than two usable CUDA devices")
+def test_arrays_on_a_second_device():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    x = data(rng, (32, 100))
+    got = hpcml.similarity(torch.from_numpy(x).to("cuda:1"))
+    assert got.device == torch.device("cuda:1")
+    np.testing.assert_array_equal(got.cpu().numpy(), numpy_counts(x, x))
+    with pytest.raises(ValueError, match="device"):
+        hpcml.similarity(torch.from_numpy(x).to("cuda:1"), device=0)
