@@ -23,6 +23,19 @@ void ensure_device_fits(std::size_t bytes, const std::string& what);
 // library sharing it, torch included); a null pointer passes (sizes decide whether it is read).
 void require_device_pointer(const void* pointer, int device, const std::string& what);
 
+// hpcml's stream-ordered memory pool on the current device. Unlike the default pool, which
+// returns its memory to the driver at every synchronisation (so each call maps it again), it
+// keeps up to 1 GiB reserved between calls; more than that goes back at the next
+// synchronisation, so that a naive baseline's gigabytes are not withheld from other libraries.
+cudaMemPool_t device_pool();
+
+// Pinned host blocks outlive the calls that use them: cudaMallocHost is a slow driver call and
+// cudaFreeHost synchronises the whole device. take() returns a block of at least `bytes`
+// (its capacity in `capacity`), give() keeps it for the next call while the kept blocks total
+// at most 512 MiB, and frees it otherwise.
+void* pinned_take(std::size_t bytes, std::size_t& capacity);
+void pinned_give(void* block, std::size_t capacity) noexcept;
+
 // Makes `device` current for a scope and restores the previous device on exit.
 class DeviceGuard {
 public:
@@ -46,7 +59,7 @@ public:
         const std::size_t bytes = checked_mul(count, sizeof(T), what.c_str());
         if (bytes == 0) return;
         void* pointer = nullptr;
-        const cudaError_t status = cudaMallocAsync(&pointer, bytes, stream);
+        const cudaError_t status = cudaMallocFromPoolAsync(&pointer, bytes, device_pool(), stream);
         if (status == cudaErrorMemoryAllocation) {
             (void)cudaGetLastError();
             std::size_t free_bytes = 0, total_bytes = 0;
@@ -92,7 +105,7 @@ private:
 };
 
 // A tracked, uninitialised page-locked host array: the staging buffer for copies that overlap
-// compute (pageable memory makes cudaMemcpyAsync synchronous).
+// compute (pageable memory makes cudaMemcpyAsync synchronous), from the cache of pinned_take.
 template <class T>
 class PinnedBuffer {
 public:
@@ -101,15 +114,11 @@ public:
         : tracker_(&tracker), count_(count) {
         const std::size_t bytes = checked_mul(count, sizeof(T), what.c_str());
         if (bytes == 0) return;
-        void* pointer = nullptr;
-        const cudaError_t status = cudaMallocHost(&pointer, bytes);
-        if (status == cudaErrorMemoryAllocation) {
-            (void)cudaGetLastError();
-            raise(ErrorKind::OutOfMemory,
-                  what + ": could not allocate " + format_bytes(bytes) + " of pinned host memory");
+        try {
+            data_ = static_cast<T*>(pinned_take(bytes, capacity_));
+        } catch (const Error& e) {
+            raise(e.kind(), what + ": " + e.what());
         }
-        HPCML_CUDA_CHECK(status);
-        data_ = static_cast<T*>(pointer);
         tracker_->allocated_host(bytes);
     }
     PinnedBuffer(PinnedBuffer&& other) noexcept { swap(other); }
@@ -121,7 +130,7 @@ public:
     PinnedBuffer& operator=(const PinnedBuffer&) = delete;
     ~PinnedBuffer() {
         if (data_) {
-            (void)cudaFreeHost(data_);
+            pinned_give(data_, capacity_);
             tracker_->freed_host(count_ * sizeof(T));
         }
     }
@@ -133,10 +142,11 @@ private:
     void swap(PinnedBuffer& other) noexcept {
         std::swap(tracker_, other.tracker_);
         std::swap(count_, other.count_);
+        std::swap(capacity_, other.capacity_);
         std::swap(data_, other.data_);
     }
     MemoryTracker* tracker_ = nullptr;
-    std::size_t count_ = 0;
+    std::size_t count_ = 0, capacity_ = 0;
     T* data_ = nullptr;
 };
 
