@@ -7,15 +7,19 @@
 # (the tool returns at most 8 files, and what a killed command left). It ends with a summary
 # line per part.
 #
-#   scripts/gpu-suite.sh tests       devicequery, ctest: every C++ test, the GPU ones included
-#   scripts/gpu-suite.sh memcheck    compute-sanitizer memcheck (leaks too) over every C++ suite
-#   scripts/gpu-suite.sh racecheck   racecheck and synccheck over similarity and regret, initcheck over all
-#   scripts/gpu-suite.sh python      pytest with the carried wheel (CuPy and torch arrays included)
-#   scripts/gpu-suite.sh bench       the benchmarks, JSON out, and the main job under the NVML tracer
-#   scripts/gpu-suite.sh compare     the real similarity case end to end, PyTorch side by side
+#   scripts/gpu-suite.sh tests           devicequery, ctest: every C++ test, the GPU ones included
+#   scripts/gpu-suite.sh memcheck        compute-sanitizer memcheck (leaks too) over every C++ suite
+#   scripts/gpu-suite.sh racecheck       racecheck and synccheck over similarity and regret
+#   scripts/gpu-suite.sh initcheck       initcheck over every C++ suite
+#   scripts/gpu-suite.sh python          pytest with the carried wheel (CuPy and torch arrays included)
+#   scripts/gpu-suite.sh bench           bench_similarity (main job, 16384^2 count and all), bench_regret 16384^2
+#   scripts/gpu-suite.sh trace           bench_regret 1e5 x 3x3, bench_invgauss, the main job under hpcml-trace
+#   scripts/gpu-suite.sh compare         the real similarity case end to end, PyTorch side by side
+#   scripts/gpu-suite.sh compare-regret  the seed's regret matching in PyTorch beside hpcml
 #   scripts/gpu-suite.sh STEP... [--results DIR]
 #
-# A part that outlives its own time limit is stopped and reported as such; the step goes on.
+# Each step's parts add up to at most 500 s of limits; a part that outlives its own limit is
+# stopped and reported as such, and the step goes on.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 steps=()
@@ -23,12 +27,12 @@ results=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --results) results="$2"; shift 2 ;;
-    tests|memcheck|racecheck|python|bench|compare) steps+=("$1"); shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    tests|memcheck|racecheck|initcheck|python|bench|trace|compare|compare-regret) steps+=("$1"); shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "gpu-suite: unknown step or option '$1' (see --help)" >&2; exit 1 ;;
   esac
 done
-[ ${#steps[@]} -gt 0 ] || { sed -n '2,19p' "$0"; exit 1; }
+[ ${#steps[@]} -gt 0 ] || { sed -n '2,22p' "$0"; exit 1; }
 results="${results:-bench/results/gpu-$(date +%Y-%m-%d)}"
 mkdir -p "$results"
 
@@ -42,9 +46,12 @@ if [ "$(pwd -P)" != /work/main ]; then
   mkdir -p /work && ln -sfn "$(pwd -P)" /work/main || { echo "gpu-suite: cannot link /work/main" >&2; exit 1; }
 fi
 cd /work/main
-if [ ! -x build-gpu/bin/test_core ]; then
-  [ -f .gpu/bundle.tar.xz ] || { echo "gpu-suite: no .gpu/bundle.tar.xz: run scripts/gpu-prepare.sh and carry .gpu" >&2; exit 1; }
-  tar -xJf .gpu/bundle.tar.xz
+[ -f .gpu/bundle.tar.xz ] || { echo "gpu-suite: no .gpu/bundle.tar.xz: run scripts/gpu-prepare.sh and carry .gpu" >&2; exit 1; }
+# A warm machine keeps the last bundle's files: unpack again when the bundle changed.
+bundle_sum="$(sha256sum .gpu/bundle.tar.xz | cut -d' ' -f1)"
+if [ "$(cat .gpu/unpacked.sha256 2>/dev/null)" != "$bundle_sum" ]; then
+  rm -rf build-gpu .gpu/wheels .gpu/lib
+  tar -xJf .gpu/bundle.tar.xz && echo "$bundle_sum" > .gpu/unpacked.sha256
 fi
 build=build-gpu
 export HPCML_QUIET=1 PIP_ROOT_USER_ACTION=ignore PYTHONUNBUFFERED=1 PATH="/usr/local/cuda/bin:$PATH"
@@ -83,13 +90,14 @@ sanitize() {  # sanitize TOOL BINARY...: each test binary under compute-sanitize
 
 real_case() {  # the real similarity job end to end on one GPU: 256 x 270725, all, bitmask to a file
   python3 -c "import numpy as np; np.save('/tmp/real_x.npy', np.random.default_rng(0).standard_normal((256, 270725)).astype(np.float32))" &&
-  /usr/bin/time -v "$build/bin/hpcml-similarity" /tmp/real_x.npy --output /tmp/real_s.npy --mode all --dtype bitmask --tile 1000
+  $([ -x /usr/bin/time ] && echo /usr/bin/time -v) "$build/bin/hpcml-similarity" /tmp/real_x.npy --output /tmp/real_s.npy --mode all --dtype bitmask --tile 1000
   local rc=$?
   rm -rf /tmp/real_x.npy /tmp/real_s.npy /tmp/real_s.npy.journal
   return $rc
 }
 export build
 export -f sanitize real_case
+common=(--benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_out_format=json)
 
 for step in "${steps[@]}"; do
   case "$step" in
@@ -98,14 +106,16 @@ for step in "${steps[@]}"; do
       part ctest 420 ctest.log ctest --test-dir "$build" --output-on-failure -j 4 --timeout 300
       ;;
     memcheck)
-      for t in "${tests[@]}"; do part "memcheck $t" 150 "memcheck_$t.log" sanitize memcheck "$t"; done
+      for t in "${tests[@]}"; do part "memcheck $t" 100 "memcheck_$t.log" sanitize memcheck "$t"; done
       ;;
     racecheck)
       for t in test_similarity test_regret; do
-        part "racecheck $t" 120 "racecheck_$t.log" sanitize racecheck "$t"
-        part "synccheck $t" 90 "synccheck_$t.log" sanitize synccheck "$t"
+        part "racecheck $t" 130 "racecheck_$t.log" sanitize racecheck "$t"
+        part "synccheck $t" 100 "synccheck_$t.log" sanitize synccheck "$t"
       done
-      for t in "${tests[@]}"; do part "initcheck $t" 90 "initcheck_$t.log" sanitize initcheck "$t"; done
+      ;;
+    initcheck)
+      for t in "${tests[@]}"; do part "initcheck $t" 100 "initcheck_$t.log" sanitize initcheck "$t"; done
       ;;
     python)
       part "pip install wheel" 60 pip.log python3 -m pip install -q --no-deps --force-reinstall .gpu/wheels/*.whl
@@ -113,8 +123,7 @@ for step in "${steps[@]}"; do
         part pytest 420 pytest.log python3 -m pytest tests/python -q -rs
       ;;
     bench)
-      common=(--benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_out_format=json)
-      part "bench_similarity --tile 1000" 120 bench_similarity_tile1000.log \
+      part "bench_similarity --tile 1000" 100 bench_similarity_tile1000.log \
         "$build/bin/bench_similarity" --tile 1000 "${common[@]}" --benchmark_out="$results/bench_similarity_tile1000.json"
       part "bench_similarity 16384" 150 bench_similarity_16384.log \
         "$build/bin/bench_similarity" --dim 16384 --tile 4096 "${common[@]}" --benchmark_out="$results/bench_similarity_16384.json"
@@ -124,7 +133,9 @@ for step in "${steps[@]}"; do
       part "bench_regret 16384" 120 bench_regret_16384.log \
         "$build/bin/bench_regret" --actions 16384 --iterations 20 --alternating false "${common[@]}" \
         --benchmark_out="$results/bench_regret_16384.json"
-      part "bench_regret 1e5 x 3x3" 90 bench_regret_batch.log \
+      ;;
+    trace)
+      part "bench_regret 1e5 x 3x3" 100 bench_regret_batch.log \
         "$build/bin/bench_regret" --actions 3 --batch 100000 --iterations 1000 --method fused "${common[@]}" \
         --benchmark_out="$results/bench_regret_batch.json"
       part "bench_invgauss" 150 bench_invgauss.log \
@@ -136,9 +147,11 @@ for step in "${steps[@]}"; do
     compare)
       part "similarity real case" 300 real_case.log real_case
       part "compare_torch similarity" 180 compare_torch.log python3 bench/compare_torch.py --dim 16384 --tile 4096 --skip-eager
+      ;;
+    compare-regret)
       part "compare_torch_regret 16384" 150 compare_torch_regret_16384.log \
         python3 bench/compare_torch_regret.py --actions 16384 --iterations 20
-      part "compare_torch_regret 1e5 x 3x3" 240 compare_torch_regret_batch.log \
+      part "compare_torch_regret 1e5 x 3x3" 300 compare_torch_regret_batch.log \
         python3 bench/compare_torch_regret.py --actions 3 --batch 100000 --iterations 200
       ;;
   esac

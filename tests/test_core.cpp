@@ -6,7 +6,7 @@
 #include <limits>
 #include <string>
 
-#include "common/kernel_image.hpp"
+#include "common/architectures.hpp"
 #include "common/memory.hpp"
 #include "support/gpu.hpp"
 #if HPCML_WITH_CUDA
@@ -114,6 +114,27 @@ TEST(DeviceQuery, DescribesBuiltArchitectures) {
     EXPECT_EQ(describe_architectures("90-real"), "sm_90 machine code");
     EXPECT_EQ(describe_architectures("80-virtual"), "compute_80 PTX, which the driver compiles for newer GPUs");
     EXPECT_EQ(describe_architectures("all-major"), "all-major");
+    EXPECT_EQ(describe_architectures("90a-real"), "sm_90a machine code");
+}
+
+TEST(DeviceQuery, DecidesWhichGpusABuildCovers) {
+    using hpcml::detail::architecture_problem;
+    const std::string standard = "75-real,80-real,86-real,89-real,90";
+    const std::pair<int, int> covered[] = {{7, 5}, {8, 0}, {8, 6}, {8, 7}, {8, 9}, {9, 0}, {10, 0}, {12, 0}};
+    for (auto [major, minor] : covered)
+        EXPECT_EQ(architecture_problem(standard, major, minor), "") << major << "." << minor;  // 10.x, 12.x: 9.0's PTX
+    EXPECT_NE(architecture_problem(standard, 7, 0), "");  // Volta: none (and CUDA 13 dropped it)
+    EXPECT_NE(architecture_problem("90-real", 8, 0), "");
+    EXPECT_NE(architecture_problem("90-real", 10, 0), "");  // machine code does not run on the next major
+    EXPECT_EQ(architecture_problem("80-real", 8, 6), "");   // ... but on later minors of its own
+    EXPECT_NE(architecture_problem("86-real", 8, 0), "");
+    EXPECT_EQ(architecture_problem("80-virtual", 9, 0), "");
+    EXPECT_NE(architecture_problem("90a-real", 10, 0), "");  // arch-specific: 9.0 only
+    EXPECT_EQ(architecture_problem("90a-real", 9, 0), "");
+    EXPECT_EQ(architecture_problem("all-major", 7, 0), "");  // CMake's words: trusted
+    const std::string why = architecture_problem("90-real", 8, 0);
+    EXPECT_NE(why.find("compute capability 8.0"), std::string::npos) << why;
+    EXPECT_NE(why.find("-DCMAKE_CUDA_ARCHITECTURES=80"), std::string::npos) << why;
 }
 
 TEST(DeviceQuery, FormatsVersions) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include <hpcml/device.hpp>
+
 #include "cuda_check.hpp"
 #include "memory.hpp"
 
@@ -35,6 +37,7 @@ cudaMemPool_t device_pool();
 // at most 512 MiB, and frees it otherwise.
 void* pinned_take(std::size_t bytes, std::size_t& capacity);
 void pinned_give(void* block, std::size_t capacity) noexcept;
+// hpcml::release_cached_memory (device.hpp) frees both caches.
 
 // Makes `device` current for a scope and restores the previous device on exit.
 class DeviceGuard {

@@ -1,5 +1,6 @@
 // CUDA-side helpers of the common layer (built only with the CUDA backend).
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -18,6 +19,11 @@ void raise_cuda(cudaError_t status, const char* call, const char* file, int line
 void ensure_device_fits(std::size_t bytes, const std::string& what) {
     std::size_t free_bytes = 0, total_bytes = 0;
     HPCML_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    // What hpcml's own pool holds reserved but unused is free to hpcml too.
+    std::uint64_t reserved = 0, used = 0;
+    HPCML_CUDA_CHECK(cudaMemPoolGetAttribute(device_pool(), cudaMemPoolAttrReservedMemCurrent, &reserved));
+    HPCML_CUDA_CHECK(cudaMemPoolGetAttribute(device_pool(), cudaMemPoolAttrUsedMemCurrent, &used));
+    if (reserved > used) free_bytes += static_cast<std::size_t>(reserved - used);
     // Leave room for the runtime, cuBLAS workspaces and the allocator's granularity.
     const std::size_t reserve = std::size_t{256} << 20;
     const std::size_t usable = free_bytes > reserve ? free_bytes - reserve : 0;
@@ -27,13 +33,34 @@ void ensure_device_fits(std::size_t bytes, const std::string& what) {
     }
 }
 
+namespace {
+
+// hpcml's pools and pinned blocks, one set per process. Never destroyed (a call may come late,
+// from a thread still running at exit); what they hold is handed back at exit by
+// release_cached_memory, which runs before the CUDA runtime's own teardown.
+struct Caches {
+    std::mutex mutex;
+    std::map<int, cudaMemPool_t> pools;
+    std::multimap<std::size_t, void*> pinned;  // capacity -> block
+    std::size_t pinned_bytes = 0;
+};
+Caches& caches() {
+    static Caches* all = [] {
+        std::atexit([] { ::hpcml::release_cached_memory(); });
+        return new Caches;
+    }();
+    return *all;
+}
+constexpr std::size_t kPinnedCacheBytes = std::size_t{512} << 20;
+
+}  // namespace
+
 cudaMemPool_t device_pool() {
-    static std::mutex mutex;
-    static std::map<int, cudaMemPool_t> pools;  // never destroyed: the driver may be gone at exit
     int device = 0;
     HPCML_CUDA_CHECK(cudaGetDevice(&device));
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (const auto found = pools.find(device); found != pools.end()) return found->second;
+    Caches& c = caches();
+    const std::lock_guard<std::mutex> lock(c.mutex);
+    if (const auto found = c.pools.find(device); found != c.pools.end()) return found->second;
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;
     props.location.type = cudaMemLocationTypeDevice;
@@ -42,32 +69,19 @@ cudaMemPool_t device_pool() {
     HPCML_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
     std::uint64_t threshold = std::uint64_t{1} << 30;
     HPCML_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
-    pools[device] = pool;
+    c.pools[device] = pool;
     return pool;
 }
 
-namespace {
-struct PinnedCache {
-    std::mutex mutex;
-    std::multimap<std::size_t, void*> blocks;  // capacity -> block
-    std::size_t bytes = 0;
-};
-PinnedCache& pinned_cache() {
-    static PinnedCache* cache = new PinnedCache;  // never destroyed: blocks outlive static destructors
-    return *cache;
-}
-constexpr std::size_t kPinnedCacheBytes = std::size_t{512} << 20;
-}  // namespace
-
 void* pinned_take(std::size_t bytes, std::size_t& capacity) {
-    PinnedCache& cache = pinned_cache();
+    Caches& c = caches();
     {
-        const std::lock_guard<std::mutex> lock(cache.mutex);
-        if (const auto found = cache.blocks.lower_bound(bytes); found != cache.blocks.end()) {
+        const std::lock_guard<std::mutex> lock(c.mutex);
+        if (const auto found = c.pinned.lower_bound(bytes); found != c.pinned.end()) {
             capacity = found->first;
             void* block = found->second;
-            cache.bytes -= capacity;
-            cache.blocks.erase(found);
+            c.pinned_bytes -= capacity;
+            c.pinned.erase(found);
             return block;
         }
     }
@@ -83,14 +97,15 @@ void* pinned_take(std::size_t bytes, std::size_t& capacity) {
 }
 
 void pinned_give(void* block, std::size_t capacity) noexcept {
-    PinnedCache& cache = pinned_cache();
-    {
-        const std::lock_guard<std::mutex> lock(cache.mutex);
-        if (cache.bytes + capacity <= kPinnedCacheBytes) {
-            cache.blocks.emplace(capacity, block);
-            cache.bytes += capacity;
+    Caches& c = caches();
+    try {
+        const std::lock_guard<std::mutex> lock(c.mutex);
+        if (c.pinned_bytes + capacity <= kPinnedCacheBytes) {
+            c.pinned.emplace(capacity, block);
+            c.pinned_bytes += capacity;
             return;
         }
+    } catch (...) {  // no memory to keep it: free it instead
     }
     (void)cudaFreeHost(block);
 }
@@ -127,3 +142,17 @@ DeviceGuard::DeviceGuard(int device) {
 DeviceGuard::~DeviceGuard() { (void)cudaSetDevice(previous_); }
 
 }  // namespace hpcml::detail
+
+namespace hpcml {
+
+void release_cached_memory() noexcept {
+    detail::Caches& c = detail::caches();
+    const std::lock_guard<std::mutex> lock(c.mutex);
+    for (const auto& [capacity, block] : c.pinned) (void)cudaFreeHost(block);
+    c.pinned.clear();
+    c.pinned_bytes = 0;
+    for (const auto& [device, pool] : c.pools) (void)cudaMemPoolTrimTo(pool, 0);
+    (void)cudaGetLastError();
+}
+
+}  // namespace hpcml

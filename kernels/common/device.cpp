@@ -3,10 +3,12 @@
 #include <hpcml/device.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <utility>
+#include <vector>
 
-#include "kernel_image.hpp"
+#include "architectures.hpp"
 
 #if HPCML_WITH_CUDA
 #include <cuda_runtime.h>
@@ -34,26 +36,71 @@ std::string_view to_string(CudaStatus status) noexcept {
 
 namespace detail {
 
-std::string describe_architectures(const std::string& list) {
-    // NN-real is machine code for sm_NN, NN-virtual PTX for compute_NN, a bare NN both.
-    std::string machine, ptx;
+namespace {
+
+// The entries of the list: number (as written, "90"), suffix letter ('a', 'f' or 0), and kind.
+struct Architecture {
+    int number = 0;
+    char suffix = 0;
+    bool machine_code = false, ptx = false;
+};
+
+// Parses "75-real,80-real,90,90a-virtual"; returns false for CMake's own words ("all", "native").
+bool parse_architectures(const std::string& list, std::vector<Architecture>& out) {
     std::size_t begin = 0;
     while (begin <= list.size()) {
         const std::size_t end = std::min(list.find(',', begin), list.size());
         const std::string item = list.substr(begin, end - begin);
-        const std::size_t dash = item.find('-');
-        const std::string number = item.substr(0, dash), kind = dash == std::string::npos ? "" : item.substr(dash + 1);
-        if (!number.empty() && number.find_first_not_of("0123456789") == std::string::npos) {
-            if (kind != "virtual") machine += (machine.empty() ? "sm_" : ", sm_") + number;
-            if (kind != "real") ptx += (ptx.empty() ? "compute_" : ", compute_") + number;
-        } else if (!item.empty()) {
-            return list;  // "all", "all-major": CMake's own words
-        }
         begin = end + 1;
+        if (item.empty()) continue;
+        const std::size_t digits = item.find_first_not_of("0123456789");
+        if (digits == 0) return false;
+        Architecture a;
+        a.number = std::stoi(item.substr(0, digits));
+        std::string rest = digits == std::string::npos ? "" : item.substr(digits);
+        if (!rest.empty() && std::isalpha(static_cast<unsigned char>(rest[0]))) {
+            a.suffix = rest[0];
+            rest = rest.substr(1);
+        }
+        if (rest != "" && rest != "-real" && rest != "-virtual") return false;
+        a.machine_code = rest != "-virtual";
+        a.ptx = rest != "-real";
+        out.push_back(a);
+    }
+    return true;
+}
+
+std::string spelled(const char* prefix, const Architecture& a) {
+    return prefix + std::to_string(a.number) + (a.suffix ? std::string(1, a.suffix) : "");
+}
+
+}  // namespace
+
+std::string describe_architectures(const std::string& list) {
+    std::vector<Architecture> parsed;
+    if (!parse_architectures(list, parsed)) return list;  // "all", "all-major": CMake's own words
+    std::string machine, ptx;
+    for (const Architecture& a : parsed) {
+        if (a.machine_code) machine += (machine.empty() ? "" : ", ") + spelled("sm_", a);
+        if (a.ptx) ptx += (ptx.empty() ? "" : ", ") + spelled("compute_", a);
     }
     std::string out = machine.empty() ? "" : machine + " machine code";
     if (!ptx.empty()) out += (out.empty() ? "" : " and ") + ptx + " PTX, which the driver compiles for newer GPUs";
     return out;
+}
+
+std::string architecture_problem(const std::string& list, int major, int minor) {
+    std::vector<Architecture> parsed;
+    if (!parse_architectures(list, parsed)) return "";  // CMake chose; trust it
+    const int capability = 10 * major + minor;
+    for (const Architecture& a : parsed) {
+        const bool exact = a.number == capability;
+        if (a.machine_code && (exact || (!a.suffix && a.number / 10 == major && a.number % 10 <= minor))) return "";
+        if (a.ptx && (exact || (!a.suffix && a.number <= capability))) return "";
+    }
+    return "this build of hpcml has no code for compute capability " + std::to_string(major) + "." + std::to_string(minor) +
+           " (it holds " + describe_architectures(list) + "); rebuild with -DCMAKE_CUDA_ARCHITECTURES=" +
+           std::to_string(capability) + " or add it to the list";
 }
 
 }  // namespace detail
@@ -155,7 +202,8 @@ DeviceQuery query_devices() {
         std::string reasons;
         for (int device = 0; device < count; ++device) {
             DeviceInfo info = describe(device);
-            info.unusable_reason = detail::kernel_image_problem(device);
+            info.unusable_reason = detail::architecture_problem(HPCML_CUDA_ARCHITECTURES, info.compute_capability_major,
+                                                                 info.compute_capability_minor);
             info.usable = info.unusable_reason.empty();
             if (!info.usable)
                 reasons += (reasons.empty() ? "" : "; ") + std::string("device ") + std::to_string(device) + " (" + info.name +
@@ -173,6 +221,7 @@ DeviceQuery query_devices() {
 #else  // !HPCML_WITH_CUDA
 
 std::string cuda_architectures() { return ""; }
+void release_cached_memory() noexcept {}
 
 DeviceQuery query_devices() {
     DeviceQuery query;

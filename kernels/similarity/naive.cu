@@ -117,7 +117,8 @@ void launch_naive(const Problem& p, const Region& region, const RegionOutput& ou
         HPCML_LAUNCH_CHECK("sum_over_samples_kernel");
     }
     auto* dst = static_cast<unsigned char*>(out.data);
-    const dim3 blocks = grid_for(region.cols, region.rows, 1);
+    const bool bits = p.output == SimilarityOutput::Bitmask;  // a thread per output byte
+    const dim3 blocks = grid_for(bits ? (region.cols + 7) / 8 : region.cols, region.rows, 1);
     switch (p.output) {
         case SimilarityOutput::Int32:
             encode_counts_kernel<std::int32_t><<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);

@@ -311,6 +311,9 @@ NB_MODULE(_hpcml, m) {
     }, "Why the CUDA backend is or is not usable: status, message, driver and runtime versions, the "
        "architectures this build has kernels for, and every visible device (usable or not, and why).");
 
+    m.def("release_cached_memory", &hpcml::release_cached_memory,
+          "Hands back the pinned staging blocks and unused device-pool memory hpcml keeps between calls.");
+
     m.def("resolve_backend", [](const std::string& backend, int device) {
         return std::string(hpcml::to_string(hpcml::make_context(hpcml::parse_backend(backend), device).backend));
     }, nb::arg("backend") = "auto", nb::arg("device") = 0,

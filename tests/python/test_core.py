@@ -1,6 +1,7 @@
 import json
 import re
 
+import numpy as np
 import pytest
 
 import hpcml
@@ -31,6 +32,15 @@ def test_devices_agree_with_status():
         assert devices == []
         assert status["message"]
         assert "cuda" not in hpcml.backends()
+
+
+def test_release_cached_memory_is_always_callable():
+    hpcml.release_cached_memory()  # a no-op where nothing is cached or there is no GPU
+    if "cuda" in hpcml.backends():
+        x = np.random.default_rng(0).standard_normal((16, 300)).astype(np.float32)
+        before = hpcml.similarity(x, backend="cuda")
+        hpcml.release_cached_memory()
+        np.testing.assert_array_equal(hpcml.similarity(x, backend="cuda"), before)
 
 
 def test_auto_resolves_to_a_concrete_backend():

@@ -160,8 +160,9 @@ def test_arrays_on_a_second_device():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(11)
     x = data(rng, (32, 100))
-    got = hpcml.similarity(torch.from_numpy(x).to("cuda:1"))
-    assert got.device == torch.device("cuda:1")
+    first, second = (d["index"] for d in hpcml.devices()[:2])
+    got = hpcml.similarity(torch.from_numpy(x).to(f"cuda:{second}"))
+    assert got.device == torch.device(f"cuda:{second}")
     np.testing.assert_array_equal(got.cpu().numpy(), numpy_counts(x, x))
     with pytest.raises(ValueError, match="device"):
-        hpcml.similarity(torch.from_numpy(x).to("cuda:1"), device=0)
+        hpcml.similarity(torch.from_numpy(x).to(f"cuda:{second}"), device=first)

@@ -1,7 +1,7 @@
 // hpcml-devicequery: what CUDA devices this machine has, in words or JSON, and why one is not
-// usable when that is so. hpcml's kernel image must load on each device (this build has code
-// for its architecture), and each usable device runs a one-thread kernel, so "ok" means code
-// built for CMAKE_CUDA_ARCHITECTURES actually executes there.
+// usable when that is so. This build must have code for each device's architecture, and each
+// usable device runs a one-thread kernel, so "ok" means code built for
+// CMAKE_CUDA_ARCHITECTURES actually executes there.
 //
 // Exit status: 0 every device runs hpcml's kernels; 2 no driver, no device, or a device that
 // cannot run them (the reason is printed); 1 bad command line.

@@ -399,7 +399,8 @@ Plan prepare(int argc, char** argv, const World& world) {
     const hpcml::Context context = hpcml::make_context(options.backend);
     if (context.backend == hpcml::Backend::Cuda) {
         options.backend = hpcml::Backend::Cuda;
-        options.device = world.local_rank % static_cast<int>(hpcml::devices().size());
+        const std::vector<hpcml::DeviceInfo> usable = hpcml::devices();  // their CUDA ordinals
+        options.device = usable[static_cast<std::size_t>(world.local_rank) % usable.size()].index;
     } else {
         options.backend = hpcml::Backend::Cpu;
 #ifdef _OPENMP
