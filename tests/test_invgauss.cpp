@@ -50,6 +50,24 @@ double rel(double a, double b) { return b == 0 ? std::fabs(a) : std::fabs(a - b)
 
 const double kRatios[] = {1e-3, 1e-2, 0.1, 1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7};
 
+// Tests of the laws themselves (identities, moments, fused = naive), run on every backend. The
+// closed forms and Boost comparisons above check the host formulas; the GPU's arithmetic is
+// compared with them element by element in InvGaussCuda.
+class InvGaussOnBackend : public ::testing::TestWithParam<hpcml::Backend> {
+protected:
+    void SetUp() override { HPCML_SKIP_UNLESS_AVAILABLE(GetParam()); }
+    ig::Options on() const { return ig::Options{GetParam()}; }
+    template <class T>
+    std::vector<T> ev(Function f, const std::vector<T>& x, T mu, T lam) const {
+        return eval<T>(f, x, mu, lam, on());
+    }
+    template <class T>
+    T e1(Function f, T x, T mu, T lam) const {
+        return ev<T>(f, {x}, mu, lam)[0];
+    }
+};
+INSTANTIATE_TEST_SUITE_P(, InvGaussOnBackend, ::testing::ValuesIn(hpcml_test::kBackends), hpcml_test::backend_name);
+
 #if HPCML_HAVE_BOOST_MATH
 TEST(InvGauss, MatchesBoostInItsValidRange) {
     std::mt19937 rng(1);
@@ -88,43 +106,43 @@ TEST(InvGauss, CdfAtTheMeanHasAClosedForm) {
     }
 }
 
-TEST(InvGauss, WholeRangeFiniteAndQuantilesInvert) {
+TEST_P(InvGaussOnBackend, WholeRangeFiniteAndQuantilesInvert) {
     const Function all[] = {Function::Pdf, Function::LogPdf, Function::Cdf, Function::Sf, Function::LogCdf,
                             Function::LogSf, Function::Standardize, Function::StandardizedPdf};
     for (double r : kRatios)
         for (double mu : {1e-3, 1.0, 1e3}) {
             const double lam = mu * r;
             std::vector<double> p = {1e-300, 1e-12, 1e-3, 0.25, 0.5, 0.75, 0.999, 1 - 1e-12};
-            const std::vector<double> x = eval(Function::Ppf, p, mu, lam);
+            const std::vector<double> x = ev(Function::Ppf, p, mu, lam);
             for (std::size_t k = 0; k < p.size(); ++k) {
                 ASSERT_TRUE(std::isfinite(x[k]) && x[k] > 0) << "ppf " << p[k] << " lambda/mu " << r;
                 const bool lower = p[k] <= 0.5;
-                const double tail = lower ? eval1(Function::Cdf, x[k], mu, lam) : eval1(Function::Sf, x[k], mu, lam);
+                const double tail = lower ? e1(Function::Cdf, x[k], mu, lam) : e1(Function::Sf, x[k], mu, lam);
                 const double target = lower ? p[k] : 1 - p[k];
                 // x is exact to half an ulp at best: the tail's relative error is then
                 // |d log tail / d log x| * 2^-53 (large for steep tails): allowed 18 ulps of that, plus 1e-14.
-                const double slope = x[k] * eval1(Function::Pdf, x[k], mu, lam) / tail;
+                const double slope = x[k] * e1(Function::Pdf, x[k], mu, lam) / tail;
                 EXPECT_LT(rel(tail, target), 1e-14 + 4e-15 * slope) << "ppf(" << p[k] << ") lambda/mu " << r;
             }
             for (Function f : all) {
-                for (double v : eval(f, x, mu, lam)) EXPECT_FALSE(std::isnan(v)) << static_cast<int>(f) << " lambda/mu " << r;
+                for (double v : ev(f, x, mu, lam)) EXPECT_FALSE(std::isnan(v)) << static_cast<int>(f) << " lambda/mu " << r;
                 const std::vector<float> xf(x.begin(), x.end());
-                for (float v : eval<float>(f, xf, static_cast<float>(mu), static_cast<float>(lam)))
+                for (float v : ev<float>(f, xf, static_cast<float>(mu), static_cast<float>(lam)))
                     EXPECT_FALSE(std::isnan(v)) << "float " << static_cast<int>(f) << " lambda/mu " << r;
             }
-            for (double v : eval(Function::Cdf, x, mu, lam)) EXPECT_TRUE(v >= 0 && v <= 1);
+            for (double v : ev(Function::Cdf, x, mu, lam)) EXPECT_TRUE(v >= 0 && v <= 1);
         }
 }
 
-TEST(InvGauss, PdfIntegratesToOne) {
+TEST_P(InvGaussOnBackend, PdfIntegratesToOne) {
     for (double r : {0.01, 1.0, 100.0, 1e4, 1e7}) {
         const double mu = 1.5, lam = mu * r;
-        const double lo = eval1(Function::Ppf, 1e-14, mu, lam), hi = eval1(Function::Ppf, 1 - 1e-14, mu, lam);
+        const double lo = e1(Function::Ppf, 1e-14, mu, lam), hi = e1(Function::Ppf, 1 - 1e-14, mu, lam);
         // Trapezoid rule in t = log x: integral f(x) dx = integral f(e^t) e^t dt.
         const int n = 200000;
         std::vector<double> x(n + 1);
         for (int k = 0; k <= n; ++k) x[k] = std::exp(std::log(lo) + (std::log(hi) - std::log(lo)) * k / n);
-        const std::vector<double> f = eval(Function::Pdf, x, mu, lam);
+        const std::vector<double> f = ev(Function::Pdf, x, mu, lam);
         double total = 0;
         for (int k = 0; k <= n; ++k) total += (k == 0 || k == n ? 0.5 : 1.0) * f[k] * x[k];
         total *= (std::log(hi) - std::log(lo)) / n;
@@ -132,38 +150,38 @@ TEST(InvGauss, PdfIntegratesToOne) {
     }
 }
 
-TEST(InvGauss, InvalidParametersGiveNanAndNonPositiveXGivesZero) {
+TEST_P(InvGaussOnBackend, InvalidParametersGiveNanAndNonPositiveXGivesZero) {
     const double nan = NAN, inf = INFINITY;
     for (auto [mu, lam] : {std::pair{0.0, 1.0}, std::pair{-1.0, 1.0}, std::pair{1.0, 0.0}, std::pair{nan, 1.0}, std::pair{1.0, inf}})
-        EXPECT_TRUE(std::isnan(eval1(Function::Cdf, 1.0, mu, lam)));
-    EXPECT_EQ(eval1(Function::Pdf, 0.0, 1.0, 1.0), 0.0);
-    EXPECT_EQ(eval1(Function::Pdf, -2.0, 1.0, 1.0), 0.0);
-    EXPECT_EQ(eval1(Function::Cdf, -2.0, 1.0, 1.0), 0.0);
-    EXPECT_EQ(eval1(Function::Sf, 0.0, 1.0, 1.0), 1.0);
-    EXPECT_EQ(eval1(Function::Cdf, inf, 1.0, 1.0), 1.0);
-    EXPECT_TRUE(std::isnan(eval1(Function::Ppf, 1.5, 1.0, 1.0)));
-    EXPECT_EQ(eval1(Function::Ppf, 0.0, 1.0, 1.0), 0.0);
+        EXPECT_TRUE(std::isnan(e1(Function::Cdf, 1.0, mu, lam)));
+    EXPECT_EQ(e1(Function::Pdf, 0.0, 1.0, 1.0), 0.0);
+    EXPECT_EQ(e1(Function::Pdf, -2.0, 1.0, 1.0), 0.0);
+    EXPECT_EQ(e1(Function::Cdf, -2.0, 1.0, 1.0), 0.0);
+    EXPECT_EQ(e1(Function::Sf, 0.0, 1.0, 1.0), 1.0);
+    EXPECT_EQ(e1(Function::Cdf, inf, 1.0, 1.0), 1.0);
+    EXPECT_TRUE(std::isnan(e1(Function::Ppf, 1.5, 1.0, 1.0)));
+    EXPECT_EQ(e1(Function::Ppf, 0.0, 1.0, 1.0), 0.0);
 }
 
-TEST(InvGauss, StandardizedPdfIsTheDensityOfTheStandardizedVariable) {
+TEST_P(InvGaussOnBackend, StandardizedPdfIsTheDensityOfTheStandardizedVariable) {
     for (double r : {0.5, 10.0, 1e5}) {
         const double mu = 0.7, lam = mu * r, sd = std::sqrt(mu * mu * mu / lam);
         for (double y : {-0.5, 0.0, 0.3, 2.0}) {
             const double x = mu + y * sd;
             if (x <= 0) continue;
-            EXPECT_LT(rel(eval1(Function::StandardizedPdf, y, mu, lam), sd * eval1(Function::Pdf, x, mu, lam)), 1e-12);
-            EXPECT_NEAR(eval1(Function::Standardize, x, mu, lam), y, 1e-12);
+            EXPECT_LT(rel(e1(Function::StandardizedPdf, y, mu, lam), sd * e1(Function::Pdf, x, mu, lam)), 1e-12);
+            EXPECT_NEAR(e1(Function::Standardize, x, mu, lam), y, 1e-12);
         }
     }
 }
 
-TEST(InvGauss, SamplesHaveTheRightLawAndAreReproducible) {
+TEST_P(InvGaussOnBackend, SamplesHaveTheRightLawAndAreReproducible) {
     const std::size_t n = 200000;
     for (auto [mu, lam] : {std::pair{1.0, 0.05}, std::pair{2.0, 3.0}, std::pair{0.5, 5000.0}}) {
         std::vector<double> s(n), again(n), other(n);
-        ig::sample<double>(n, &mu, 1, &lam, 1, 42, s.data(), kCpu);
-        ig::sample<double>(n, &mu, 1, &lam, 1, 42, again.data(), kCpu);
-        ig::sample<double>(n, &mu, 1, &lam, 1, 43, other.data(), kCpu);
+        ig::sample<double>(n, &mu, 1, &lam, 1, 42, s.data(), on());
+        ig::sample<double>(n, &mu, 1, &lam, 1, 42, again.data(), on());
+        ig::sample<double>(n, &mu, 1, &lam, 1, 43, other.data(), on());
         EXPECT_EQ(s, again);
         EXPECT_NE(s, other);
         double mean = 0;
@@ -176,27 +194,27 @@ TEST(InvGauss, SamplesHaveTheRightLawAndAreReproducible) {
         EXPECT_NEAR(mean, mu, 6 * sd / std::sqrt(double(n))) << mu << " " << lam;
         // Kolmogorov-Smirnov against hpcml's cdf (checked against Boost above): D < 1.95 / sqrt(n) (alpha 0.001).
         std::sort(s.begin(), s.end());
-        const std::vector<double> F = eval(Function::Cdf, s, mu, lam);
+        const std::vector<double> F = ev(Function::Cdf, s, mu, lam);
         double d = 0;
         for (std::size_t k = 0; k < n; ++k) d = std::max({d, F[k] - double(k) / n, double(k + 1) / n - F[k]});
         EXPECT_LT(d, 1.95 / std::sqrt(double(n))) << mu << " " << lam;
         std::vector<float> f(n);
         const float muf = static_cast<float>(mu), lamf = static_cast<float>(lam);
-        ig::sample<float>(n, &muf, 1, &lamf, 1, 42, f.data(), kCpu);
+        ig::sample<float>(n, &muf, 1, &lamf, 1, 42, f.data(), on());
         std::vector<double> fresh(n);
-        ig::sample<double>(n, &mu, 1, &lam, 1, 42, fresh.data(), kCpu);
+        ig::sample<double>(n, &mu, 1, &lam, 1, 42, fresh.data(), on());
         for (std::size_t k = 0; k < 100; ++k) EXPECT_LT(rel(f[k], fresh[k]), 1e-6);
     }
 }
 
-TEST(InvGauss, DistancesFusedEqualsNaiveAndDecayLikeSqrtMuOverLambda) {
+TEST_P(InvGaussOnBackend, DistancesFusedEqualsNaiveAndDecayLikeSqrtMuOverLambda) {
     std::vector<double> mu, lam;
     for (double r : {1e2, 1e4, 1e6}) {
         mu.push_back(0.3);
         lam.push_back(0.3 * r);
     }
     ig::DistanceOptions o;
-    o.backend = hpcml::Backend::Cpu;
+    o.backend = GetParam();
     const auto fused = ig::distance_to_normal(mu.data(), lam.data(), mu.size(), o);
     o.method = hpcml::Method::Naive;
     const auto naive = ig::distance_to_normal(mu.data(), lam.data(), mu.size(), o);
@@ -208,14 +226,19 @@ TEST(InvGauss, DistancesFusedEqualsNaiveAndDecayLikeSqrtMuOverLambda) {
         EXPECT_NEAR(fused.total_variation[k] / fused.total_variation[k - 1], 0.1, 0.01);
         EXPECT_NEAR(fused.kolmogorov[k] / fused.kolmogorov[k - 1], 0.1, 0.01);
     }
-    EXPECT_GT(naive.stats.memory.peak_host_bytes, 3 * 3 * 2001 * sizeof(double) - 1);
-    EXPECT_EQ(fused.stats.memory.peak_host_bytes, 2 * 2001 * sizeof(double));  // the normal on the grid, whatever P
+    // The naive P x G matrices; the fused CPU keeps only the normal on the grid, whatever P.
+    const auto peak = [&](const ig::Distances& d) {
+        return GetParam() == hpcml::Backend::Cuda ? d.stats.memory.peak_device_bytes : d.stats.memory.peak_host_bytes;
+    };
+    EXPECT_GT(peak(naive), 3 * 3 * 2001 * sizeof(double) - 1);
+    if (GetParam() == hpcml::Backend::Cpu) EXPECT_EQ(peak(fused), 2 * 2001 * sizeof(double));
+    EXPECT_LT(peak(fused), peak(naive));
 }
 
 // The fused CPU loop forms f_Y / phi from exp, a division and a square root; the naive one from
 // expm1 and log1p. They agree over the whole lambda / mu range, on grids that cross -k, with
 // sizes that leave a remainder after the four-wide vectors.
-TEST(InvGauss, FusedTotalVariationMatchesNaiveOverTheWholeRange) {
+TEST_P(InvGaussOnBackend, FusedTotalVariationMatchesNaiveOverTheWholeRange) {
     std::vector<double> mu, lam;
     for (double r : {1e-3, 0.5, 2.0, 37.0, 1e3, 1e5, 1e7}) {
         mu.push_back(0.7);
@@ -224,7 +247,7 @@ TEST(InvGauss, FusedTotalVariationMatchesNaiveOverTheWholeRange) {
     for (auto [lo, hi, points] : {std::tuple{-10.0, 10.0, std::size_t{1003}}, std::tuple{-3.0, 50.0, std::size_t{17}},
                                   std::tuple{-1e3, 1e3, std::size_t{6}}}) {
         ig::DistanceOptions o;
-        o.backend = hpcml::Backend::Cpu;
+        o.backend = GetParam();
         o.metric = ig::Metric::TotalVariation;
         o.grid_min = lo, o.grid_max = hi, o.grid_points = points;
         const auto fused = ig::distance_to_normal(mu.data(), lam.data(), mu.size(), o);
@@ -255,10 +278,10 @@ TEST(InvGauss, BadArgumentsRaise) {
     expect_invalid([&] { ig::distance_to_normal(&good, &good, 1, o); }, "grid:");
 }
 
-TEST(InvGauss, NaiveDistancesFailCleanlyWhenTooLarge) {
+TEST_P(InvGaussOnBackend, NaiveDistancesFailCleanlyWhenTooLarge) {
     std::vector<double> mu(100000, 1.0), lam(100000, 10.0);
     ig::DistanceOptions o;
-    o.backend = hpcml::Backend::Cpu;
+    o.backend = GetParam();
     o.method = hpcml::Method::Naive;
     o.grid_points = 10000000;
     try {
