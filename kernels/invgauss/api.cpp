@@ -1,8 +1,8 @@
 // The public inverse-Gaussian entry points: argument checks, backend choice.
-#include <chrono>
 #include <cmath>
 #include <string>
 
+#include "common/dispatch.hpp"
 #include "common/error.hpp"
 #include "invgauss_impl.hpp"
 #if HPCML_WITH_CUDA
@@ -39,10 +39,6 @@ void require_parameters(const T* values, std::size_t count, const char* name) {
                                                                     std::to_string(values[i]) + " at " + std::to_string(i));
 }
 
-double since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 }  // namespace
 
 static void check_function(Function f) {
@@ -54,63 +50,49 @@ static void check_function(Function f) {
 template <class T>
 RunStats evaluate(Function f, const T* x, std::size_t n, const T* mu, std::size_t mu_count, const T* lam,
                   std::size_t lam_count, T* out, const Options& options) {
-    const auto start = std::chrono::steady_clock::now();
     check_function(f);
     const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
-    const Context context = make_context(options.backend, options.device, options.stream);
-    detail::MemoryTracker tracker;
-    if (context.backend == Backend::Cuda) {
-#if HPCML_WITH_CUDA
-        detail::invgauss::cuda_evaluate_host(f, e, mu_count, lam_count, context, tracker);
-#endif
-    } else {
-        detail::invgauss::cpu_evaluate(f, e);
-    }
-    return RunStats{context.backend, Method::Fused, since(start), tracker.stats()};
+    return detail::dispatch(
+        options.backend, options.device, options.stream, Method::Fused,
+        [&](detail::MemoryTracker&) { detail::invgauss::cpu_evaluate(f, e); },
+        [&](const auto& context, auto& tracker) {
+            HPCML_IF_CUDA(detail::invgauss::cuda_evaluate_host(f, e, mu_count, lam_count, context, tracker);)
+        });
 }
 
 template <class T>
 RunStats evaluate_device(Function f, const T* x, std::size_t n, const T* mu, std::size_t mu_count, const T* lam,
                          std::size_t lam_count, T* out, const Options& options) {
-    const auto start = std::chrono::steady_clock::now();
     check_function(f);
-    const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
+    [[maybe_unused]] const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
     detail::require(options.backend != Backend::Cpu, "backend: evaluate_device takes device pointers; use cuda or auto");
-    const Context context = make_context(Backend::Cuda, options.device, options.stream);
-#if HPCML_WITH_CUDA
-    detail::require_device_pointer(x, context.device, "x");
-    detail::require_device_pointer(mu, context.device, "mu");
-    detail::require_device_pointer(lam, context.device, "lam");
-    detail::require_device_pointer(out, context.device, "out");
-    detail::invgauss::cuda_evaluate_device(f, e, context);
-#else
-    (void)f, (void)e, (void)context;
-#endif
-    return RunStats{Backend::Cuda, Method::Fused, since(start), {}};
+    return detail::dispatch(
+        Backend::Cuda, options.device, options.stream, Method::Fused, [](detail::MemoryTracker&) {},
+        [&](const auto& context, auto&) {
+            HPCML_IF_CUDA(detail::require_device_pointer(x, context.device, "x");
+                          detail::require_device_pointer(mu, context.device, "mu");
+                          detail::require_device_pointer(lam, context.device, "lam");
+                          detail::require_device_pointer(out, context.device, "out");
+                          detail::invgauss::cuda_evaluate_device(f, e, context);)
+        });
 }
 
 template <class T>
 RunStats sample(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, std::size_t lam_count,
                 std::uint64_t seed, T* out, const Options& options) {
-    const auto start = std::chrono::steady_clock::now();
     const Elementwise<T> e = make_elementwise<T>(nullptr, n, mu, mu_count, lam, lam_count, out, false);
     require_parameters(mu, mu_count, "mu");
     require_parameters(lam, lam_count, "lambda");
-    const Context context = make_context(options.backend, options.device, options.stream);
-    detail::MemoryTracker tracker;
-    if (context.backend == Backend::Cuda) {
-#if HPCML_WITH_CUDA
-        detail::invgauss::cuda_sample_host(e, mu_count, lam_count, seed, context, tracker);
-#endif
-    } else {
-        detail::invgauss::cpu_sample(e, seed);
-    }
-    return RunStats{context.backend, Method::Fused, since(start), tracker.stats()};
+    return detail::dispatch(
+        options.backend, options.device, options.stream, Method::Fused,
+        [&](detail::MemoryTracker&) { detail::invgauss::cpu_sample(e, seed); },
+        [&](const auto& context, auto& tracker) {
+            HPCML_IF_CUDA(detail::invgauss::cuda_sample_host(e, mu_count, lam_count, seed, context, tracker);)
+        });
 }
 
 Distances distance_to_normal(const double* mu, const double* lam, std::size_t pairs, const DistanceOptions& o) {
     using detail::require;
-    const auto start = std::chrono::steady_clock::now();
     require(pairs == 0 || (mu && lam), std::string(mu ? "lambda" : "mu") + ": null pointer");
     require_parameters(mu, pairs, "mu");
     require_parameters(lam, pairs, "lambda");
@@ -126,18 +108,16 @@ Distances distance_to_normal(const double* mu, const double* lam, std::size_t pa
         mu, lam, pairs,
         {o.grid_min, (o.grid_max - o.grid_min) / static_cast<double>(o.grid_points - 1), o.grid_points},
         tv, ks, d.total_variation.data(), d.kolmogorov.data()};
-    const Context context = make_context(o.backend, o.device);
-    detail::MemoryTracker tracker;
-    if (context.backend == Backend::Cuda) {
-#if HPCML_WITH_CUDA
-        detail::invgauss::cuda_distances(p, o.method, context, tracker);
-#endif
-    } else if (o.method == Method::Fused) {
-        detail::invgauss::cpu_distances_fused(p, tracker);
-    } else {
-        detail::invgauss::cpu_distances_naive(p, tracker);
-    }
-    d.stats = RunStats{context.backend, o.method, since(start), tracker.stats()};
+    d.stats = detail::dispatch(
+        o.backend, o.device, nullptr, o.method,
+        [&](detail::MemoryTracker& tracker) {
+            if (o.method == Method::Fused) {
+                detail::invgauss::cpu_distances_fused(p, tracker);
+            } else {
+                detail::invgauss::cpu_distances_naive(p, tracker);
+            }
+        },
+        [&](const auto& context, auto& tracker) { HPCML_IF_CUDA(detail::invgauss::cuda_distances(p, o.method, context, tracker);) });
     return d;
 }
 

@@ -1,8 +1,8 @@
 // The public regret-matching entry points: argument checks, backend choice, batching.
-#include <chrono>
 #include <cmath>
 #include <string>
 
+#include "common/dispatch.hpp"
 #include "common/error.hpp"
 #include "math.hpp"
 #include "regret_impl.hpp"
@@ -72,27 +72,24 @@ GameSolution solve_matrix_game(const float* A, std::size_t n1, std::size_t n2, c
 
 std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
                                              const RegretOptions& options) {
-    const auto start = std::chrono::steady_clock::now();
     check(A, batch, n1, n2, options);
-    const Context context = make_context(options.backend, options.device);
-    detail::MemoryTracker tracker;
     std::vector<GameSolution> solutions(batch);
-    if (context.backend == Backend::Cuda) {
-#if HPCML_WITH_CUDA
-        solutions = detail::regret::cuda_solve(A, batch, n1, n2, options, context, tracker);
-#endif
-    } else {
-        // A batch: games are split across threads. One large game: its rows and columns are.
-        const bool parallel_inside = batch == 1 && n1 * n2 >= (std::size_t{1} << 16);
+    const RunStats stats = detail::dispatch(
+        options.backend, options.device, nullptr, options.method,
+        [&](detail::MemoryTracker& tracker) {
+            // A batch: games are split across threads. One large game: its pass over A is.
+            const bool parallel_inside = batch == 1 && n1 * n2 >= (std::size_t{1} << 16);
 #pragma omp parallel for schedule(dynamic) if (batch > 1)
-        for (std::size_t b = 0; b < batch; ++b) {
-            solutions[b] = detail::regret::cpu_solve({A + b * n1 * n2, n1, n2, b}, options, parallel_inside, tracker);
-        }
-    }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            for (std::size_t b = 0; b < batch; ++b) {
+                solutions[b] = detail::regret::cpu_solve({A + b * n1 * n2, n1, n2, b}, options, parallel_inside, tracker);
+            }
+        },
+        [&](const auto& context, auto& tracker) {
+            HPCML_IF_CUDA(solutions = detail::regret::cuda_solve(A, batch, n1, n2, options, context, tracker);)
+        });
     const bool eps_bound_valid = detail::regret::make_schedule(options).eps_bound_valid();
     for (GameSolution& s : solutions) {
-        s.stats = RunStats{context.backend, options.method, seconds, tracker.stats()};
+        s.stats = stats;
         s.eps_bound_valid = eps_bound_valid;
     }
     return solutions;

@@ -1,11 +1,11 @@
 // The public similarity entry points: argument checks, backend choice, output tiling.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
 
+#include "common/dispatch.hpp"
 #include "common/error.hpp"
 #include "similarity_impl.hpp"
 #if HPCML_WITH_CUDA
@@ -139,31 +139,27 @@ void run_cpu(const Problem& p, const TilePlan& plan, Method method, void* out, c
 }
 
 RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* sink, const SimilarityOptions& options) {
-    const auto start = std::chrono::steady_clock::now();
     const Problem p = make_problem(x, y, options);
     detail::require(sink || out || p.n == 0 || p.m == 0, "out: null output pointer");
     detail::require(!sink || static_cast<bool>(*sink), "sink: empty callback");
-    const Context context = make_context(options.backend, options.device);
-    const TilePlan plan = make_plan(p, options, context.backend);
-    detail::MemoryTracker tracker;
-
-    if (context.backend == Backend::Cuda) {
-#if HPCML_WITH_CUDA
-        const std::size_t out_row_bytes = detail::similarity::row_bytes(p.m, p.output);
-        const SimilarityTileSink copy_to_out = [&](const SimilarityTile& tile) {
-            auto* dst = static_cast<unsigned char*>(out) + tile.row0 * out_row_bytes +
-                        detail::similarity::row_bytes(tile.col0, p.output);
-            const std::size_t bytes = detail::similarity::row_bytes(tile.cols, p.output);
-            for (std::size_t r = 0; r < tile.rows; ++r)
-                std::memcpy(dst + r * out_row_bytes, static_cast<const unsigned char*>(tile.data) + r * tile.row_stride_bytes, bytes);
-        };
-        detail::similarity::cuda_run_host(p, plan, options.method, sink ? *sink : copy_to_out, context, tracker);
-#endif
-    } else {
-        run_cpu(p, plan, options.method, out, sink, tracker);
-    }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return RunStats{context.backend, options.method, seconds, tracker.stats()};
+    return detail::dispatch(
+        options.backend, options.device, nullptr, options.method,
+        [&](detail::MemoryTracker& tracker) { run_cpu(p, make_plan(p, options, Backend::Cpu), options.method, out, sink, tracker); },
+        [&](const auto& context, auto& tracker) {
+            HPCML_IF_CUDA(
+                // Without a sink, finished tiles are copied into the caller's output.
+                const std::size_t out_row_bytes = detail::similarity::row_bytes(p.m, p.output);
+                const SimilarityTileSink copy_to_out = [&](const SimilarityTile& tile) {
+                    auto* dst = static_cast<unsigned char*>(out) + tile.row0 * out_row_bytes +
+                                detail::similarity::row_bytes(tile.col0, p.output);
+                    const std::size_t bytes = detail::similarity::row_bytes(tile.cols, p.output);
+                    for (std::size_t r = 0; r < tile.rows; ++r)
+                        std::memcpy(dst + r * out_row_bytes, static_cast<const unsigned char*>(tile.data) + r * tile.row_stride_bytes,
+                                    bytes);
+                };
+                detail::similarity::cuda_run_host(p, make_plan(p, options, Backend::Cuda), options.method, sink ? *sink : copy_to_out,
+                                                  context, tracker);)
+        });
 }
 
 }  // namespace
@@ -177,22 +173,18 @@ RunStats similarity(MatrixView x, MatrixView y, const SimilarityTileSink& sink, 
 }
 
 RunStats similarity_device(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options) {
-    const auto start = std::chrono::steady_clock::now();
     const Problem p = make_problem(x, y, options);
     detail::require(out || p.n == 0 || p.m == 0, "out: null output pointer");
     detail::require(options.backend != Backend::Cpu, "backend: similarity_device takes device pointers; use backend cuda or auto");
-    const Context context = make_context(Backend::Cuda, options.device, options.stream);
-    detail::MemoryTracker tracker;
-#if HPCML_WITH_CUDA
-    detail::require_device_pointer(x.data, context.device, "x");
-    detail::require_device_pointer(y.data, context.device, "y");
-    detail::require_device_pointer(out, context.device, "out");
-    detail::similarity::cuda_run_device(p, make_plan(p, options, Backend::Cuda), options.method, out, context, tracker);
-#else
-    (void)context;  // make_context(Cuda) has already thrown NoDevice
-#endif
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return RunStats{Backend::Cuda, options.method, seconds, tracker.stats()};
+    return detail::dispatch(
+        Backend::Cuda, options.device, options.stream, options.method, [](detail::MemoryTracker&) {},
+        [&](const auto& context, auto& tracker) {
+            HPCML_IF_CUDA(detail::require_device_pointer(x.data, context.device, "x");
+                          detail::require_device_pointer(y.data, context.device, "y");
+                          detail::require_device_pointer(out, context.device, "out");
+                          detail::similarity::cuda_run_device(p, make_plan(p, options, Backend::Cuda), options.method, out,
+                                                              context, tracker);)
+        });
 }
 
 }  // namespace hpcml
