@@ -200,6 +200,45 @@ TEST(Similarity, AllModeStopsOnlyWhenEveryPairHasFailed) {
             }
 }
 
+TEST(Similarity, ColumnBlocksOfAWiderMatrixAreViewedInPlace) {
+    // x and y as blocks of one 300-column matrix (ld = 300), y the last columns (a copy of
+    // whole rows would read past the matrix): the same bytes as on packed copies of the blocks.
+    const std::size_t samples = 29, width = 300;
+    const auto wide = make_data(samples * width, 20);
+    auto pack = [&](std::size_t col0, std::size_t cols) {
+        std::vector<float> out(samples * cols);
+        for (std::size_t s = 0; s < samples; ++s)
+            for (std::size_t j = 0; j < cols; ++j) out[s * cols + j] = wide[s * width + col0 + j];
+        return out;
+    };
+    const auto xp = pack(37, 100), yp = pack(250, 50);
+    const MatrixView xv{wide.data() + 37, samples, 100, width}, yv{wide.data() + 250, samples, 50, width};
+    for (Backend backend : backends())
+        for (Method method : {Method::Fused, Method::Naive})
+            for (auto [mode, output] : {std::pair{SimilarityMode::Count, SimilarityOutput::Int32},
+                                        std::pair{SimilarityMode::All, SimilarityOutput::Bitmask}}) {
+                SimilarityOptions o;
+                o.backend = backend;
+                o.method = method;
+                o.mode = mode;
+                o.output = output;
+                o.tile = 33;
+                std::vector<unsigned char> viewed(hpcml::similarity_output_bytes(100, 50, output)), packed(viewed.size());
+                hpcml::similarity(xv, yv, viewed.data(), o);
+                hpcml::similarity({xp.data(), samples, 100}, {yp.data(), samples, 50}, packed.data(), o);
+                EXPECT_EQ(viewed, packed) << label(backend, method, output, 33);
+                std::vector<unsigned char> self_viewed(hpcml::similarity_output_bytes(100, 100, output)), self_packed(self_viewed.size());
+                hpcml::similarity(xv, {}, self_viewed.data(), o);
+                hpcml::similarity({xp.data(), samples, 100}, {}, self_packed.data(), o);
+                EXPECT_EQ(self_viewed, self_packed) << "y = x " << label(backend, method, output, 33);
+            }
+    std::vector<std::int32_t> out(100 * 50);
+    SimilarityOptions o;
+    o.backend = Backend::Cpu;
+    expect_invalid([&] { hpcml::similarity({wide.data(), samples, 100, 99}, yv, out.data(), o); }, "x:");
+    expect_invalid([&] { hpcml::similarity(xv, {wide.data(), samples, 50, 10}, out.data(), o); }, "y:");
+}
+
 TEST(Similarity, SelfSimilarity) { check_all_outputs({64, 45, 45}, 1.0f, true, {std::nullopt, 11}, 6); }
 
 TEST(Similarity, ThresholdZeroAndLarge) {

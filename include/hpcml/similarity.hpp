@@ -17,11 +17,14 @@
 
 namespace hpcml {
 
-// A row-major float32 matrix: `rows` samples of `cols` features, rows packed (stride = cols).
+// A row-major float32 matrix: `rows` samples of `cols` features, row s starting at data + s * ld.
+// ld = 0 means packed rows (ld = cols); a larger ld views a block of columns of a wider matrix
+// without copying it (data pointing at the block's first column).
 struct MatrixView {
     const float* data = nullptr;
     std::size_t rows = 0;
     std::size_t cols = 0;
+    std::size_t ld = 0;
 };
 
 enum class SimilarityMode {

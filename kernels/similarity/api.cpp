@@ -63,6 +63,9 @@ Problem make_problem(MatrixView x, MatrixView y, const SimilarityOptions& option
             "y: null data pointer for a " + std::to_string(y.rows) + " x " + std::to_string(y.cols) + " matrix");
     require(x.rows == y.rows, "y: has " + std::to_string(y.rows) + " samples (rows) but x has " +
                                   std::to_string(x.rows) + "; both must have the same number of samples");
+    for (const auto& [m, name] : {std::pair{&x, "x"}, std::pair{&y, "y"}})
+        require(m->ld == 0 || m->ld >= m->cols, std::string(name) + ": leading dimension " + std::to_string(m->ld) +
+                                                    " is smaller than its " + std::to_string(m->cols) + " columns");
     require(std::isfinite(options.threshold) && options.threshold >= 0.0f,
             "threshold: must be finite and >= 0, got " + std::to_string(options.threshold));
     require(!options.tile || *options.tile >= 1, "tile: must be >= 1, got 0");
@@ -70,8 +73,8 @@ Problem make_problem(MatrixView x, MatrixView y, const SimilarityOptions& option
     Problem p;
     p.x = x.data;
     p.y = y.data;
-    p.ldx = x.cols;
-    p.ldy = y.cols;
+    p.ldx = x.ld ? x.ld : x.cols;
+    p.ldy = y.ld ? y.ld : y.cols;
     p.samples = x.rows;
     p.n = x.cols;
     p.m = y.cols;

@@ -59,19 +59,25 @@ void cuda_run_host(const Problem& host, const TilePlan& plan, Method method, con
     std::array<Stream, 2> streams;
     std::array<Event, 2> copied;
 
-    // Inputs go to the device once (y only when it is not x).
+    // Inputs go to the device once, packed: a view of a column block of a wider matrix copies
+    // only its columns. y is not copied when it is x, or a prefix of x's columns.
     Problem dev = host;
-    const std::size_t x_count = detail::checked_mul(host.samples, host.ldx, "x");
-    const std::size_t y_count = detail::checked_mul(host.samples, host.ldy, "y");
-    // y may share x's pointer with more features per sample; x's copy then does not hold it.
-    const bool self = host.y == host.x && y_count <= x_count;
-    detail::DeviceBuffer<float> x_dev(tracker, x_count, streams[0].get(), "similarity x on device");
-    detail::DeviceBuffer<float> y_dev(tracker, self ? 0 : y_count, streams[0].get(), "similarity y on device");
-    if (x_count) HPCML_CUDA_CHECK(cudaMemcpyAsync(x_dev.data(), host.x, x_count * sizeof(float), cudaMemcpyHostToDevice, streams[0].get()));
-    if (!self && y_count) HPCML_CUDA_CHECK(cudaMemcpyAsync(y_dev.data(), host.y, y_count * sizeof(float), cudaMemcpyHostToDevice, streams[0].get()));
-    HPCML_CUDA_CHECK(cudaStreamSynchronize(streams[0].get()));
+    const cudaStream_t copy_stream = streams[0].get();
+    auto upload = [&](const float* data, std::size_t ld, std::size_t cols, const char* what) {
+        detail::DeviceBuffer<float> buffer(tracker, detail::checked_mul(host.samples, cols, what), copy_stream, what);
+        if (buffer.size())
+            HPCML_CUDA_CHECK(cudaMemcpy2DAsync(buffer.data(), cols * sizeof(float), data, ld * sizeof(float), cols * sizeof(float),
+                                               host.samples, cudaMemcpyHostToDevice, copy_stream));
+        return buffer;
+    };
+    const bool self = host.y == host.x && host.ldy == host.ldx && host.m <= host.n;
+    const detail::DeviceBuffer<float> x_dev = upload(host.x, host.ldx, host.n, "similarity x on device");
+    const detail::DeviceBuffer<float> y_dev = self ? detail::DeviceBuffer<float>() : upload(host.y, host.ldy, host.m, "similarity y on device");
+    HPCML_CUDA_CHECK(cudaStreamSynchronize(copy_stream));
     dev.x = x_dev.data();
+    dev.ldx = host.n;
     dev.y = self ? x_dev.data() : y_dev.data();
+    dev.ldy = self ? host.n : host.m;
 
     const std::size_t group = tiles_per_launch(host, plan, method, context.device);
     const std::vector<Region> regions = launch_regions(host, plan, group);
