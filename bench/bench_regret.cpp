@@ -3,6 +3,8 @@
 // over A (passes per iteration x 4 n1 n2 bytes), games x iterations / s for batches, peak memory.
 #include <hpcml/regret.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <random>
@@ -52,6 +54,36 @@ void run_regret(benchmark::State& state, const std::shared_ptr<Workload>& w, hpc
     hpcml::bench::set_memory_counters(state, stats.memory);
 }
 
+// The fused solver on the benchmark's backend against the CPU's naive one (the seed's eager
+// program), on the first games (up to 16) or the leading 256 x 256 block of one large game, for
+// up to 50 iterations: strategies, gap and eps within 1e-9.
+void check(const Workload& w) {
+    const std::size_t games = std::min<std::size_t>(w.batch, 16), n = w.batch == 1 ? std::min<std::size_t>(w.n, 256) : w.n;
+    std::vector<float> A(games * n * n);
+    for (std::size_t g = 0; g < games; ++g)
+        for (std::size_t i = 0; i < n; ++i)
+            std::copy_n(w.A.data() + (g * w.n + i) * w.n, n, A.data() + (g * n + i) * n);
+    hpcml::RegretOptions fused = w.options, reference = w.options;
+    fused.iterations = reference.iterations = std::min(w.options.iterations, 50);
+    reference.backend = hpcml::Backend::Cpu;
+    reference.method = hpcml::Method::Naive;
+    const auto got = hpcml::solve_matrix_games(A.data(), games, n, n, fused);
+    const auto expected = hpcml::solve_matrix_games(A.data(), games, n, n, reference);
+    bool agree = true;
+    auto close = [&](double a, double b) { agree = agree && std::fabs(a - b) <= 1e-9; };
+    for (std::size_t g = 0; g < games; ++g) {
+        for (std::size_t i = 0; i < n; ++i) close(got[g].row_strategy[i], expected[g].row_strategy[i]);
+        for (std::size_t j = 0; j < n; ++j) close(got[g].col_strategy[j], expected[g].col_strategy[j]);
+        close(got[g].gap, expected[g].gap);
+        close(got[g].eps_bound, expected[g].eps_bound);
+    }
+    hpcml::bench::check_before_timing("bench_regret",
+                                      "fused (" + std::string(hpcml::to_string(fused.backend)) + ") against the CPU's naive solver on " +
+                                          std::to_string(games) + " game(s) of " + std::to_string(n) + " x " + std::to_string(n) + ", " +
+                                          std::to_string(fused.iterations) + " iterations",
+                                      agree);
+}
+
 void declare(Flags& flags) {
     flags.add("actions", "4096", "actions per player (n1 = n2)");
     flags.add("batch", "1", "games solved together (each --actions x --actions)");
@@ -76,6 +108,7 @@ void register_benchmarks(const Flags& flags) {
     std::normal_distribution<float> normal;
     w->A.resize(w->batch * w->n * w->n);
     for (float& a : w->A) a = normal(rng);
+    check(*w);
     for (hpcml::Method method : flags.methods()) {
         const std::string name = "regret/" + std::string(hpcml::to_string(method)) + "/" +
                                  std::string(hpcml::to_string(o.backend)) + "/batch:" + std::to_string(w->batch) +

@@ -5,6 +5,7 @@
 #include <hpcml/device.hpp>
 #include <hpcml/similarity.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <random>
@@ -125,6 +126,26 @@ void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w,
     }
 }
 
+// The fused result on the benchmark's backend against the CPU's naive broadcast, on the first
+// 200 x 150 pairs of the workload (column blocks viewed in place): equal bytes.
+void check(const Workload& w) {
+    const std::size_t n = std::min<std::size_t>(w.n, 200), m = std::min<std::size_t>(w.m, 150);
+    const float* y = w.y.empty() ? w.x.data() : w.y.data();
+    const hpcml::MatrixView xv{w.x.data(), w.samples, n, w.n}, yv{y, w.samples, m, w.y.empty() ? w.n : w.m};
+    hpcml::SimilarityOptions fused = w.options, reference = w.options;
+    fused.tile = std::min<std::size_t>(w.tile, 64);  // several tiles even on the slice
+    reference.backend = hpcml::Backend::Cpu;
+    reference.method = hpcml::Method::Naive;
+    const std::size_t bytes = hpcml::similarity_output_bytes(n, m, hpcml::resolve_output(fused));
+    std::vector<unsigned char> got(bytes, 0xAB), expected(bytes, 0xCD);
+    hpcml::similarity(xv, yv, got.data(), fused);
+    hpcml::similarity(xv, yv, expected.data(), reference);
+    hpcml::bench::check_before_timing("bench_similarity",
+                                      "fused (" + std::string(hpcml::to_string(fused.backend)) + ") against the CPU's naive broadcast on " +
+                                          std::to_string(w.samples) + " x " + std::to_string(n) + " x " + std::to_string(m),
+                                      got == expected);
+}
+
 void declare(Flags& flags) {
     flags.add("tile", "1000", "output tile edge (the output is produced tile x tile at a time)");
     flags.add("samples", "256", "samples (rows of x and y)");
@@ -157,6 +178,7 @@ void register_benchmarks(const Flags& flags) {
     }
     w->x = randn(w->samples * w->n, 1);
     if (!flags.str("dim-y").empty()) w->y = randn(w->samples * w->m, 2);
+    check(*w);
 
     for (hpcml::Method method : flags.methods()) {
         const std::string name = "similarity/" + std::string(hpcml::to_string(method)) + "/" +

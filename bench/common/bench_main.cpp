@@ -256,6 +256,11 @@ void skip_with_error(benchmark::State& state, const std::exception& error) {
     state.SkipWithError(error.what());
 }
 
+void check_before_timing(const std::string& program, const std::string& what, bool agrees) {
+    std::fprintf(stderr, "%s: checked %s: %s\n", program.c_str(), what.c_str(), agrees ? "agree" : "DIFFER");
+    if (!agrees) throw Error(ErrorKind::Internal, "the fused result differs from its reference (" + what + "); nothing was timed");
+}
+
 int run(int argc, char** argv, const Program& program) {
     Flags flags;
     flags.add("backend", "auto", "auto|cpu|cuda");

@@ -97,6 +97,11 @@ void set_memory_counters(benchmark::State& state, const MemoryStats& stats);
 // (2 x memory clock x bus width / 8); nothing where the device reports no peak.
 void set_bandwidth_fraction(benchmark::State& state, int device, double bytes_per_iteration);
 
+// Before anything is timed, each program checks its fused path against a reference (the naive
+// baseline or the CPU) on a small slice of its workload: a line on stderr says what was
+// compared, and a difference ends the program with an error (exit 1) instead of timing it.
+void check_before_timing(const std::string& program, const std::string& what, bool agrees);
+
 // Skips the benchmark with hpcml's message (for example a naive run that would not fit).
 void skip_with_error(benchmark::State& state, const std::exception& error);
 
