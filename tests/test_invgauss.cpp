@@ -260,6 +260,16 @@ TEST_P(InvGaussOnBackend, FusedTotalVariationMatchesNaiveOverTheWholeRange) {
     }
 }
 
+TEST(InvGauss, NamesRoundTrip) {
+    for (Function f : {Function::Pdf, Function::LogPdf, Function::Cdf, Function::Sf, Function::LogCdf, Function::LogSf,
+                       Function::Ppf, Function::Standardize, Function::StandardizedPdf})
+        EXPECT_EQ(ig::parse_function(ig::to_string(f)), f);
+    for (ig::Metric m : {ig::Metric::TotalVariation, ig::Metric::Kolmogorov, ig::Metric::Both})
+        EXPECT_EQ(ig::parse_metric(ig::to_string(m)), m);
+    expect_invalid([] { ig::parse_function("pmf", "--function"); }, "--function: expected pdf, logpdf");
+    expect_invalid([] { ig::parse_metric("l2"); }, "metric: expected tv, ks or both, got 'l2'");
+}
+
 TEST(InvGauss, BadArgumentsRaise) {
     const double good = 1.0, bad = -1.0;
     std::vector<double> x(4, 1.0), out(4), two(2, 1.0);

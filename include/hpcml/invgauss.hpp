@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace hpcml::invgauss {
@@ -70,5 +71,12 @@ struct Distances {
 // free memory first: OutOfMemory with the bytes). Invalid parameters or grids throw.
 Distances distance_to_normal(const double* mu, const double* lam, std::size_t pairs,
                              const DistanceOptions& options = {});
+
+// Names: "pdf", "logpdf", "cdf", "sf", "logcdf", "logsf", "ppf", "standardize",
+// "standardized_pdf"; metrics "tv", "ks", "both". parse_* throws InvalidArgument naming `argument`.
+std::string_view to_string(Function function) noexcept;
+std::string_view to_string(Metric metric) noexcept;
+Function parse_function(std::string_view text, std::string_view argument = "function");
+Metric parse_metric(std::string_view text, std::string_view argument = "metric");
 
 }  // namespace hpcml::invgauss

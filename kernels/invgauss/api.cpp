@@ -121,6 +121,40 @@ Distances distance_to_normal(const double* mu, const double* lam, std::size_t pa
     return d;
 }
 
+std::string_view to_string(Function function) noexcept {
+    switch (function) {
+        case Function::Pdf: return "pdf";
+        case Function::LogPdf: return "logpdf";
+        case Function::Cdf: return "cdf";
+        case Function::Sf: return "sf";
+        case Function::LogCdf: return "logcdf";
+        case Function::LogSf: return "logsf";
+        case Function::Ppf: return "ppf";
+        case Function::Standardize: return "standardize";
+        case Function::StandardizedPdf: return "standardized_pdf";
+    }
+    return "?";
+}
+
+std::string_view to_string(Metric metric) noexcept {
+    switch (metric) {
+        case Metric::TotalVariation: return "tv";
+        case Metric::Kolmogorov: return "ks";
+        case Metric::Both: return "both";
+    }
+    return "?";
+}
+
+Function parse_function(std::string_view text, std::string_view argument) {
+    return detail::parse_named(text, argument,
+                               {Function::Pdf, Function::LogPdf, Function::Cdf, Function::Sf, Function::LogCdf, Function::LogSf,
+                                Function::Ppf, Function::Standardize, Function::StandardizedPdf});
+}
+
+Metric parse_metric(std::string_view text, std::string_view argument) {
+    return detail::parse_named(text, argument, {Metric::TotalVariation, Metric::Kolmogorov, Metric::Both});
+}
+
 #define HPCML_INSTANTIATE(T)                                                                                       \
     template RunStats evaluate<T>(Function, const T*, std::size_t, const T*, std::size_t, const T*, std::size_t, T*, \
                                   const Options&);                                                                  \

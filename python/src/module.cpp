@@ -162,16 +162,6 @@ nb::dict solve_games_binding(GameBatch A, int iterations, const std::string& var
     return out;
 }
 
-hpcml::invgauss::Function ig_function(const std::string& name) {
-    using F = hpcml::invgauss::Function;
-    static const std::pair<const char*, F> table[] = {
-        {"pdf", F::Pdf}, {"logpdf", F::LogPdf}, {"cdf", F::Cdf}, {"sf", F::Sf}, {"logcdf", F::LogCdf},
-        {"logsf", F::LogSf}, {"ppf", F::Ppf}, {"standardize", F::Standardize}, {"standardized_pdf", F::StandardizedPdf}};
-    for (const auto& [key, f] : table)
-        if (name == key) return f;
-    throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "function: unknown inverse-Gaussian function '" + name + "'");
-}
-
 hpcml::invgauss::Options ig_options(const std::string& backend, int device, std::uintptr_t stream = 0) {
     hpcml::invgauss::Options o;
     o.backend = hpcml::parse_backend(backend, "backend");
@@ -187,7 +177,7 @@ nb::dict ig_evaluate_binding(const std::string& name, nb::ndarray<const T, nb::n
                              nb::ndarray<const T, nb::ndim<1>, nb::c_contig> mu, nb::ndarray<const T, nb::ndim<1>, nb::c_contig> lam,
                              nb::ndarray<T, nb::ndim<1>, nb::c_contig> out, const std::string& backend, int device,
                              bool on_device, std::uintptr_t stream) {
-    const auto f = ig_function(name);
+    const auto f = hpcml::invgauss::parse_function(name, "function");
     const auto o = ig_options(backend, device, stream);
     hpcml::RunStats stats;
     {
@@ -221,10 +211,7 @@ nb::tuple ig_distance_binding(DoubleVector mu, DoubleVector lam, const std::stri
         throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "lam: has " + std::to_string(lam.shape(0)) +
                                                                   " values but mu has " + std::to_string(mu.shape(0)));
     hpcml::invgauss::DistanceOptions o;
-    if (metric == "tv") o.metric = hpcml::invgauss::Metric::TotalVariation;
-    else if (metric == "ks") o.metric = hpcml::invgauss::Metric::Kolmogorov;
-    else if (metric == "both") o.metric = hpcml::invgauss::Metric::Both;
-    else throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "metric: expected 'tv', 'ks' or 'both', got '" + metric + "'");
+    o.metric = hpcml::invgauss::parse_metric(metric, "metric");
     o.grid_min = lo;
     o.grid_max = hi;
     o.grid_points = points;
