@@ -21,8 +21,9 @@ void ensure_device_fits(std::size_t bytes, const std::string& what) {
     HPCML_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     // What hpcml's own pool holds reserved but unused is free to hpcml too.
     std::uint64_t reserved = 0, used = 0;
-    HPCML_CUDA_CHECK(cudaMemPoolGetAttribute(device_pool(), cudaMemPoolAttrReservedMemCurrent, &reserved));
-    HPCML_CUDA_CHECK(cudaMemPoolGetAttribute(device_pool(), cudaMemPoolAttrUsedMemCurrent, &used));
+    const cudaMemPool_t pool = device_pool();
+    HPCML_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+    HPCML_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
     if (reserved > used) free_bytes += static_cast<std::size_t>(reserved - used);
     // Leave room for the runtime, cuBLAS workspaces and the allocator's granularity.
     const std::size_t reserve = std::size_t{256} << 20;

@@ -94,8 +94,9 @@ class Utilities {
 public:
     Utilities(const Game& g, bool parallel, MemoryTracker& tracker)
         : g_(g), parallel_(parallel), blocks_(tiles_over(g.n1, kTileRows)), strips_(tiles_over(g.n2, kTileColumns)),
-          row_partials_(tracker, strips_ * g.n1, "regret row partials"),
-          column_partials_(tracker, blocks_ * g.n2, "regret column partials") {}
+          // A one-tile game sums straight into its outputs: no partials.
+          row_partials_(tracker, blocks_ * strips_ > 1 ? strips_ * g.n1 : 0, "regret row partials"),
+          column_partials_(tracker, blocks_ * strips_ > 1 ? blocks_ * g.n2 : 0, "regret column partials") {}
 
     void operator()(const double* x, const double* y, double* u1, double* u2) {
         if (blocks_ * strips_ == 1) {  // a small game: its one tile sums straight into the outputs
@@ -181,7 +182,8 @@ struct Player {
     }
     std::vector<double> average(const Schedule& sc, int t) const {
         std::vector<double> out(size());
-        for (std::size_t k = 0; k < size(); ++k) out[k] = sum[k] / sc.total_weight(t);
+        const double weight = sc.total_weight(t);
+        for (std::size_t k = 0; k < size(); ++k) out[k] = sum[k] / weight;
         return out;
     }
 };

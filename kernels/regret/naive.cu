@@ -164,9 +164,10 @@ GameSolution eager_solve(const float* A_host, std::size_t n1, std::size_t n2, st
     EagerIteration backend{sc, blas, constants, stream, tracker, A.data(), static_cast<int>(n1), static_cast<int>(n2), index, p};
     auto evaluate_average = [&](int t) {
         std::vector<double> average[2];
+        const double weight = sc.total_weight(t);
         for (int q = 0; q < 2; ++q) {
             const std::vector<float> sum = p[q].download(p[q].sum, stream);
-            for (float v : sum) average[q].push_back(v / sc.total_weight(t));
+            for (float v : sum) average[q].push_back(v / weight);
         }
         const Evaluation e = evaluate({A_host, n1, n2, index}, average[0].data(), average[1].data(), false, tracker);
         return std::pair{e, std::move(average)};

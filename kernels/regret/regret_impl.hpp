@@ -21,13 +21,13 @@ struct Game {
     std::uint64_t index = 0;  // the game's number in its batch: keys the sampled draws
 };
 
-// CPU backend (cpu.cpp). Fused: simultaneous iterations read A once for both players' utilities
-// (u1 = A y row by row while u2 -= x_i A[i, :] accumulates); naive: two separate passes and
-// fresh temporaries every iteration, as the seed's eager program. `parallel` splits one large
-// game across threads (batches parallelise across games instead); results do not depend on it.
+// CPU backend (cpu.cpp). Fused: simultaneous iterations read A once, by tiles, for both players'
+// utilities; naive: two separate passes and fresh temporaries every iteration, as the seed's
+// eager program. `parallel` splits one large game's tiles across threads (batches parallelise
+// across games instead); results do not depend on it.
 GameSolution cpu_solve(const Game& game, const RegretOptions& options, bool parallel, MemoryTracker& tracker);
 
-// The exact Nash gap, value and best responses of a profile, with two passes over A.
+// The exact Nash gap and value of a profile, with one pass over A.
 struct Evaluation {
     double value = 0.0, gap = 0.0;
 };
