@@ -161,7 +161,7 @@ void register_benchmarks(const Flags& flags) {
     add("invgauss/cdf/double/" + where + "/n:" + n, [c](benchmark::State& s) { run_elementwise<double>(s, c, ig::Function::Cdf); });
     add("invgauss/pdf/float/" + where + "/n:" + n, [c](benchmark::State& s) { run_elementwise<float>(s, c, ig::Function::Pdf); });
     add("invgauss/sample/double/" + where + "/n:" + n, [c](benchmark::State& s) { run_sample(s, c); });
-    for (hpcml::Method method : flags.methods()) {
+    for (hpcml::Method method : hpcml::bench::methods(flags)) {
         add("invgauss/distance/" + std::string(hpcml::to_string(method)) + "/" + where + "/params:" + std::to_string(c.params) +
                 "/grid:" + std::to_string(c.grid),
             [c, method](benchmark::State& s) { run_distance(s, c, method); });

@@ -109,7 +109,7 @@ void register_benchmarks(const Flags& flags) {
     w->A.resize(w->batch * w->n * w->n);
     for (float& a : w->A) a = normal(rng);
     check(*w);
-    for (hpcml::Method method : flags.methods()) {
+    for (hpcml::Method method : hpcml::bench::methods(flags)) {
         const std::string name = "regret/" + std::string(hpcml::to_string(method)) + "/" +
                                  std::string(hpcml::to_string(o.backend)) + "/batch:" + std::to_string(w->batch) +
                                  "/actions:" + std::to_string(w->n) + "/iterations:" + std::to_string(o.iterations) +

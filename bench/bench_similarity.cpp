@@ -180,7 +180,7 @@ void register_benchmarks(const Flags& flags) {
     if (!flags.str("dim-y").empty()) w->y = randn(w->samples * w->m, 2);
     check(*w);
 
-    for (hpcml::Method method : flags.methods()) {
+    for (hpcml::Method method : hpcml::bench::methods(flags)) {
         const std::string name = "similarity/" + std::string(hpcml::to_string(method)) + "/" +
                                  std::string(hpcml::to_string(o.backend)) + "/samples:" + std::to_string(w->samples) +
                                  "/n:" + std::to_string(w->n) + "/m:" + std::to_string(w->m) + "/tile:" +

@@ -3,7 +3,6 @@
 #include <hpcml/device.hpp>
 #include <hpcml/telemetry.hpp>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -28,8 +27,6 @@ namespace hpcml::bench {
 namespace {
 
 std::FILE* summary_stream = stdout;
-
-[[noreturn]] void invalid(const std::string& message) { throw Error(ErrorKind::InvalidArgument, message); }
 
 // Forwards to the reporter Google Benchmark would have made, keeping each run for the summary.
 class CollectingReporter : public benchmark::BenchmarkReporter {
@@ -68,90 +65,10 @@ std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const std::string
 
 }  // namespace
 
-void Flags::add(const std::string& name, const std::string& default_value, const std::string& help) {
-    if (!values_.count(name)) order_.push_back(name);
-    values_[name] = {default_value, help};
-}
-
-const std::string& Flags::str(const std::string& name) const {
-    const auto it = values_.find(name);
-    if (it == values_.end()) throw Error(ErrorKind::Internal, "flag --" + name + " was not declared");
-    return it->second.value;
-}
-
-long long Flags::integer(const std::string& name, long long minimum) const {
-    const std::string& text = str(name);
-    char* end = nullptr;
-    errno = 0;
-    const long long value = std::strtoll(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || errno != 0 || value < minimum) {
-        invalid("--" + name + ": expected an integer >= " + std::to_string(minimum) + ", got '" + text + "'");
-    }
-    return value;
-}
-
-double Flags::real(const std::string& name) const {
-    const std::string& text = str(name);
-    char* end = nullptr;
-    const double value = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0') invalid("--" + name + ": expected a number, got '" + text + "'");
-    return value;
-}
-
-const std::string& Flags::choice(const std::string& name, const std::vector<std::string>& choices) const {
-    const std::string& text = str(name);
-    std::string list;
-    for (const std::string& c : choices) {
-        if (c == text) return text;
-        list += (list.empty() ? "" : "|") + c;
-    }
-    invalid("--" + name + ": expected " + list + ", got '" + text + "'");
-}
-
-Backend Flags::backend() const { return parse_backend(str("backend"), "--backend"); }
-
-std::vector<Method> Flags::methods() const {
-    const std::string& m = choice("method", {"fused", "naive", "both"});
+std::vector<Method> methods(const Flags& flags) {
+    const std::string& m = flags.choice("method", {"fused", "naive", "both"});
     if (m == "both") return {Method::Fused, Method::Naive};
     return {parse_method(m, "--method")};
-}
-
-void Flags::parse(int& argc, char** argv) {
-    int kept = 1;
-    for (int i = 1; i < argc; ++i) {
-        const char* arg = argv[i];
-        bool consumed = false;
-        if (std::strncmp(arg, "--", 2) == 0) {
-            std::string key = arg + 2;
-            std::string value;
-            bool has_value = false;
-            if (const auto eq = key.find('='); eq != std::string::npos) {
-                value = key.substr(eq + 1);
-                key.resize(eq);
-                has_value = true;
-            }
-            if (auto it = values_.find(key); it != values_.end()) {
-                if (!has_value) {
-                    if (i + 1 >= argc) invalid("--" + key + ": missing value");
-                    value = argv[++i];
-                }
-                it->second.value = value;
-                consumed = true;
-            }
-        }
-        if (!consumed) argv[kept++] = argv[i];
-    }
-    argc = kept;
-    argv[argc] = nullptr;
-}
-
-void Flags::print_help(const char* program) const {
-    std::printf("%s flags (as --flag VALUE or --flag=VALUE):\n", program);
-    for (const std::string& name : order_) {
-        const Entry& e = values_.at(name);
-        std::printf("  --%-14s %s (default: %s)\n", name.c_str(), e.help.c_str(),
-                    e.value.empty() ? "none" : e.value.c_str());
-    }
 }
 
 std::string describe(const Context& context) {
@@ -270,7 +187,8 @@ int run(int argc, char** argv, const Program& program) {
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
             std::printf("%s: %s\n\n", program.name, program.description);
-            flags.print_help(program.name);
+            std::printf("%s flags (as --flag VALUE or --flag=VALUE):\n", program.name);
+            flags.print(stdout);
             std::printf("\nGoogle Benchmark flags:\n");
             std::fflush(stdout);
             char help[] = "--help";
@@ -285,7 +203,7 @@ int run(int argc, char** argv, const Program& program) {
 
     try {
         benchmark::Initialize(&argc, argv);
-        flags.parse(argc, argv);
+        flags.parse(argc, argv, Flags::Unknown::Keep);
         if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 
         const Context context = make_context(flags.backend());

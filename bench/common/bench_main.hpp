@@ -7,6 +7,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "cli/flags.hpp"
+
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -16,31 +18,11 @@
 
 namespace hpcml::bench {
 
-// The program's own command-line flags, each with a default and a line of help.
-class Flags {
-public:
-    void add(const std::string& name, const std::string& default_value, const std::string& help);
-    bool has(const std::string& name) const { return values_.count(name) != 0; }
-    const std::string& str(const std::string& name) const;
-    // An integer >= minimum, or InvalidArgument naming the flag.
-    long long integer(const std::string& name, long long minimum = 1) const;
-    double real(const std::string& name) const;
-    // The value, which must be one of `choices`, or InvalidArgument naming the flag.
-    const std::string& choice(const std::string& name, const std::vector<std::string>& choices) const;
-    Backend backend() const;              // --backend
-    std::vector<Method> methods() const;  // --method fused|naive|both
+// The program's own flags: the command-line parser every hpcml program shares.
+using Flags = cli::Flags;
 
-    // Removes recognised flags from argv; throws InvalidArgument for a flag missing its value.
-    void parse(int& argc, char** argv);
-    void print_help(const char* program) const;
-
-private:
-    struct Entry {
-        std::string value, help;
-    };
-    std::map<std::string, Entry> values_;
-    std::vector<std::string> order_;
-};
+// --method fused|naive|both, as the methods to run.
+std::vector<Method> methods(const Flags& flags);
 
 // One finished benchmark run, as the summary sees it.
 struct RunResult {

@@ -126,3 +126,25 @@ def test_bad_input_is_a_clear_error(tmp_path, make, args, message):
     assert p.returncode == 1, p.stderr
     assert message in p.stderr, p.stderr
     assert not (tmp_path / "o.npy").exists()
+
+
+GOLDEN = pathlib.Path(__file__).parents[1] / "data" / "similarity_cli"
+
+
+@pytest.mark.parametrize("mpi", [0, 3])
+def test_output_bytes_are_unchanged(tmp_path, mpi):
+    """The files the tool wrote before its rewrite (hashes in tests/data/similarity_cli), byte for byte."""
+    if mpi and MPIRUN is None:
+        pytest.skip("no mpirun")
+    import hashlib
+    import json
+
+    expected = json.loads((GOLDEN / "expected_sha256.json").read_text())
+    for key, digest in expected.items():
+        if key.startswith("_"):
+            continue
+        mode, dtype, tile, y, threshold = key.split()
+        extra = ["--y", GOLDEN / "y.npy"] if y == "y=y.npy" else []
+        run(GOLDEN / "x.npy", *extra, "--output", tmp_path / "s.npy", "--mode", mode, "--dtype", dtype,
+            "--tile", tile.split("=")[1], "--threshold", threshold.split("=")[1], mpi=mpi)
+        assert hashlib.sha256((tmp_path / "s.npy").read_bytes()).hexdigest() == digest, key

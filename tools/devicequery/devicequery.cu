@@ -8,6 +8,8 @@
 #include <hpcml/core.hpp>
 #include <hpcml/device.hpp>
 
+#include "cli/flags.hpp"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -134,7 +136,7 @@ void print_json(const hpcml::DeviceQuery& query, const std::vector<std::string>&
     std::printf("%s]\n}\n", query.devices.empty() ? "" : "\n  ");
 }
 
-void usage(std::FILE* out) {
+void usage(std::FILE* out, const hpcml::cli::Flags& flags) {
     std::fprintf(out,
                  "usage: hpcml-devicequery [--json] [--help]\n"
                  "\n"
@@ -142,9 +144,9 @@ void usage(std::FILE* out) {
                  "bandwidth, and whether hpcml's kernels load and launch there (this build has code\n"
                  "for the architectures it prints); the driver and runtime versions and their\n"
                  "compatibility.\n"
-                 "\n"
-                 "  --json   print the same as one JSON object\n"
-                 "  --help   print this help\n"
+                 "\n");
+    flags.print(out);
+    std::fprintf(out,
                  "\n"
                  "Exit status: 0 every device runs hpcml's kernels; 2 no driver, no device, or a\n"
                  "device that cannot run them (the reason is printed); 1 bad command line.\n");
@@ -153,19 +155,21 @@ void usage(std::FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    bool json = false;
-    for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--json") == 0) {
-            json = true;
-        } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else {
-            std::fprintf(stderr, "hpcml-devicequery: unknown argument '%s'\n\n", argv[i]);
-            usage(stderr);
-            return 1;
-        }
+    hpcml::cli::Flags flags;
+    flags.add_switch("json", "print the same as one JSON object");
+    try {
+        flags.parse(argc, argv);
+        if (!flags.positionals().empty()) throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "unknown argument '" + flags.positionals().front() + "'");
+    } catch (const hpcml::Error& e) {
+        std::fprintf(stderr, "hpcml-devicequery: %s\n\n", e.what());
+        usage(stderr, flags);
+        return 1;
     }
+    if (flags.help_requested()) {
+        usage(stdout, flags);
+        return 0;
+    }
+    const bool json = flags.on("json");
     const hpcml::DeviceQuery query = hpcml::query_devices();
     std::vector<std::string> probes;
     for (const hpcml::DeviceInfo& device : query.devices) probes.push_back(probe(device));

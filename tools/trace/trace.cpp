@@ -20,9 +20,11 @@
 
 #include <hpcml/core.hpp>
 
+#include "cli/flags.hpp"
+
 namespace {
 
-void usage(std::FILE* out) {
+void usage(std::FILE* out, const hpcml::cli::Flags& flags) {
     std::fprintf(out,
                  "usage: hpcml-trace [--device N] [--interval-ms MS] [--output FILE] [--format seed|csv|json]\n"
                  "                   [--allow-missing] -- COMMAND [ARGS...]\n"
@@ -32,21 +34,18 @@ void usage(std::FILE* out) {
                  "used, energy (NVML's total-energy counter, or the integral of power where it is not\n"
                  "supported). Writes the trace to FILE (default: none) and a summary to stderr, and exits\n"
                  "with COMMAND's status.\n"
-                 "\n"
-                 "  --device N         CUDA device ordinal (default 0)\n"
-                 "  --interval-ms MS   sampling interval (default 100)\n"
-                 "  --output FILE      write the trace here\n"
-                 "  --format F         seed (the seed's ';' CSV, default), csv or json\n"
-                 "  --allow-missing    without a GPU or NVML, run COMMAND untraced instead of exiting 2\n"
+                 "\n");
+    flags.print(out);
+    std::fprintf(out,
                  "\n"
                  "Exit status: COMMAND's (128 + signal if it was killed; 127 not found, 126 not executable,\n"
                  "as in a shell); 2 no GPU telemetry (and COMMAND not run); 1 bad command line. A trace\n"
                  "that could not be written is reported on stderr.\n");
 }
 
-int bad_usage(const std::string& message) {
+int bad_usage(const std::string& message, const hpcml::cli::Flags& flags) {
     std::fprintf(stderr, "hpcml-trace: %s\n\n", message.c_str());
-    usage(stderr);
+    usage(stderr, flags);
     return 1;
 }
 
@@ -101,73 +100,58 @@ int run(char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    hpcml::cli::Flags flags;
+    flags.add("device", "0", "CUDA device ordinal", "N");
+    flags.add("interval-ms", "100", "sampling interval", "MS");
+    flags.add("output", "", "write the trace here", "FILE");
+    flags.add("format", "seed", "seed (the seed's ';' CSV), csv or json", "F");
+    flags.add_switch("allow-missing", "without a GPU or NVML, run COMMAND untraced instead of exiting 2");
     int device = 0;
     long interval_ms = 100;
-    std::string output, format_name = "seed";
-    bool allow_missing = false;
-    int command = -1;
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        auto value = [&](const char* name) -> const char* {
-            if (i + 1 >= argc) return nullptr;
-            (void)name;
-            return argv[++i];
-        };
-        if (arg == "--") {
-            command = i + 1;
-            break;
-        } else if (arg == "--help" || arg == "-h") {
-            usage(stdout);
-            return 0;
-        } else if (arg == "--allow-missing") {
-            allow_missing = true;
-        } else if (arg == "--device" || arg == "--interval-ms" || arg == "--output" || arg == "--format") {
-            const char* v = value(arg.c_str());
-            if (!v) return bad_usage(arg + ": missing value");
-            char* end = nullptr;
-            if (arg == "--device") {
-                device = static_cast<int>(std::strtol(v, &end, 10));
-                if (*v == '\0' || *end != '\0' || device < 0) return bad_usage("--device: expected an ordinal >= 0, got '" + std::string(v) + "'");
-            } else if (arg == "--interval-ms") {
-                interval_ms = std::strtol(v, &end, 10);
-                if (*v == '\0' || *end != '\0' || interval_ms < 1) return bad_usage("--interval-ms: expected an integer >= 1, got '" + std::string(v) + "'");
-            } else if (arg == "--output") {
-                output = v;
-            } else {
-                format_name = v;
-            }
-        } else {
-            return bad_usage("unknown argument '" + arg + "' (the command goes after --)");
-        }
-    }
-    if (command < 0 || command >= argc) return bad_usage("no command: put it after --");
     hpcml::telemetry::Format format;
     try {
-        format = hpcml::telemetry::parse_format(format_name);
+        flags.parse(argc, argv);
+        if (flags.help_requested()) {
+            usage(stdout, flags);
+            return 0;
+        }
+        if (!flags.positionals().empty())
+            return bad_usage("unknown argument '" + flags.positionals().front() + "' (the command goes after --)", flags);
+        device = static_cast<int>(flags.integer("device", 0));
+        interval_ms = static_cast<long>(flags.integer("interval-ms", 1));
     } catch (const hpcml::Error& e) {
-        return bad_usage(std::string("--") + e.what());
+        return bad_usage(e.what(), flags);
     }
+    try {
+        format = hpcml::telemetry::parse_format(flags.str("format"));
+    } catch (const hpcml::Error& e) {
+        return bad_usage(std::string("--") + e.what(), flags);
+    }
+    char** command = const_cast<char**>(flags.rest().data());
+    if (!command[0]) return bad_usage("no command: put it after --", flags);
+    const std::string output = flags.str("output");
+    const bool allow_missing = flags.on("allow-missing");
 
     const hpcml::telemetry::Status status = hpcml::telemetry::status(device);
     if (status.availability != hpcml::telemetry::Availability::Ok) {
         if (!allow_missing) {
             std::fprintf(stderr, "hpcml-trace: no GPU telemetry, so '%s' was not run: %s\n"
-                                 "(--allow-missing runs it untraced)\n", argv[command], status.message.c_str());
+                                 "(--allow-missing runs it untraced)\n", command[0], status.message.c_str());
             return 2;
         }
-        std::fprintf(stderr, "hpcml-trace: no GPU telemetry (%s); running '%s' untraced\n", status.message.c_str(), argv[command]);
-        return run(argv + command);
+        std::fprintf(stderr, "hpcml-trace: no GPU telemetry (%s); running '%s' untraced\n", status.message.c_str(), command[0]);
+        return run(command);
     }
 
     std::ofstream file;
     if (!output.empty()) {
         file.open(output);
-        if (!file) return bad_usage("--output: cannot write '" + output + "'");
+        if (!file) return bad_usage("--output: cannot write '" + output + "'", flags);
     }
     try {
         hpcml::telemetry::Sampler sampler(device, std::chrono::milliseconds(interval_ms));
         sampler.start();
-        const int exit_status = run(argv + command);
+        const int exit_status = run(command);
         const hpcml::telemetry::Summary s = sampler.stop();
         if (file.is_open()) {
             hpcml::telemetry::write(file, sampler.samples(), s, format, sampler.device_name());

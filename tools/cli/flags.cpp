@@ -1,0 +1,122 @@
+#include "flags.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace hpcml::cli {
+
+namespace {
+
+[[noreturn]] void invalid(const std::string& message) { throw Error(ErrorKind::InvalidArgument, message); }
+
+}  // namespace
+
+void Flags::add(const std::string& name, const std::string& default_value, const std::string& help,
+                const std::string& value_name) {
+    if (!entries_.count(name)) order_.push_back(name);
+    entries_[name] = {default_value, help, value_name, false, false};
+}
+
+void Flags::add_switch(const std::string& name, const std::string& help) {
+    if (!entries_.count(name)) order_.push_back(name);
+    entries_[name] = {"", help, "", true, false};
+}
+
+void Flags::parse(int& argc, char** argv, Unknown unknown) {
+    int kept = 1;
+    for (int i = 1; i < argc; ++i) {
+        const char* arg = argv[i];
+        if (std::strcmp(arg, "--") == 0) {
+            rest_.assign(argv + i + 1, argv + argc);
+            rest_.push_back(nullptr);
+            break;
+        }
+        if (std::strcmp(arg, "--help") == 0 || std::strcmp(arg, "-h") == 0) {
+            help_ = true;
+            continue;
+        }
+        if (std::strncmp(arg, "--", 2) != 0) {
+            if (unknown == Unknown::Keep) argv[kept++] = argv[i];
+            else positionals_.emplace_back(arg);
+            continue;
+        }
+        std::string key = arg + 2, value;
+        const std::size_t eq = key.find('=');
+        if (eq != std::string::npos) {
+            value = key.substr(eq + 1);
+            key.resize(eq);
+        }
+        const auto it = entries_.find(key);
+        if (it == entries_.end()) {
+            if (unknown == Unknown::Reject) invalid("unknown option '" + std::string(arg) + "'");
+            argv[kept++] = argv[i];
+            continue;
+        }
+        Entry& e = it->second;
+        if (e.is_switch) {
+            if (eq != std::string::npos) invalid("--" + key + ": takes no value");
+        } else if (eq == std::string::npos) {
+            if (i + 1 >= argc) invalid("--" + key + ": missing value");
+            value = argv[++i];
+        }
+        e.value = value;
+        e.given = true;
+    }
+    argc = kept;
+    argv[argc] = nullptr;
+}
+
+const Flags::Entry& Flags::entry(const std::string& name) const {
+    const auto it = entries_.find(name);
+    if (it == entries_.end()) throw Error(ErrorKind::Internal, "flag --" + name + " was not declared");
+    return it->second;
+}
+
+const std::string& Flags::str(const std::string& name) const { return entry(name).value; }
+
+bool Flags::given(const std::string& name) const { return entry(name).given; }
+
+bool Flags::on(const std::string& name) const { return entry(name).is_switch && entry(name).given; }
+
+long long Flags::integer(const std::string& name, long long minimum) const {
+    const std::string& text = str(name);
+    char* end = nullptr;
+    errno = 0;
+    const long long value = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno != 0 || value < minimum)
+        invalid("--" + name + ": expected an integer >= " + std::to_string(minimum) + ", got '" + text + "'");
+    return value;
+}
+
+double Flags::real(const std::string& name) const {
+    const std::string& text = str(name);
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0') invalid("--" + name + ": expected a number, got '" + text + "'");
+    return value;
+}
+
+const std::string& Flags::choice(const std::string& name, const std::vector<std::string>& choices) const {
+    const std::string& text = str(name);
+    std::string list;
+    for (const std::string& c : choices) {
+        if (c == text) return text;
+        list += (list.empty() ? "" : "|") + c;
+    }
+    invalid("--" + name + ": expected " + list + ", got '" + text + "'");
+}
+
+Backend Flags::backend(const std::string& name) const { return parse_backend(str(name), "--" + name); }
+
+void Flags::print(std::FILE* out) const {
+    for (const std::string& name : order_) {
+        const Entry& e = entries_.at(name);
+        const std::string flag = "--" + name + (e.is_switch ? "" : " " + e.value_name);
+        std::fprintf(out, "  %-20s %s", flag.c_str(), e.help.c_str());
+        if (!e.is_switch && !e.value.empty()) std::fprintf(out, " (default: %s)", e.value.c_str());
+        std::fprintf(out, "\n");
+    }
+}
+
+}  // namespace hpcml::cli

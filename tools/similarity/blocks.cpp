@@ -1,0 +1,108 @@
+#include "blocks.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#if HPCML_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace hpcml::tools {
+
+std::vector<Block> plan_blocks(std::size_t n, std::size_t m, std::size_t tile, SimilarityOutput output) {
+    // One block is one library call (which tiles it and, on the GPU, batches its tiles per
+    // launch), and its rows go to the file in long writes.
+    const std::size_t tile_cols = output == SimilarityOutput::Bitmask ? (tile + 7) / 8 * 8 : tile;
+    const std::size_t bytes_per_row_of_block = similarity_output_bytes(1, tile_cols, output);
+    const std::size_t budget = std::size_t{256} << 20;
+    const std::size_t block_cols = std::min(
+        std::max<std::size_t>(m, 1), std::max<std::size_t>(1, budget / std::max<std::size_t>(tile * bytes_per_row_of_block, 1)) * tile_cols);
+    std::vector<Block> blocks;
+    for (std::size_t r = 0; r < n; r += tile)
+        for (std::size_t c = 0; c < m; c += block_cols) blocks.push_back({r, c, std::min(tile, n - r), std::min(block_cols, m - c)});
+    return blocks;
+}
+
+#if HPCML_WITH_CUDA
+namespace {
+
+void check(cudaError_t status, const std::string& what) {
+    if (status != cudaSuccess) throw std::runtime_error(what + ": " + cudaGetErrorString(status));
+}
+
+}  // namespace
+
+// x and y on the device, and the device half of the block output.
+struct BlockComputer::Device {
+    float* x = nullptr;
+    float* y = nullptr;  // == x when y is x
+    unsigned char* out = nullptr;
+    std::size_t out_bytes = 0;
+
+    ~Device() {
+        cudaFree(out);
+        if (y != x) cudaFree(y);
+        cudaFree(x);
+    }
+    static float* upload(const Matrix& m, const char* name) {
+        float* d = nullptr;
+        const std::size_t bytes = m.data.size() * sizeof(float);
+        check(cudaMalloc(&d, std::max<std::size_t>(bytes, 1)), std::string("copying ") + name + " to the GPU: cudaMalloc of " +
+                                                                    std::to_string(bytes) + " bytes");
+        check(cudaMemcpy(d, m.data.data(), bytes, cudaMemcpyHostToDevice), std::string("copying ") + name + " to the GPU");
+        return d;
+    }
+};
+#endif
+
+BlockComputer::BlockComputer(const Matrix& x, const Matrix* y, const SimilarityOptions& options)
+    : x_(x), y_(y ? *y : x), options_(options), output_(resolve_output(options)) {
+#if HPCML_WITH_CUDA
+    if (options_.backend == Backend::Cuda) {
+        check(cudaSetDevice(options_.device), "selecting GPU " + std::to_string(options_.device));
+        device_ = new Device;
+        try {
+            device_->x = Device::upload(x_, "x");
+            device_->y = y ? Device::upload(*y, "y") : device_->x;
+        } catch (...) {
+            delete device_;
+            throw;
+        }
+    }
+#endif
+}
+
+BlockComputer::~BlockComputer() {
+#if HPCML_WITH_CUDA
+    delete device_;
+#endif
+}
+
+const unsigned char* BlockComputer::compute(const Block& b) {
+    const std::size_t samples = x_.rows;
+    // Columns [col0, col0 + cols) of a samples x ld matrix at `base`, in place.
+    const auto view = [samples](const float* base, std::size_t col0, std::size_t cols, std::size_t ld) {
+        return MatrixView{samples ? base + col0 : nullptr, samples, cols, ld};
+    };
+    const std::size_t bytes = b.rows * similarity_output_bytes(1, b.cols, output_);
+    host_out_.resize(std::max(host_out_.size(), bytes));
+#if HPCML_WITH_CUDA
+    if (device_) {
+        if (device_->out_bytes < bytes) {
+            cudaFree(device_->out);
+            device_->out = nullptr;
+            device_->out_bytes = 0;
+            check(cudaMalloc(&device_->out, bytes), "the block's output on the GPU: cudaMalloc of " + std::to_string(bytes) + " bytes");
+            device_->out_bytes = bytes;
+        }
+        similarity_device(view(device_->x, b.r0, b.rows, x_.cols), view(device_->y, b.c0, b.cols, y_.cols), device_->out, options_);
+        check(cudaMemcpy(host_out_.data(), device_->out, bytes, cudaMemcpyDeviceToHost), "copying a block from the GPU");
+        return host_out_.data();
+    }
+#endif
+    similarity(view(x_.data.data(), b.r0, b.rows, x_.cols), view(y_.data.data(), b.c0, b.cols, y_.cols), host_out_.data(), options_);
+    return host_out_.data();
+}
+
+}  // namespace hpcml::tools

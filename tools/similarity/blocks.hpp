@@ -1,0 +1,48 @@
+// hpcml-similarity's unit of work: a block of the output (a band of --tile rows by as many
+// columns as fit in 256 MB), computed by one library call from views of x and y.
+#pragma once
+
+#include <hpcml/similarity.hpp>
+
+#include <cstddef>
+#include <vector>
+
+#include "npy.hpp"
+
+namespace hpcml::tools {
+
+struct Block {
+    std::size_t r0 = 0, c0 = 0, rows = 0, cols = 0;
+};
+
+// The blocks of an n x m output, row band by row band. A block spans all m columns unless
+// tile rows of them pass 256 MB; Bitmask blocks start on a byte.
+std::vector<Block> plan_blocks(std::size_t n, std::size_t m, std::size_t tile, SimilarityOutput output);
+
+// Computes blocks of S = similarity(x, y) (y = x where y is null) with `options` (a resolved
+// backend and device). Blocks are views of x and y, never copies; on the CUDA backend x and y
+// go to the device once, here, and each block runs on device memory (similarity_device).
+class BlockComputer {
+public:
+    BlockComputer(const Matrix& x, const Matrix* y, const SimilarityOptions& options);
+    ~BlockComputer();
+    BlockComputer(const BlockComputer&) = delete;
+    BlockComputer& operator=(const BlockComputer&) = delete;
+
+    // The block's rows of S, packed (similarity_output_bytes(1, block.cols, output) bytes each),
+    // valid until the next call.
+    const unsigned char* compute(const Block& block);
+
+private:
+    const Matrix& x_;
+    const Matrix& y_;
+    SimilarityOptions options_;
+    SimilarityOutput output_;
+    std::vector<unsigned char> host_out_;
+#if HPCML_WITH_CUDA
+    struct Device;
+    Device* device_ = nullptr;
+#endif
+};
+
+}  // namespace hpcml::tools

@@ -1,0 +1,154 @@
+#include "cluster.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "command_line.hpp"
+
+namespace hpcml::tools {
+
+World::World(int& argc, char**& argv) {
+#if HPCML_WITH_MPI
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm local;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+    MPI_Comm_rank(local, &local_rank);
+    MPI_Comm_size(local, &local_size);
+    MPI_Comm_free(&local);
+#else
+    (void)argc, (void)argv;
+#endif
+}
+
+World::~World() {
+#if HPCML_WITH_MPI
+    MPI_Finalize();
+#endif
+}
+
+void World::barrier() const {
+#if HPCML_WITH_MPI
+    MPI_Barrier(MPI_COMM_WORLD);
+#endif
+}
+
+int World::broadcast(int value) const {
+#if HPCML_WITH_MPI
+    MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);
+#endif
+    return value;
+}
+
+void World::broadcast(std::vector<char>& bytes) const {
+#if HPCML_WITH_MPI
+    for (std::size_t k = 0; k < bytes.size(); k += INT_MAX)
+        MPI_Bcast(bytes.data() + k, static_cast<int>(std::min<std::size_t>(bytes.size() - k, INT_MAX)), MPI_CHAR, 0, MPI_COMM_WORLD);
+#else
+    (void)bytes;
+#endif
+}
+
+int World::first_failure(bool failed) const {
+#if HPCML_WITH_MPI
+    int mine = failed ? rank : size, lowest = size;
+    MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return lowest < size ? lowest : -1;
+#else
+    return failed ? 0 : -1;
+#endif
+}
+
+void World::abort_now(int code) const {
+#if HPCML_WITH_MPI
+    if (size > 1) MPI_Abort(MPI_COMM_WORLD, code);
+#endif
+    std::_Exit(code);
+}
+
+Counter::Counter(const World& world) {
+#if HPCML_WITH_MPI
+    MPI_Win_allocate(world.rank == 0 ? sizeof(long long) : 0, sizeof(long long), MPI_INFO_NULL, MPI_COMM_WORLD, &base_, &window_);
+    if (world.rank == 0) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, window_);
+        *base_ = 0;
+        MPI_Win_unlock(0, window_);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+#else
+    (void)world;
+#endif
+}
+
+Counter::~Counter() {
+#if HPCML_WITH_MPI
+    MPI_Win_free(&window_);
+#endif
+}
+
+long long Counter::next() {
+#if HPCML_WITH_MPI
+    const long long one = 1;
+    long long value = 0;
+    MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, window_);
+    MPI_Fetch_and_op(&one, &value, MPI_LONG_LONG, 0, 0, MPI_SUM, window_);
+    MPI_Win_unlock(0, window_);
+    return value;
+#else
+    return value_++;
+#endif
+}
+
+OutputFile::OutputFile(const std::string& path) {
+#if HPCML_WITH_MPI
+    if (MPI_File_open(MPI_COMM_WORLD, path.c_str(), MPI_MODE_WRONLY, MPI_INFO_NULL, &file_) != MPI_SUCCESS)
+        throw Exit{1, "--output: cannot open '" + path + "' for writing"};
+#else
+    fd_ = open(path.c_str(), O_WRONLY);
+    if (fd_ < 0) throw Exit{1, "--output: cannot open '" + path + "': " + std::strerror(errno)};
+#endif
+}
+
+OutputFile::~OutputFile() {
+#if HPCML_WITH_MPI
+    MPI_File_close(&file_);
+#else
+    if (fd_ >= 0) close(fd_);
+#endif
+}
+
+void OutputFile::write_at(std::size_t offset, const void* data, std::size_t bytes) {
+    const char* p = static_cast<const char*>(data);
+#if HPCML_WITH_MPI
+    // MPI counts are ints: a block over 2 GiB (a large --tile) goes in pieces.
+    while (bytes > 0) {
+        const int piece = static_cast<int>(std::min<std::size_t>(bytes, std::size_t{1} << 30));
+        MPI_Status status;
+        if (MPI_File_write_at(file_, static_cast<MPI_Offset>(offset), p, piece, MPI_BYTE, &status) != MPI_SUCCESS)
+            throw Exit{1, "--output: write failed"};
+        p += piece;
+        offset += static_cast<std::size_t>(piece);
+        bytes -= static_cast<std::size_t>(piece);
+    }
+#else
+    while (bytes > 0) {
+        const ssize_t n = pwrite(fd_, p, bytes, static_cast<off_t>(offset));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw Exit{1, std::string("--output: write failed: ") + std::strerror(errno)};
+        }
+        p += n;
+        offset += static_cast<std::size_t>(n);
+        bytes -= static_cast<std::size_t>(n);
+    }
+#endif
+}
+
+}  // namespace hpcml::tools

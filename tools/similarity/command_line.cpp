@@ -1,0 +1,81 @@
+#include "command_line.hpp"
+
+#include <hpcml/similarity.hpp>
+
+#include "cli/flags.hpp"
+
+namespace hpcml::tools {
+
+namespace {
+
+cli::Flags declare() {
+    cli::Flags flags;
+    flags.add("y", "", "y's features (default: y = x)", "Y.npy");
+    flags.add("output", "", "the output .npy (required)", "OUT.npy");
+    flags.add("mode", "count", "count or all", "M");
+    flags.add("threshold", "1", "finite, >= 0", "t");
+    flags.add("tile", "1000", "output tile edge; work goes in blocks of this many rows", "N");
+    flags.add("dtype", "", "int32 (count default), uint16, uint8, bool (all default), bitmask", "D");
+    flags.add("backend", "auto", "auto, cpu or cuda", "B");
+    flags.add_switch("quiet", "no progress line on stderr");
+    flags.add_switch("restart", "ignore and replace an existing journal and output");
+    flags.add("stop-after", "-1", "testing: exit with status 3 after N blocks, as a crash would", "N");
+    return flags;
+}
+
+}  // namespace
+
+void print_usage(std::FILE* out) {
+    std::fprintf(out,
+                 "usage: hpcml-similarity INPUT.npy [--y Y.npy] --output OUT.npy [--mode count|all]\n"
+                 "                        [--threshold t] [--tile 1000] [--dtype int32|uint16|uint8|bool|bitmask]\n"
+                 "                        [--backend auto|cpu|cuda] [--quiet] [--restart]\n"
+                 "\n"
+                 "S[i,j] = #{s : |x[s,i] - y[s,j]| < t} (count) or every sample within t (all), for x in\n"
+                 "INPUT.npy, shape (samples, features); y = x unless --y. OUT.npy opens with\n"
+                 "np.load(OUT, mmap_mode='r'); bitmask output has shape (n, ceil(m / 8)), rows packed as\n"
+                 "np.packbits(S, axis=1, bitorder='little'). Inputs: float32 C order is read as is; Fortran\n"
+                 "order is transposed and other real dtypes converted to float32.\n"
+                 "\n"
+                 "Work goes in blocks of --tile rows. Resumable: finished blocks are journaled in\n"
+                 "OUT.npy.journal/; rerunning the same command computes only the missing ones; --restart\n"
+                 "starts over. Under mpirun -np R each rank takes a GPU (local rank modulo the visible\n"
+                 "devices; the CPU where there is none) and blocks are handed out dynamically. On a GPU, x\n"
+                 "and y are copied to the device once per rank and each block is computed there.\n"
+                 "\n");
+    declare().print(out);
+}
+
+Config parse_command_line(int argc, char** argv) {
+    cli::Flags flags = declare();
+    Config c;
+    try {
+        flags.parse(argc, argv);
+        if (flags.help_requested()) {
+            print_usage(stdout);
+            throw Exit{0, ""};
+        }
+        const auto& positionals = flags.positionals();
+        if (positionals.size() > 1) throw Exit{1, "unexpected argument '" + positionals[1] + "' (one INPUT.npy; y goes with --y)"};
+        if (positionals.empty()) throw Exit{1, "INPUT.npy: missing"};
+        c.input = positionals[0];
+        c.y_input = flags.str("y");
+        c.output = flags.str("output");
+        c.mode = flags.str("mode");
+        (void)parse_similarity_mode(c.mode, "--mode");
+        c.threshold = static_cast<float>(flags.real("threshold"));
+        c.tile = static_cast<std::size_t>(flags.integer("tile", 1));
+        c.dtype = flags.str("dtype");
+        c.backend = flags.str("backend");
+        c.quiet = flags.on("quiet");
+        c.restart = flags.on("restart");
+        c.stop_after = static_cast<long>(flags.integer("stop-after", -1));
+    } catch (const Error& e) {
+        throw Exit{1, e.what()};
+    }
+    if (c.output.empty()) throw Exit{1, "--output: missing"};
+    if (c.dtype.empty()) c.dtype = c.mode == "count" ? "int32" : "bool";
+    return c;
+}
+
+}  // namespace hpcml::tools

@@ -1,0 +1,29 @@
+// hpcml-similarity's command line: what the user asked for, checked, with the help text.
+#pragma once
+
+#include <cstddef>
+#include <cstdio>
+#include <string>
+
+namespace hpcml::tools {
+
+// A failure to report and the exit code to end with; code 0 is --help.
+struct Exit {
+    int code;
+    std::string message;
+};
+
+struct Config {
+    std::string input, y_input, output, mode = "count", dtype, backend = "auto";
+    float threshold = 1.0f;
+    std::size_t tile = 1000;
+    bool quiet = false, restart = false;
+    long stop_after = -1;  // test hook: exit after this many blocks (as a crash would)
+};
+
+// Throws Exit{0} after printing the help for --help, Exit{1, message} for a bad command line.
+Config parse_command_line(int argc, char** argv);
+
+void print_usage(std::FILE* out);
+
+}  // namespace hpcml::tools
