@@ -46,7 +46,7 @@ def test_file_equals_library(data, mode, dtype):
     expected = hpcml.similarity(x, y, mode=mode, dtype=dtype, threshold=1.5 if mode == "all" else 1.0)
     assert got.shape == expected.shape and got.dtype == expected.dtype
     np.testing.assert_array_equal(got, expected)
-    assert not (d / "s.npy.journal").exists()  # a finished run removes its journal
+    assert not (d / "s.npy.journal").exists() and not (d / "s.npy.partial").exists()  # a finished run leaves only its output
 
 
 @pytest.mark.skipif(MPIRUN is None, reason="no mpirun")
@@ -77,10 +77,11 @@ def test_resume_computes_only_the_missing_blocks(data):
 def test_a_journal_from_another_command_is_refused(data):
     d, _, _ = data
     run(d / "x.npy", "--output", d / "s.npy", "--tile", 20, "--stop-after", 2, check=False)
-    before = (d / "s.npy").read_bytes()
+    assert not (d / "s.npy").exists()  # an unfinished output is never under its final name
+    before = (d / "s.npy.partial").read_bytes()
     refused = run(d / "x.npy", "--output", d / "s.npy", "--tile", 30, check=False)
     assert refused.returncode == 1 and "different command" in refused.stderr
-    assert (d / "s.npy").read_bytes() == before
+    assert (d / "s.npy.partial").read_bytes() == before
     run(d / "x.npy", "--output", d / "s.npy", "--tile", 30, "--restart")
     run(d / "x.npy", "--output", d / "t.npy", "--tile", 30)
     assert (d / "s.npy").read_bytes() == (d / "t.npy").read_bytes()

@@ -19,6 +19,25 @@ struct Block {
 // tile rows of them pass 256 MB; Bitmask blocks start on a byte.
 std::vector<Block> plan_blocks(std::size_t n, std::size_t m, std::size_t tile, SimilarityOutput output);
 
+// Where blocks lie in the output .npy: after the header, row i of S at row_bytes * i.
+struct FileLayout {
+    std::size_t header_bytes = 0, m = 0, row_bytes = 0;  // m: columns of S; row_bytes: of one row of S
+    SimilarityOutput output{};
+
+    // The block's byte ranges in the file, (offset, length), in the order of its packed rows:
+    // one range when the block spans whole rows.
+    template <class Visit>
+    void for_each_range(const Block& b, Visit&& visit) const {
+        const std::size_t block_row_bytes = similarity_output_bytes(1, b.cols, output);
+        if (b.cols == m) {
+            visit(header_bytes + b.r0 * row_bytes, b.rows * block_row_bytes);
+            return;
+        }
+        const std::size_t column_offset = similarity_output_bytes(1, b.c0, output);
+        for (std::size_t r = 0; r < b.rows; ++r) visit(header_bytes + (b.r0 + r) * row_bytes + column_offset, block_row_bytes);
+    }
+};
+
 // Computes blocks of S = similarity(x, y) (y = x where y is null) with `options` (a resolved
 // backend and device). Blocks are views of x and y, never copies; on the CUDA backend x and y
 // go to the device once, here, and each block runs on device memory (similarity_device).

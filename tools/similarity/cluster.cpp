@@ -106,38 +106,46 @@ long long Counter::next() {
 #endif
 }
 
-OutputFile::OutputFile(const std::string& path) {
+OutputFile::OutputFile(const std::string& path, const World& world) {
 #if HPCML_WITH_MPI
-    if (MPI_File_open(MPI_COMM_WORLD, path.c_str(), MPI_MODE_WRONLY, MPI_INFO_NULL, &file_) != MPI_SUCCESS)
-        throw Exit{1, "--output: cannot open '" + path + "' for writing"};
+    if (world.size > 1) {
+        if (MPI_File_open(MPI_COMM_WORLD, path.c_str(), MPI_MODE_WRONLY, MPI_INFO_NULL, &file_) != MPI_SUCCESS)
+            throw Exit{1, "--output: cannot open '" + path + "' for writing"};
+        mpi_ = true;
+        return;
+    }
 #else
-    fd_ = open(path.c_str(), O_WRONLY);
-    if (fd_ < 0) throw Exit{1, "--output: cannot open '" + path + "': " + std::strerror(errno)};
+    (void)world;
 #endif
+    fd_ = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) throw Exit{1, "--output: cannot open '" + path + "': " + std::strerror(errno)};
 }
 
 OutputFile::~OutputFile() {
 #if HPCML_WITH_MPI
-    MPI_File_close(&file_);
-#else
-    if (fd_ >= 0) close(fd_);
+    if (mpi_) MPI_File_close(&file_);
 #endif
+    if (fd_ >= 0) close(fd_);
 }
 
 void OutputFile::write_at(std::size_t offset, const void* data, std::size_t bytes) {
     const char* p = static_cast<const char*>(data);
 #if HPCML_WITH_MPI
     // MPI counts are ints: a block over 2 GiB (a large --tile) goes in pieces.
-    while (bytes > 0) {
+    while (mpi_ && bytes > 0) {
         const int piece = static_cast<int>(std::min<std::size_t>(bytes, std::size_t{1} << 30));
         MPI_Status status;
-        if (MPI_File_write_at(file_, static_cast<MPI_Offset>(offset), p, piece, MPI_BYTE, &status) != MPI_SUCCESS)
-            throw Exit{1, "--output: write failed"};
+        int written = 0;
+        // Open MPI reports a full disk in the count, not always in the return code.
+        if (MPI_File_write_at(file_, static_cast<MPI_Offset>(offset), p, piece, MPI_BYTE, &status) != MPI_SUCCESS ||
+            MPI_Get_count(&status, MPI_BYTE, &written) != MPI_SUCCESS || written != piece)
+            throw Exit{1, "--output: write failed (" + std::to_string(written) + " of " + std::to_string(piece) +
+                              " bytes written; is the disk full?)"};
         p += piece;
         offset += static_cast<std::size_t>(piece);
         bytes -= static_cast<std::size_t>(piece);
     }
-#else
+#endif
     while (bytes > 0) {
         const ssize_t n = pwrite(fd_, p, bytes, static_cast<off_t>(offset));
         if (n < 0) {
@@ -148,7 +156,6 @@ void OutputFile::write_at(std::size_t offset, const void* data, std::size_t byte
         offset += static_cast<std::size_t>(n);
         bytes -= static_cast<std::size_t>(n);
     }
-#endif
 }
 
 }  // namespace hpcml::tools

@@ -48,10 +48,11 @@ private:
 #endif
 };
 
-// Writes byte ranges of the output file (MPI-IO under MPI, pwrite otherwise). Throws Exit.
+// Writes byte ranges of the output file: MPI-IO under mpirun with several ranks (it keeps
+// ranks on other machines consistent on shared file systems), pwrite otherwise. Throws Exit.
 class OutputFile {
 public:
-    explicit OutputFile(const std::string& path);
+    OutputFile(const std::string& path, const World& world);
     ~OutputFile();
     OutputFile(const OutputFile&) = delete;
     OutputFile& operator=(const OutputFile&) = delete;
@@ -60,9 +61,9 @@ public:
 private:
 #if HPCML_WITH_MPI
     MPI_File file_;
-#else
-    int fd_ = -1;
+    bool mpi_ = false;
 #endif
+    int fd_ = -1;
 };
 
 }  // namespace hpcml::tools

@@ -20,6 +20,7 @@ cli::Flags declare() {
     flags.add_switch("quiet", "no progress line on stderr");
     flags.add_switch("restart", "ignore and replace an existing journal and output");
     flags.add("stop-after", "-1", "testing: exit with status 3 after N blocks, as a crash would", "N");
+    flags.add("delay-ms", "0", "testing: sleep MS after each block", "MS");
     return flags;
 }
 
@@ -37,9 +38,10 @@ void print_usage(std::FILE* out) {
                  "np.packbits(S, axis=1, bitorder='little'). Inputs: float32 C order is read as is; Fortran\n"
                  "order is transposed and other real dtypes converted to float32.\n"
                  "\n"
-                 "Work goes in blocks of --tile rows. Resumable: finished blocks are journaled in\n"
+                 "Work goes in blocks of --tile rows, written to OUT.npy.partial, which becomes OUT.npy\n"
+                 "when every block is in it. Resumable: finished blocks are journaled (with checksums) in\n"
                  "OUT.npy.journal/; rerunning the same command computes only the missing ones; --restart\n"
-                 "starts over. Under mpirun -np R each rank takes a GPU (local rank modulo the visible\n"
+                 "starts over. One job at a time writes an output (a lock on OUT.npy.partial). Under mpirun -np R each rank takes a GPU (local rank modulo the visible\n"
                  "devices; the CPU where there is none) and blocks are handed out dynamically. On a GPU, x\n"
                  "and y are copied to the device once per rank and each block is computed there.\n"
                  "\n");
@@ -70,6 +72,7 @@ Config parse_command_line(int argc, char** argv) {
         c.quiet = flags.on("quiet");
         c.restart = flags.on("restart");
         c.stop_after = static_cast<long>(flags.integer("stop-after", -1));
+        c.delay_ms = static_cast<long>(flags.integer("delay-ms", 0));
     } catch (const Error& e) {
         throw Exit{1, e.what()};
     }

@@ -19,6 +19,7 @@ struct Config {
     std::size_t tile = 1000;
     bool quiet = false, restart = false;
     long stop_after = -1;  // test hook: exit after this many blocks (as a crash would)
+    long delay_ms = 0;     // test hook: sleep after each block, so that a test can kill a run midway
 };
 
 // Throws Exit{0} after printing the help for --help, Exit{1, message} for a bad command line.

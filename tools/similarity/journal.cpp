@@ -1,11 +1,15 @@
 #include "journal.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cinttypes>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -16,38 +20,46 @@ namespace hpcml::tools {
 namespace {
 
 std::string read_text(const fs::path& path) {
-    std::ifstream in(path);
+    std::ifstream in(path, std::ios::binary);
     std::stringstream s;
     s << in.rdbuf();
     return s.str();
 }
 
-// The first `count` bytes of `path` (fewer where it is shorter).
-std::string read_prefix(const std::string& path, std::size_t count) {
-    std::ifstream in(path, std::ios::binary);
-    std::string bytes(count, '\0');
-    in.read(bytes.data(), static_cast<std::streamsize>(count));
-    bytes.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
-    return bytes;
+[[noreturn]] void fail(const std::string& what, const std::string& path) {
+    throw Exit{1, "--output: " + what + " '" + path + "': " + std::strerror(errno)};
 }
 
-// Marks the blocks the journal's rank files list. Only whole lines count: a line cut short by
-// a crash could otherwise name another block ("12" of "123").
-void read_logs(const fs::path& journal, std::vector<char>& done) {
-    for (const auto& entry : fs::directory_iterator(journal)) {
-        if (entry.path().filename().string().rfind("rank-", 0) != 0) continue;
-        const std::string text = read_text(entry.path());
-        for (std::size_t start = 0, eol; (eol = text.find('\n', start)) != std::string::npos; start = eol + 1) {
-            const std::string line = text.substr(start, eol - start);
-            char* end = nullptr;
-            errno = 0;
-            const unsigned long long k = std::strtoull(line.c_str(), &end, 10);
-            if (!line.empty() && *end == '\0' && errno == 0 && k < done.size()) done[k] = 1;
-        }
+void write_all(int fd, const std::string& bytes, std::size_t offset, const std::string& path) {
+    for (std::size_t done = 0; done < bytes.size();) {
+        const ssize_t n = pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) fail("cannot write", path);
+        done += static_cast<std::size_t>(n);
     }
 }
 
 }  // namespace
+
+std::uint64_t checksum(const void* data, std::size_t bytes, std::uint64_t state) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < bytes; ++i) state = (state ^ p[i]) * 1099511628211ull;
+    return state;
+}
+
+void read_claims(std::string_view log, std::size_t blocks, std::map<std::size_t, std::uint64_t>& claims) {
+    for (std::size_t start = 0, eol; (eol = log.find('\n', start)) != std::string_view::npos; start = eol + 1) {
+        const std::string line(log.substr(start, eol - start));
+        unsigned long long block = 0, sum = 0;
+        int used = 0;
+        // "block checksum": decimal, one space, 16 hex digits, nothing else.
+        if (line.size() < 18 || line[0] < '0' || line[0] > '9') continue;
+        if (std::sscanf(line.c_str(), "%llu %16llx%n", &block, &sum, &used) != 2 || static_cast<std::size_t>(used) != line.size())
+            continue;
+        if (line.compare(line.size() - 17, 1, " ") != 0 || block >= blocks) continue;
+        claims[static_cast<std::size_t>(block)] = sum;
+    }
+}
 
 std::string fingerprint(const Config& c, const Matrix& x, const Matrix* y) {
     std::ostringstream f;
@@ -56,7 +68,7 @@ std::string fingerprint(const Config& c, const Matrix& x, const Matrix* y) {
         stat(path.c_str(), &st);
         f << fs::absolute(path).string() << " bytes=" << st.st_size << " mtime=" << st.st_mtim.tv_sec << "." << st.st_mtim.tv_nsec;
     };
-    f << "hpcml-similarity 1\nx ";
+    f << "hpcml-similarity 2\nx ";
     file(c.input);
     f << " shape=" << x.rows << "x" << x.cols << "\ny ";
     if (y) {
@@ -71,39 +83,59 @@ std::string fingerprint(const Config& c, const Matrix& x, const Matrix* y) {
     return f.str();
 }
 
-Journal::Journal(const std::string& output) : dir_(output + ".journal") {}
+Journal::Journal(const std::string& output) : output_(output), partial_(output + ".partial"), dir_(output + ".journal") {}
 
-Journal::~Journal() { close_log(); }
+Journal::~Journal() {
+    close_log();
+    if (fd_ >= 0) close(fd_);  // releases the lock
+}
 
-void Journal::open_or_start(const Config& c, const std::string& print, const std::string& header, std::size_t total_bytes,
-                            std::vector<char>& done) const {
-    bool resume = false;
+void Journal::lock() {
+    fd_ = open(partial_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) fail("cannot create", partial_);
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK)
+            throw Exit{1, "--output: another hpcml-similarity is writing '" + output_ + "' (it holds the lock on '" + partial_ + "')"};
+        fail("cannot lock", partial_);
+    }
+    // The file we locked must still be the one at that path: a run that finished meanwhile
+    // renamed it to the output.
+    struct stat locked{}, named{};
+    if (fstat(fd_, &locked) != 0 || stat(partial_.c_str(), &named) != 0 || locked.st_ino != named.st_ino || locked.st_dev != named.st_dev)
+        throw Exit{1, "--output: another hpcml-similarity finished '" + output_ + "' while this one started; rerun to redo it"};
+}
+
+std::map<std::size_t, std::uint64_t> Journal::open_or_start(const Config& c, const std::string& print, const std::string& header,
+                                                            std::size_t total_bytes, std::size_t blocks) {
+    std::map<std::size_t, std::uint64_t> claims;
     if (fs::exists(dir_ / "command") && !c.restart) {
         if (read_text(dir_ / "command") != print)
             throw Exit{1, "--output: the journal " + dir_.string() + " was written by a different command or input; "
                           "rerun the same command to resume, or add --restart to start over"};
-        resume = fs::exists(c.output) && fs::file_size(c.output) == total_bytes && read_prefix(c.output, header.size()) == header;
-        if (!resume && !c.quiet)
+        std::string head(header.size(), '\0');
+        const bool resume = fs::file_size(partial_) == total_bytes &&
+                            pread(fd_, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()) && head == header;
+        if (resume) {
+            for (const auto& entry : fs::directory_iterator(dir_))
+                if (entry.path().filename().string().rfind("rank-", 0) == 0)
+                    read_claims(read_text(entry.path()), blocks, claims);
+            return claims;
+        }
+        if (!c.quiet)
             std::fprintf(stderr, "hpcml-similarity: %s is missing or not the journal's output (size or header); starting over\n",
-                         c.output.c_str());
-    }
-    if (resume) {
-        read_logs(dir_, done);
-        return;
+                         partial_.c_str());
     }
     std::error_code ignore;
     fs::remove_all(dir_, ignore);
-    std::ofstream out(c.output, std::ios::binary | std::ios::trunc);
-    if (!out) throw Exit{1, "--output: cannot write '" + c.output + "'"};
-    out << header;
-    out.close();
-    if (!out) throw Exit{1, "--output: cannot write '" + c.output + "'"};
-    fs::resize_file(c.output, total_bytes);
+    if (ftruncate(fd_, 0) != 0) fail("cannot write", partial_);
+    write_all(fd_, header, 0, partial_);
+    if (ftruncate(fd_, static_cast<off_t>(total_bytes)) != 0) fail("cannot size", partial_);
     fs::create_directories(dir_);
-    std::ofstream command(dir_ / "command");
+    std::ofstream command(dir_ / "command", std::ios::binary);
     command << print;
     command.close();
     if (!command) throw Exit{1, "--output: cannot write the journal in " + dir_.string()};
+    return claims;
 }
 
 void Journal::open_log(int rank) {
@@ -112,8 +144,8 @@ void Journal::open_log(int rank) {
     if (!log_) throw Exit{1, "--output: cannot write the journal in " + dir_.string()};
 }
 
-void Journal::record(std::size_t block) {
-    std::fprintf(log_, "%zu\n", block);
+void Journal::record(std::size_t block, std::uint64_t block_checksum) {
+    std::fprintf(log_, "%zu %016" PRIx64 "\n", block, block_checksum);
     if (std::fflush(log_) != 0) throw Exit{1, "--output: cannot write the journal in " + dir_.string()};
 }
 
@@ -122,7 +154,10 @@ void Journal::close_log() {
     log_ = nullptr;
 }
 
-void Journal::remove() const {
+void Journal::finish() {
+    // The data reach the disk before the name says they are complete.
+    if (fsync(fd_) != 0) fail("cannot flush", partial_);
+    if (std::rename(partial_.c_str(), output_.c_str()) != 0) fail("cannot rename to the output", partial_);
     std::error_code ignore;
     fs::remove_all(dir_, ignore);
 }

@@ -1,11 +1,17 @@
-// The journal that makes hpcml-similarity resumable: OUT.npy.journal/ holds the command that
-// wrote OUT.npy (its fingerprint) and, per process, the blocks whose bytes are in the file.
+// The files of one hpcml-similarity run and what makes it resumable. While the run lasts, the
+// output is OUT.npy.partial (locked by rank 0, so two jobs cannot write it at once), and
+// OUT.npy.journal/ holds the command that wrote it (its fingerprint) and, per process, a line
+// "block checksum" for each block whose bytes are in the file. A finished run renames the
+// partial file to OUT.npy and removes the journal: OUT.npy exists only when it is complete.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "command_line.hpp"
@@ -17,6 +23,14 @@ namespace hpcml::tools {
 // shape) and every option that changes the output's bytes or its blocks.
 std::string fingerprint(const Config& c, const Matrix& x, const Matrix* y);
 
+// FNV-1a, 64 bits: the checksum a journal line gives for a block's bytes.
+std::uint64_t checksum(const void* data, std::size_t bytes, std::uint64_t state = 14695981039346656037ull);
+
+// The blocks a journal's logs claim, with their checksums. Only whole, well-formed lines with a
+// block below `blocks` count: a line cut short by a crash could name another block ("12" of
+// "123"), and a damaged one anything.
+void read_claims(std::string_view log, std::size_t blocks, std::map<std::size_t, std::uint64_t>& claims);
+
 class Journal {
 public:
     explicit Journal(const std::string& output);
@@ -24,25 +38,32 @@ public:
     Journal(const Journal&) = delete;
     Journal& operator=(const Journal&) = delete;
 
-    // Rank 0, before any block: resumes when the journal was written by the same command and
-    // the output has the expected size and header (done[k] = 1 for each finished block);
-    // otherwise (or with --restart) starts over: the output is created with its header and
-    // full size, the journal with the fingerprint. Throws Exit (or a filesystem_error).
-    void open_or_start(const Config& c, const std::string& print, const std::string& header, std::size_t total_bytes,
-                       std::vector<char>& done) const;
+    // Rank 0, first: takes the lock on the partial output (created if absent), or throws Exit
+    // when another process holds it.
+    void lock();
 
-    // Every rank: a log of its own, to which record(k) appends block k once its bytes are written.
+    // Rank 0, under the lock: resumes when the journal was written by the same command and the
+    // partial output has the expected size and header, returning the blocks its logs claim;
+    // otherwise (or with --restart) starts over (the partial output sized and headed, the
+    // journal holding the fingerprint) and returns none. Throws Exit (or a filesystem_error).
+    std::map<std::size_t, std::uint64_t> open_or_start(const Config& c, const std::string& print, const std::string& header,
+                                                       std::size_t total_bytes, std::size_t blocks);
+
+    // Every rank: a log of its own, to which record() appends a block once its bytes are written.
     void open_log(int rank);
-    void record(std::size_t block);
+    void record(std::size_t block, std::uint64_t block_checksum);
     void close_log();
 
-    // The run is complete: the journal has done its job.
-    void remove() const;
+    // Rank 0, once every block is written: OUT.npy.partial becomes OUT.npy, the journal goes.
+    void finish();
 
-    const std::filesystem::path& dir() const { return dir_; }
+    const std::string& partial() const { return partial_; }
+    int partial_fd() const { return fd_; }  // rank 0's descriptor of the partial output (read only by it)
 
 private:
+    std::string output_, partial_;
     std::filesystem::path dir_;
+    int fd_ = -1;
     std::FILE* log_ = nullptr;
 };
 

@@ -7,9 +7,10 @@
 // The output is split into blocks (blocks.hpp). Blocks are handed out dynamically (an MPI
 // one-sided counter on rank 0 under mpirun, a plain counter otherwise; cluster.hpp), each
 // computed by one library call and written at its offset in the output .npy (MPI-IO under
-// mpirun, pwrite otherwise); no process ever holds the whole output. A block's index is
-// appended to the journal only after its bytes are written (journal.hpp), so a rerun after a
-// crash or Ctrl-C computes only the missing blocks; a finished run removes the journal.
+// mpirun, pwrite otherwise) of OUT.npy.partial; no process ever holds the whole output. A block
+// is journaled with its checksum only after its bytes are written (journal.hpp), so a rerun
+// after a crash or Ctrl-C computes only the missing blocks; a finished run renames the file to
+// OUT.npy and removes the journal.
 #include <hpcml/device.hpp>
 #include <hpcml/similarity.hpp>
 
@@ -20,11 +21,14 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -65,7 +69,8 @@ struct Plan {
     bool has_y = false;
     hpcml::SimilarityOutput output{};
     hpcml::SimilarityOptions options;
-    std::size_t m = 0, row_bytes = 0, total_bytes = 0;  // m: columns of S
+    FileLayout layout;
+    std::size_t total_bytes = 0;
     std::vector<Block> blocks;
     std::string header, print;
     const Matrix* y() const { return has_y ? &y_storage : nullptr; }
@@ -89,7 +94,6 @@ Plan prepare(int argc, char** argv, const World& world) {
             throw Exit{1, "--y: has " + std::to_string(p.y_storage.rows) + " samples (rows) but INPUT.npy has " + std::to_string(p.x.rows)};
     }
     const std::size_t samples = p.x.rows, n = p.x.cols, m = p.has_y ? p.y_storage.cols : p.x.cols;
-    p.m = m;
     options.backend = hpcml::parse_backend(c.backend, "--backend");
     const hpcml::Context context = hpcml::make_context(options.backend);
     if (context.backend == hpcml::Backend::Cuda) {
@@ -112,10 +116,28 @@ Plan prepare(int argc, char** argv, const World& world) {
     p.blocks = plan_blocks(n, m, c.tile, p.output);
     options.tile = c.tile;
     p.header = npy_header(descr_of(p.output), n, p.output == hpcml::SimilarityOutput::Bitmask ? (m + 7) / 8 : m);
-    p.row_bytes = hpcml::similarity_output_bytes(1, m, p.output);
+    p.layout = {p.header.size(), m, hpcml::similarity_output_bytes(1, m, p.output), p.output};
     p.total_bytes = p.header.size() + hpcml::similarity_output_bytes(n, m, p.output);  // checked: throws on overflow
     p.print = fingerprint(c, p.x, p.y());
     return p;
+}
+
+// The journal's claims that the partial output bears out: a block counts as done only when its
+// bytes in the file have the checksum its journal line gives.
+std::vector<char> verified_blocks(const std::map<std::size_t, std::uint64_t>& claims, const Plan& p, int fd) {
+    std::vector<char> done(p.blocks.size(), 0);
+    std::vector<unsigned char> bytes;
+    for (const auto& [k, claimed] : claims) {
+        std::uint64_t sum = checksum(nullptr, 0);
+        bool readable = true;
+        p.layout.for_each_range(p.blocks[k], [&](std::size_t offset, std::size_t length) {
+            bytes.resize(length);
+            readable = readable && pread(fd, bytes.data(), length, static_cast<off_t>(offset)) == static_cast<ssize_t>(length);
+            sum = checksum(bytes.data(), length, sum);
+        });
+        done[k] = readable && sum == claimed;
+    }
+    return done;
 }
 
 // Under mpirun, an error on one rank once the ranks work together: say so and take the job
@@ -161,7 +183,8 @@ int run(int argc, char** argv, World& world) {
     std::vector<char> done(blocks.size(), 0);
     if (world.rank == 0) {
         try {
-            journal.open_or_start(c, p.print, p.header, p.total_bytes, done);
+            journal.lock();
+            done = verified_blocks(journal.open_or_start(c, p.print, p.header, p.total_bytes, blocks.size()), p, journal.partial_fd());
         } catch (const Exit& e) {
             std::fprintf(stderr, "hpcml-similarity: error: %s\n", e.message.c_str());
             decision = 1;
@@ -180,7 +203,7 @@ int run(int argc, char** argv, World& world) {
     const auto start = std::chrono::steady_clock::now();
     try {
         journal.open_log(world.rank);
-        OutputFile file(c.output);
+        OutputFile file(journal.partial(), world);
         Counter counter(world);
         BlockComputer computer(p.x, p.y(), p.options);
 
@@ -190,17 +213,15 @@ int run(int argc, char** argv, World& world) {
             const std::size_t k = pending[static_cast<std::size_t>(next)];
             const Block& b = blocks[k];
             const unsigned char* rows = computer.compute(b);
-            const std::size_t block_row_bytes = hpcml::similarity_output_bytes(1, b.cols, p.output);
-            if (b.cols == p.m) {  // whole rows: one write
-                file.write_at(p.header.size() + b.r0 * p.row_bytes, rows, b.rows * block_row_bytes);
-            } else {
-                const std::size_t column_offset = hpcml::similarity_output_bytes(1, b.c0, p.output);
-                for (std::size_t r = 0; r < b.rows; ++r)
-                    file.write_at(p.header.size() + (b.r0 + r) * p.row_bytes + column_offset, rows + r * block_row_bytes, block_row_bytes);
-            }
-            journal.record(k);  // only now that the block's bytes are in the file
+            std::size_t written = 0;
+            p.layout.for_each_range(b, [&](std::size_t offset, std::size_t length) {
+                file.write_at(offset, rows + written, length);
+                written += length;
+            });
+            journal.record(k, checksum(rows, written));  // only now that the block's bytes are in the file
             ++computed;
             if (c.stop_after >= 0 && computed >= c.stop_after) world.abort_now(3);  // the test hook: die like a crash
+            if (c.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(c.delay_ms));
             const auto now = std::chrono::steady_clock::now();
             if (!c.quiet && world.rank == 0 && now - last_progress > std::chrono::seconds(2)) {
                 last_progress = now;
@@ -222,7 +243,7 @@ int run(int argc, char** argv, World& world) {
         }
     }
     world.barrier();
-    if (world.rank == 0) journal.remove();  // complete: the journal has done its job
+    if (world.rank == 0) journal.finish();  // complete: OUT.npy.partial becomes OUT.npy
     if (world.rank == 0 && !c.quiet) {
         std::fprintf(stderr, "hpcml-similarity: %zu blocks computed, %zu already done, %d rank(s), %s backend, %.2f s -> %s\n",
                      pending.size(), blocks.size() - pending.size(), world.size,

@@ -1,0 +1,196 @@
+"""hpcml-similarity under faults: a full or read-only disk, a damaged journal, inputs changed
+before a resume, two jobs on one output, SIGKILL at random moments, a rank dying under mpirun.
+Each ends with a clear message and an exit code, and OUT.npy exists only when it is complete."""
+
+import fcntl
+import os
+import random
+import resource
+import signal
+import subprocess
+import time
+
+import numpy as np
+import pytest
+
+from test_similarity_cli import ENV, MPIRUN, TOOL, run
+
+pytestmark = pytest.mark.skipif(not TOOL.exists(), reason=f"{TOOL} not built")
+
+
+@pytest.fixture
+def job(tmp_path):
+    """An input whose output takes 16 blocks, and the bytes an uninterrupted run writes."""
+    rng = np.random.default_rng(1)
+    np.save(tmp_path / "x.npy", rng.standard_normal((64, 300)).astype(np.float32))
+    args = [tmp_path / "x.npy", "--tile", 19]
+    run(*args, "--output", tmp_path / "reference.npy")
+    return tmp_path, args, (tmp_path / "reference.npy").read_bytes()
+
+
+def tmpfs(path, options):
+    """A tmpfs mounted at `path` (the test is skipped where this machine does not allow it)."""
+    path.mkdir()
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True, text=True)
+    if p.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    disk = tmp_path / "disk"
+    tmpfs(disk, "size=64k")
+    yield disk
+    subprocess.run(["umount", str(disk)])
+
+
+def test_disk_full_midway(job, small_disk):
+    d, args, _ = job
+    out = small_disk / "s.npy"  # 360 KB of int32 on a 64 KiB disk
+    p = run(*args, "--output", out, check=False)
+    assert p.returncode == 1 and "No space left on device" in p.stderr, p.stderr
+    assert not out.exists()
+
+
+def test_file_size_limit(tmp_path):
+    np.save(tmp_path / "x.npy", np.zeros((4, 2000), np.float32))  # a 16 MB output under an 8 MB limit
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a signal
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8 << 20, 8 << 20))
+
+    p = subprocess.run([str(TOOL), str(tmp_path / "x.npy"), "--output", str(tmp_path / "s.npy")], env=ENV, capture_output=True,
+                       text=True, preexec_fn=limit)
+    assert p.returncode == 1 and "--output" in p.stderr and "File too large" in p.stderr, p.stderr
+    assert not (tmp_path / "s.npy").exists()
+
+
+def test_read_only_output_directory(job):
+    d, args, _ = job
+    ro = d / "ro"
+    tmpfs(ro, "ro,size=64k")
+    try:
+        p = run(*args, "--output", ro / "s.npy", check=False)
+        assert p.returncode == 1 and "--output" in p.stderr and "Read-only file system" in p.stderr, p.stderr
+    finally:
+        subprocess.run(["umount", str(ro)])
+
+
+def crash_after(d, args, blocks, out="s.npy"):
+    p = run(*args, "--output", d / out, "--stop-after", blocks, check=False)
+    assert p.returncode == 3
+    assert not (d / out).exists() and (d / f"{out}.partial").exists()
+    return sorted((d / f"{out}.journal").glob("rank-*"))
+
+
+@pytest.mark.parametrize("damage", ["cut mid-line", "garbage lines", "claims a block never written",
+                                    "block bytes changed", "logs deleted", "partial output deleted"])
+def test_damaged_journal_resumes_to_the_same_bytes(job, damage):
+    d, args, reference = job
+    log = crash_after(d, args, 5)[0]
+    text = log.read_text()
+    assert len(text.splitlines()) == 5
+    if damage == "cut mid-line":
+        log.write_text(text[: len(text) - 7])
+    elif damage == "garbage lines":
+        log.write_text(text + "\n\0\0zz\n-1 0000000000000000\n99999999999999999999999 00\n12\n7 xyz\n")
+    elif damage == "claims a block never written":
+        log.write_text(text + "15 0123456789abcdef\n")
+    elif damage == "block bytes changed":
+        with open(d / "s.npy.partial", "r+b") as f:
+            f.seek(200)
+            f.write(b"\x55")
+    elif damage == "logs deleted":
+        log.unlink()
+    else:
+        (d / "s.npy.partial").unlink()
+    run(*args, "--output", d / "s.npy")
+    assert (d / "s.npy").read_bytes() == reference
+    assert not (d / "s.npy.journal").exists() and not (d / "s.npy.partial").exists()
+
+
+def test_damaged_command_file_is_refused(job):
+    d, args, reference = job
+    crash_after(d, args, 3)
+    (d / "s.npy.journal" / "command").write_text("hpcml-similarity 2\ngarbage")
+    p = run(*args, "--output", d / "s.npy", check=False)
+    assert p.returncode == 1 and "different command or input" in p.stderr
+    run(*args, "--output", d / "s.npy", "--restart")
+    assert (d / "s.npy").read_bytes() == reference
+
+
+def test_input_changed_between_crash_and_resume(job):
+    d, args, _ = job
+    crash_after(d, args, 3)
+    changed = np.random.default_rng(2).standard_normal((64, 300)).astype(np.float32)
+    np.save(d / "x.npy", changed)
+    st = os.stat(d / "x.npy")
+    os.utime(d / "x.npy", ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    p = run(*args, "--output", d / "s.npy", check=False)
+    assert p.returncode == 1 and "different command or input" in p.stderr
+    run(*args, "--output", d / "s.npy", "--restart")
+    run(*args, "--output", d / "fresh.npy")
+    assert (d / "s.npy").read_bytes() == (d / "fresh.npy").read_bytes()
+
+
+def test_two_jobs_cannot_write_one_output(job):
+    d, args, reference = job
+    # Another job holds the lock: this one refuses and touches nothing.
+    with open(d / "s.npy.partial", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        p = run(*args, "--output", d / "s.npy", check=False)
+        assert p.returncode == 1 and "another hpcml-similarity is writing" in p.stderr, p.stderr
+        assert not (d / "s.npy").exists() and not (d / "s.npy.journal").exists()
+    # Two real jobs started together: each finishes or refuses, and the output is right.
+    for _ in range(5):
+        procs = [subprocess.Popen([str(TOOL), *map(str, args), "--output", str(d / "t.npy"), "--restart", "--delay-ms", "5"],
+                                  env=ENV, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        results = [(p.wait(), p.stderr.read()) for p in procs]
+        for code, err in results:
+            assert code == 0 or (code == 1 and "another hpcml-similarity" in err), err
+        assert any(code == 0 for code, _ in results)
+        assert (d / "t.npy").read_bytes() == reference
+
+
+def test_sigkill_at_random_moments(job):
+    d, args, reference = job
+    cmd = [str(TOOL), *map(str, args), "--output", str(d / "s.npy"), "--delay-ms", "2"]
+    start = time.monotonic()
+    subprocess.run(cmd + ["--restart"], env=ENV, check=True)
+    whole = time.monotonic() - start
+    rng = random.Random(3)
+    for _ in range(12):
+        (d / "s.npy").unlink()
+        for _ in range(rng.randint(1, 3)):  # killed, resumed, perhaps killed again
+            p = subprocess.Popen(cmd, env=ENV, stderr=subprocess.DEVNULL)
+            time.sleep(rng.uniform(0, whole))
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+            if (d / "s.npy").exists():  # it finished before the kill
+                break
+        if not (d / "s.npy").exists():
+            subprocess.run(cmd, env=ENV, check=True, stderr=subprocess.DEVNULL)
+        assert (d / "s.npy").read_bytes() == reference
+        assert not (d / "s.npy.journal").exists()
+
+
+@pytest.mark.skipif(MPIRUN is None, reason="no mpirun")
+def test_a_rank_dies_under_mpirun(job):
+    d, args, reference = job
+    out = d / "s.npy"
+    job_ = subprocess.Popen([MPIRUN, "-np", "3", "--oversubscribe", str(TOOL), *map(str, args), "--output", str(out),
+                             "--delay-ms", "50"], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    ranks = []
+    while time.monotonic() < deadline and not ranks:
+        time.sleep(0.2)
+        if any((d / "s.npy.journal").glob("rank-*")):
+            ps = subprocess.run(["pgrep", "-f", f"hpcml-similarity .*{out}"], capture_output=True, text=True).stdout.split()
+            ranks = [int(pid) for pid in ps if int(pid) != job_.pid]
+    assert ranks, "the ranks never started"
+    os.kill(ranks[-1], signal.SIGKILL)
+    code = job_.wait(timeout=60)
+    assert code != 0
+    assert not out.exists()
+    run(*args, "--output", out)
+    assert out.read_bytes() == reference
