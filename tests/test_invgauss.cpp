@@ -32,10 +32,10 @@ using hpcml_test::expect_invalid;
 namespace ig = hpcml::invgauss;
 using ig::Function;
 
-const ig::Options kCpu{hpcml::Backend::Cpu};
+const ig::InvGaussOptions kCpu{hpcml::Backend::Cpu};
 
 template <class T>
-std::vector<T> eval(Function f, const std::vector<T>& x, T mu, T lam, const ig::Options& o = kCpu) {
+std::vector<T> eval(Function f, const std::vector<T>& x, T mu, T lam, const ig::InvGaussOptions& o = kCpu) {
     std::vector<T> out(x.size());
     ig::evaluate<T>(f, x.data(), x.size(), &mu, 1, &lam, 1, out.data(), o);
     return out;
@@ -56,7 +56,7 @@ const double kRatios[] = {1e-3, 1e-2, 0.1, 1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7};
 class InvGaussOnBackend : public ::testing::TestWithParam<hpcml::Backend> {
 protected:
     void SetUp() override { HPCML_SKIP_UNLESS_AVAILABLE(GetParam()); }
-    ig::Options on() const { return ig::Options{GetParam()}; }
+    ig::InvGaussOptions on() const { return ig::InvGaussOptions{GetParam()}; }
     template <class T>
     std::vector<T> ev(Function f, const std::vector<T>& x, T mu, T lam) const {
         return eval<T>(f, x, mu, lam, on());
@@ -330,7 +330,7 @@ void expect_gpu_matches_cpu_per_element() {
     mu[102] = NAN;
     lam[103] = INFINITY;
 
-    const ig::Options gpu{hpcml::Backend::Cuda};
+    const ig::InvGaussOptions gpu{hpcml::Backend::Cuda};
     cudaStream_t stream = nullptr;
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
     T *d_in = nullptr, *d_mu = nullptr, *d_lam = nullptr, *d_out = nullptr;
@@ -348,7 +348,7 @@ void expect_gpu_matches_cpu_per_element() {
         ig::evaluate<T>(f, in.data(), n, mu.data(), n, lam.data(), n, host.data(), kCpu);
         ig::evaluate<T>(f, in.data(), n, mu.data(), n, lam.data(), n, device.data(), gpu);
         ASSERT_EQ(cudaMemcpy(d_in, in.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-        ig::Options on_stream = gpu;
+        ig::InvGaussOptions on_stream = gpu;
         on_stream.stream = stream;
         ig::evaluate_device<T>(f, d_in, n, d_mu, n, d_lam, n, d_out, on_stream);
         ASSERT_EQ(cudaMemcpy(via_pointers.data(), d_out, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
@@ -379,7 +379,7 @@ TEST(InvGaussCuda, HostPointersToTheDeviceApiAreRefused) {
     ASSERT_EQ(cudaMalloc(&x, 4 * sizeof(double)), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&out, 4 * sizeof(double)), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(x, host.data(), 4 * sizeof(double), cudaMemcpyHostToDevice), cudaSuccess);
-    const ig::Options gpu{hpcml::Backend::Cuda};
+    const ig::InvGaussOptions gpu{hpcml::Backend::Cuda};
     const double one = 1.0;
     expect_invalid([&] { ig::evaluate_device<double>(Function::Pdf, host.data(), 4, x, 1, x, 1, out, gpu); }, "x:");
     expect_invalid([&] { ig::evaluate_device<double>(Function::Pdf, x, 4, &one, 1, x, 1, out, gpu); }, "mu:");
@@ -403,7 +403,7 @@ TEST(InvGaussCuda, PerElementParametersEveryFunctionFloat) {
 
 TEST(InvGaussCuda, AgreesWithCpu) {
     HPCML_SKIP_WITHOUT_GPU();
-    const ig::Options gpu{hpcml::Backend::Cuda};
+    const ig::InvGaussOptions gpu{hpcml::Backend::Cuda};
     std::vector<double> x;
     for (int k = 1; k < 2000; ++k) x.push_back(std::pow(10.0, -3 + 6.0 * k / 2000));
     for (double r : kRatios)

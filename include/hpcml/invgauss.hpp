@@ -21,7 +21,7 @@ enum class Function {
     StandardizedPdf   // the density of Y = standardize(X) at y = x
 };
 
-struct Options {
+struct InvGaussOptions {
     Backend backend = Backend::Auto;
     int device = 0;
     void* stream = nullptr;  // cudaStream_t, for the *_device entry points
@@ -32,19 +32,19 @@ struct Options {
 // give NaN, as SciPy does; x <= 0 gives pdf 0 and cdf 0. T is float or double.
 template <class T>
 RunStats evaluate(Function f, const T* x, std::size_t n, const T* mu, std::size_t mu_count, const T* lam,
-                  std::size_t lam_count, T* out, const Options& options = {});
+                  std::size_t lam_count, T* out, const InvGaussOptions& options = {});
 
 // The same on device pointers (CUDA): queued on options.stream, returns when complete.
 template <class T>
 RunStats evaluate_device(Function f, const T* x, std::size_t n, const T* mu, std::size_t mu_count, const T* lam,
-                         std::size_t lam_count, T* out, const Options& options = {});
+                         std::size_t lam_count, T* out, const InvGaussOptions& options = {});
 
 // n samples by Michael-Schucany-Haas from a counter-based generator (Philox4x32-10): sample i
 // depends only on (seed, i, mu, lambda), so the same seed gives the same samples on the CPU and
 // the GPU (to the last bits of their libm's log, cos and sqrt). Invalid parameters throw.
 template <class T>
 RunStats sample(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, std::size_t lam_count,
-                std::uint64_t seed, T* out, const Options& options = {});
+                std::uint64_t seed, T* out, const InvGaussOptions& options = {});
 
 enum class Metric { TotalVariation, Kolmogorov, Both };
 

@@ -5,11 +5,18 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+
 #include "error.hpp"
 
 namespace hpcml::detail {
 
 [[noreturn]] void raise_cuda(cudaError_t status, const char* call, const char* file, int line);
+
+// How many blocks of `kernel` (`threads` threads and `shared_bytes` of dynamic shared memory
+// each) the current device runs at once: the runtime's occupancy times the SM count, queried
+// once per device and kernel. Launch sizing reads it instead of assuming a GPU.
+std::size_t resident_blocks(const void* kernel, int threads, std::size_t shared_bytes);
 
 }  // namespace hpcml::detail
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 
 #include "cuda_check.hpp"
 #include "cuda_memory.hpp"
@@ -14,6 +15,26 @@ void raise_cuda(cudaError_t status, const char* call, const char* file, int line
     const ErrorKind kind = status == cudaErrorMemoryAllocation ? ErrorKind::OutOfMemory : ErrorKind::Cuda;
     raise(kind, std::string(call) + " failed: " + cudaGetErrorName(status) + " (" +
                     cudaGetErrorString(status) + ") at " + file + ":" + std::to_string(line));
+}
+
+std::size_t resident_blocks(const void* kernel, int threads, std::size_t shared_bytes) {
+    int device = 0;
+    HPCML_CUDA_CHECK(cudaGetDevice(&device));
+    using Key = std::tuple<int, const void*, int, std::size_t>;
+    struct Cache {
+        std::mutex mutex;
+        std::map<Key, std::size_t> blocks;
+    };
+    static Cache* const cache = new Cache;  // never destroyed, as caches() below
+    const Key key{device, kernel, threads, shared_bytes};
+    const std::lock_guard<std::mutex> lock(cache->mutex);
+    if (const auto it = cache->blocks.find(key); it != cache->blocks.end()) return it->second;
+    int per_sm = 0, sms = 0;
+    HPCML_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes));
+    HPCML_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const std::size_t blocks = static_cast<std::size_t>(per_sm) * static_cast<std::size_t>(sms);
+    cache->blocks.emplace(key, blocks);
+    return blocks;
 }
 
 void ensure_device_fits(std::size_t bytes, const std::string& what) {

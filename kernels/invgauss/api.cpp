@@ -2,12 +2,11 @@
 #include <cmath>
 #include <string>
 
+#include "backends.hpp"
 #include "common/dispatch.hpp"
 #include "common/error.hpp"
-#include "invgauss_impl.hpp"
 #if HPCML_WITH_CUDA
 #include "common/cuda_memory.hpp"
-#include "cuda.hpp"
 #endif
 
 namespace hpcml::invgauss {
@@ -49,7 +48,7 @@ static void check_function(Function f) {
 
 template <class T>
 RunStats evaluate(Function f, const T* x, std::size_t n, const T* mu, std::size_t mu_count, const T* lam,
-                  std::size_t lam_count, T* out, const Options& options) {
+                  std::size_t lam_count, T* out, const InvGaussOptions& options) {
     check_function(f);
     const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
     return detail::dispatch(
@@ -62,7 +61,7 @@ RunStats evaluate(Function f, const T* x, std::size_t n, const T* mu, std::size_
 
 template <class T>
 RunStats evaluate_device(Function f, const T* x, std::size_t n, const T* mu, std::size_t mu_count, const T* lam,
-                         std::size_t lam_count, T* out, const Options& options) {
+                         std::size_t lam_count, T* out, const InvGaussOptions& options) {
     check_function(f);
     [[maybe_unused]] const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
     detail::require(options.backend != Backend::Cpu, "backend: evaluate_device takes device pointers; use cuda or auto");
@@ -79,7 +78,7 @@ RunStats evaluate_device(Function f, const T* x, std::size_t n, const T* mu, std
 
 template <class T>
 RunStats sample(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, std::size_t lam_count,
-                std::uint64_t seed, T* out, const Options& options) {
+                std::uint64_t seed, T* out, const InvGaussOptions& options) {
     const Elementwise<T> e = make_elementwise<T>(nullptr, n, mu, mu_count, lam, lam_count, out, false);
     require_parameters(mu, mu_count, "mu");
     require_parameters(lam, lam_count, "lambda");
@@ -157,11 +156,11 @@ Metric parse_metric(std::string_view text, std::string_view argument) {
 
 #define HPCML_INSTANTIATE(T)                                                                                       \
     template RunStats evaluate<T>(Function, const T*, std::size_t, const T*, std::size_t, const T*, std::size_t, T*, \
-                                  const Options&);                                                                  \
+                                  const InvGaussOptions&);                                                         \
     template RunStats evaluate_device<T>(Function, const T*, std::size_t, const T*, std::size_t, const T*,         \
-                                         std::size_t, T*, const Options&);                                          \
+                                         std::size_t, T*, const InvGaussOptions&);                                 \
     template RunStats sample<T>(std::size_t, const T*, std::size_t, const T*, std::size_t, std::uint64_t, T*,      \
-                                const Options&);
+                                const InvGaussOptions&);
 HPCML_INSTANTIATE(float)
 HPCML_INSTANTIATE(double)
 #undef HPCML_INSTANTIATE

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "invgauss_impl.hpp"
+#include "backends.hpp"
 
 #if HPCML_HAVE_LIBMVEC
 #include <immintrin.h>

@@ -12,7 +12,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/cuda_memory.hpp"
-#include "cuda.hpp"
+#include "cuda_launchers.hpp"
 
 namespace hpcml::detail::invgauss {
 

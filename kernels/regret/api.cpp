@@ -4,11 +4,8 @@
 
 #include "common/dispatch.hpp"
 #include "common/error.hpp"
+#include "backends.hpp"
 #include "math.hpp"
-#include "regret_impl.hpp"
-#if HPCML_WITH_CUDA
-#include "cuda.hpp"
-#endif
 
 namespace hpcml {
 

@@ -12,9 +12,9 @@
 #include <omp.h>
 #endif
 
+#include "backends.hpp"
 #include "common/memory.hpp"
 #include "math.hpp"
-#include "regret_impl.hpp"
 
 namespace hpcml::detail::regret {
 

@@ -9,7 +9,7 @@
 #include "common/cuda_check.hpp"
 #include "common/cuda_memory.hpp"
 #include "common/cuda_stream.hpp"
-#include "cuda.hpp"
+#include "cuda_launchers.hpp"
 
 namespace hpcml::detail::regret {
 

@@ -36,7 +36,7 @@
 #include <climits>
 
 #include "common/cuda_check.hpp"
-#include "cuda.hpp"
+#include "cuda_launchers.hpp"
 
 namespace hpcml::detail::regret {
 
@@ -536,9 +536,14 @@ void launch_batched(const BatchedArgs& a, cudaStream_t stream) {
 }
 
 DualGemv plan_dual_gemv(int games, int n1, int n2, int multiprocessors) {
-    // Row splits so that bands x splits x games gives about four blocks per SM.
+    // Row splits so that bands x splits x games gives about four blocks per SM. Not the
+    // kernel's occupancy: each split sums its rows of x^T A and the splits are added in order,
+    // so the split count sets the rounding, and an occupancy (nvcc's register count) would
+    // change results between builds.
+    constexpr long long kSplitBlocksPerSM = 4;
     const int bands = (n2 + kBandColumns - 1) / kBandColumns;
-    const long long wanted = (4LL * multiprocessors + static_cast<long long>(bands) * games - 1) / (static_cast<long long>(bands) * games);
+    const long long wanted = (kSplitBlocksPerSM * multiprocessors + static_cast<long long>(bands) * games - 1) /
+                             (static_cast<long long>(bands) * games);
     const int splits = static_cast<int>(std::max<long long>(1, std::min<long long>(n1, wanted)));
     return {games, n1, n2, splits, bands * kWarpsPerBlock, nullptr, nullptr};
 }

@@ -5,9 +5,9 @@
 #include <limits>
 #include <string>
 
+#include "backends.hpp"
 #include "common/dispatch.hpp"
 #include "common/error.hpp"
-#include "similarity_impl.hpp"
 #if HPCML_WITH_CUDA
 #include "common/cuda_memory.hpp"
 #endif

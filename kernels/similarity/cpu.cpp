@@ -16,8 +16,8 @@
 #include <omp.h>
 #endif
 
+#include "backends.hpp"
 #include "math.hpp"
-#include "similarity_impl.hpp"
 
 namespace hpcml::detail::similarity {
 
@@ -81,49 +81,36 @@ void store_typed(const auto* counts, std::size_t ldc, std::size_t rows, std::siz
     }
 }
 
-}  // namespace
-
-std::size_t row_bytes(std::size_t cols, SimilarityOutput output) {
-    switch (output) {
-        case SimilarityOutput::Int32: return cols * 4;
-        case SimilarityOutput::UInt16: return cols * 2;
-        case SimilarityOutput::Bitmask: return (cols + 7) / 8;
-        default: return cols;  // UInt8, Bool
-    }
-}
-
+// Writes a rows x cols block of counts (row stride ldc) at (r, c) of `out`, encoded as
+// problem.output (for All: count == samples). For Bitmask, c is a multiple of 8.
 template <class Count>
 void store_counts(const Count* counts, std::size_t ldc, std::size_t rows, std::size_t cols,
                   std::size_t r, std::size_t c, const Problem& problem, const RegionOutput& out) {
     const auto samples = static_cast<std::uint32_t>(problem.samples);
+    auto pass = [samples](Count v) { return all_within(static_cast<std::uint32_t>(v), samples); };
     switch (problem.output) {
         case SimilarityOutput::Int32:
             store_typed<std::int32_t>(counts, ldc, rows, cols, r, c, out,
-                                      [](Count v) { return static_cast<std::int32_t>(v); });
+                                      [](Count v) { return encode_count<std::int32_t>(v); });
             break;
         case SimilarityOutput::UInt16:
             store_typed<std::uint16_t>(counts, ldc, rows, cols, r, c, out,
-                                       [](Count v) { return static_cast<std::uint16_t>(v); });
+                                       [](Count v) { return encode_count<std::uint16_t>(v); });
             break;
         case SimilarityOutput::UInt8:
             store_typed<std::uint8_t>(counts, ldc, rows, cols, r, c, out,
-                                      [](Count v) { return static_cast<std::uint8_t>(v); });
+                                      [](Count v) { return encode_count<std::uint8_t>(v); });
             break;
         case SimilarityOutput::Bool:
-            store_typed<std::uint8_t>(counts, ldc, rows, cols, r, c, out, [samples](Count v) {
-                return all_within(static_cast<std::uint32_t>(v), samples);
-            });
+            store_typed<std::uint8_t>(counts, ldc, rows, cols, r, c, out, [&](Count v) { return encode_bool(pass(v)); });
             break;
         case SimilarityOutput::Bitmask:
             for (std::size_t a = 0; a < rows; ++a) {
+                const Count* row_counts = counts + a * ldc;
                 auto* row = static_cast<std::uint8_t*>(out.data) + (r + a) * out.row_stride_bytes + c / 8;
                 for (std::size_t b0 = 0; b0 < cols; b0 += 8) {
-                    std::uint8_t byte = 0;
-                    for (std::size_t b = b0; b < cols && b < b0 + 8; ++b) {
-                        byte |= static_cast<std::uint8_t>(
-                            all_within(static_cast<std::uint32_t>(counts[a * ldc + b]), samples) << (b - b0));
-                    }
-                    row[b0 / 8] = byte;
+                    row[b0 / 8] = encode_bitmask_byte([&](unsigned b) { return pass(row_counts[b0 + b]); },
+                                                      static_cast<unsigned>(std::min<std::size_t>(8, cols - b0)));
                 }
             }
             break;
@@ -132,10 +119,7 @@ void store_counts(const Count* counts, std::size_t ldc, std::size_t rows, std::s
     }
 }
 
-template void store_counts<std::int32_t>(const std::int32_t*, std::size_t, std::size_t, std::size_t,
-                                         std::size_t, std::size_t, const Problem&, const RegionOutput&);
-template void store_counts<std::int64_t>(const std::int64_t*, std::size_t, std::size_t, std::size_t,
-                                         std::size_t, std::size_t, const Problem&, const RegionOutput&);
+}  // namespace
 
 void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out,
                detail::MemoryTracker& tracker) {

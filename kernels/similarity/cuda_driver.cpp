@@ -9,7 +9,7 @@
 #include "common/cuda_check.hpp"
 #include "common/cuda_memory.hpp"
 #include "common/cuda_stream.hpp"
-#include "cuda.hpp"
+#include "cuda_launchers.hpp"
 
 namespace hpcml::detail::similarity {
 
@@ -19,15 +19,15 @@ using detail::Event;
 using detail::Stream;
 
 // How many tiles of one row band go into one launch: enough 128 x 128 blocks for two full
-// waves (4 blocks per SM: the fused kernel runs two per SM at once). The naive baseline goes
-// tile by tile, as the seed did, or its intermediate would grow with the group.
-std::size_t tiles_per_launch(const Problem& p, const TilePlan& plan, Method method, int device) {
+// waves of the fused kernel (what the device runs at once, twice), so that one wave's tail
+// overlaps the next. The naive baseline goes tile by tile, as the seed did, or its
+// intermediate would grow with the group. Results do not depend on the grouping.
+std::size_t tiles_per_launch(const Problem& p, const TilePlan& plan, Method method) {
     if (method == Method::Naive) return 1;
-    int sms = 0;
-    HPCML_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    constexpr std::size_t kWaves = 2;
     const std::size_t blocks_per_tile = ((plan.tile_rows + kFusedBlockRows - 1) / kFusedBlockRows) *
                                         ((plan.tile_cols + kFusedBlockCols - 1) / kFusedBlockCols);
-    const std::size_t wanted = (4 * static_cast<std::size_t>(sms) + blocks_per_tile - 1) / blocks_per_tile;
+    const std::size_t wanted = (kWaves * fused_resident_blocks(p) + blocks_per_tile - 1) / blocks_per_tile;
     const std::size_t tiles_in_row = (p.m + plan.tile_cols - 1) / plan.tile_cols;
     return std::clamp<std::size_t>(wanted, 1, std::max<std::size_t>(tiles_in_row, 1));
 }
@@ -79,7 +79,7 @@ void cuda_run_host(const Problem& host, const TilePlan& plan, Method method, con
     dev.y = self ? x_dev.data() : y_dev.data();
     dev.ldy = self ? host.n : host.m;
 
-    const std::size_t group = tiles_per_launch(host, plan, method, context.device);
+    const std::size_t group = tiles_per_launch(dev, plan, method);
     const std::vector<Region> regions = launch_regions(host, plan, group);
     const std::size_t slot_bytes = detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols * group, host.output), "tile group");
     std::array<detail::DeviceBuffer<unsigned char>, 2> device_out;
@@ -131,7 +131,7 @@ void cuda_run_device(const Problem& p, const TilePlan& plan, Method method, void
     const detail::DeviceGuard guard(context.device);
     const cudaStream_t stream = static_cast<cudaStream_t>(context.stream);
     const std::size_t out_row_bytes = row_bytes(p.m, p.output);
-    for (const Region& region : launch_regions(p, plan, tiles_per_launch(p, plan, method, context.device))) {
+    for (const Region& region : launch_regions(p, plan, tiles_per_launch(p, plan, method))) {
         auto* base = static_cast<unsigned char*>(out) + region.row0 * out_row_bytes + row_bytes(region.col0, p.output);
         launch(p, region, RegionOutput{base, out_row_bytes}, method, tracker, stream);
     }

@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #include "common/cuda_check.hpp"
-#include "cuda.hpp"
+#include "cuda_launchers.hpp"
 #include "math.hpp"
 
 namespace hpcml::detail::similarity {
@@ -65,7 +65,7 @@ struct StoreCounts {
             T* row = reinterpret_cast<T*>(a.out + static_cast<std::size_t>(r + i) * a.out_stride);
 #pragma unroll
             for (int j = 0; j < kTN; ++j)
-                if (c + j < a.cols) row[c + j] = static_cast<T>(counts[i][j]);
+                if (c + j < a.cols) row[c + j] = encode_count<T>(counts[i][j]);
         }
     }
 };
@@ -77,22 +77,21 @@ struct StoreBool {
             unsigned char* row = a.out + static_cast<std::size_t>(r + i) * a.out_stride;
 #pragma unroll
             for (int j = 0; j < kTN; ++j)
-                if (c + j < a.cols) row[c + j] = all_within(counts[i][j], samples);
+                if (c + j < a.cols) row[c + j] = encode_bool(all_within(counts[i][j], samples));
         }
     }
 };
 
 // A thread's 8 columns start at a multiple of 8, so each row's 8 results are one byte.
+static_assert(kTN == 8, "one bitmask byte per thread row");
 struct StoreBitmask {
     __device__ static void store(const unsigned (&counts)[kTM][kTN], const FusedArgs& a, int r, int c) {
         const auto samples = static_cast<std::uint32_t>(a.samples);
         if (c >= a.cols) return;
+        const auto valid = static_cast<unsigned>(a.cols - c);
         for (int i = 0; i < kTM && r + i < a.rows; ++i) {
-            unsigned byte = 0;
-#pragma unroll
-            for (int j = 0; j < kTN; ++j)
-                if (c + j < a.cols) byte |= static_cast<unsigned>(all_within(counts[i][j], samples)) << j;
-            a.out[static_cast<std::size_t>(r + i) * a.out_stride + c / 8] = static_cast<unsigned char>(byte);
+            a.out[static_cast<std::size_t>(r + i) * a.out_stride + c / 8] =
+                encode_bitmask_byte([&](unsigned j) { return all_within(counts[i][j], samples); }, valid);
         }
     }
 };
@@ -168,20 +167,39 @@ __global__ void __launch_bounds__(kThreads, 2) similarity_fused_kernel(const Fus
     Store::store(counts, a, block_row + ty * kTM, block_col + tx * kTN);
 }
 
+using FusedKernel = void (*)(FusedArgs);
+
 template <class Store, bool StopWhenDead>
-void launch(const FusedArgs& args, bool vec4, cudaStream_t stream) {
-    const dim3 grid(static_cast<unsigned>((args.cols + kBN - 1) / kBN), static_cast<unsigned>((args.rows + kBM - 1) / kBM));
-    if (vec4) {
-        similarity_fused_kernel<Store, true, StopWhenDead><<<grid, kThreads, 0, stream>>>(args);
-    } else {
-        similarity_fused_kernel<Store, false, StopWhenDead><<<grid, kThreads, 0, stream>>>(args);
+FusedKernel with_loads(bool vec4) {
+    return vec4 ? similarity_fused_kernel<Store, true, StopWhenDead> : similarity_fused_kernel<Store, false, StopWhenDead>;
+}
+
+// The instantiation that writes `output`, with 16-byte loads when `vec4`.
+FusedKernel fused_kernel(SimilarityOutput output, bool vec4) {
+    switch (output) {
+        case SimilarityOutput::Int32: return with_loads<StoreCounts<std::int32_t>, false>(vec4);
+        case SimilarityOutput::UInt16: return with_loads<StoreCounts<std::uint16_t>, false>(vec4);
+        case SimilarityOutput::UInt8: return with_loads<StoreCounts<std::uint8_t>, false>(vec4);
+        case SimilarityOutput::Bool: return with_loads<StoreBool, true>(vec4);
+        case SimilarityOutput::Bitmask: return with_loads<StoreBitmask, true>(vec4);
+        case SimilarityOutput::Default: break;
     }
-    HPCML_LAUNCH_CHECK("similarity_fused_kernel");
+    detail::raise(ErrorKind::Internal, "similarity: unresolved output type");
 }
 
 bool aligned16(const float* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
+// Whole float4 loads need every row of x and y to start on 16 bytes.
+bool vec4_loads(const float* x, std::size_t ldx, const float* y, std::size_t ldy) {
+    return ldx % 4 == 0 && ldy % 4 == 0 && aligned16(x) && aligned16(y);
+}
+
 }  // namespace
+
+std::size_t fused_resident_blocks(const Problem& p) {
+    const FusedKernel kernel = fused_kernel(p.output, vec4_loads(p.x, p.ldx, p.y, p.ldy));
+    return detail::resident_blocks(reinterpret_cast<const void*>(kernel), kThreads, 0);
+}
 
 void launch_fused(const Problem& p, const Region& region, const RegionOutput& out, cudaStream_t stream) {
     if (region.rows == 0 || region.cols == 0) return;
@@ -191,15 +209,10 @@ void launch_fused(const Problem& p, const Region& region, const RegionOutput& ou
     FusedArgs args{p.x + region.row0, p.y + region.col0, p.ldx, p.ldy, p.samples,
                    static_cast<int>(region.rows), static_cast<int>(region.cols), p.threshold,
                    static_cast<unsigned char*>(out.data), out.row_stride_bytes};
-    const bool vec4 = p.ldx % 4 == 0 && p.ldy % 4 == 0 && aligned16(args.x) && aligned16(args.y);
-    switch (p.output) {
-        case SimilarityOutput::Int32: launch<StoreCounts<std::int32_t>, false>(args, vec4, stream); break;
-        case SimilarityOutput::UInt16: launch<StoreCounts<std::uint16_t>, false>(args, vec4, stream); break;
-        case SimilarityOutput::UInt8: launch<StoreCounts<std::uint8_t>, false>(args, vec4, stream); break;
-        case SimilarityOutput::Bool: launch<StoreBool, true>(args, vec4, stream); break;
-        case SimilarityOutput::Bitmask: launch<StoreBitmask, true>(args, vec4, stream); break;
-        case SimilarityOutput::Default: detail::raise(ErrorKind::Internal, "similarity: unresolved output type");
-    }
+    const FusedKernel kernel = fused_kernel(p.output, vec4_loads(args.x, p.ldx, args.y, p.ldy));
+    const dim3 grid(static_cast<unsigned>((args.cols + kBN - 1) / kBN), static_cast<unsigned>((args.rows + kBM - 1) / kBM));
+    kernel<<<grid, kThreads, 0, stream>>>(args);
+    HPCML_LAUNCH_CHECK("similarity_fused_kernel");
 }
 
 }  // namespace hpcml::detail::similarity

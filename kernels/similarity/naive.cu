@@ -4,7 +4,7 @@
 //   broadcast_subtract_kernel  samples x rows x cols float32 differences  (4 bytes per element)
 //   abs_less_kernel            the same shape as bool                      (1 byte per element)
 //   sum_over_samples_kernel    rows x cols int64 (PyTorch sums bool to int64), or all_...
-//   encode_counts_kernel       the cast to the requested output type
+//   encode_*_kernel            the cast to the requested output type (math.hpp's encodings)
 // Cost: ~11 bytes of global traffic per pair-sample (write 4, read 4 + write 1, read 1), so it
 // is memory-bound at about bandwidth / 11 pair-samples per second, and needs 5 bytes of device
 // memory per pair-sample. It checks the free memory first and fails with OutOfMemory. Its
@@ -14,7 +14,8 @@
 
 #include "common/cuda_check.hpp"
 #include "common/cuda_memory.hpp"
-#include "cuda.hpp"
+#include "cuda_launchers.hpp"
+#include "math.hpp"
 
 namespace hpcml::detail::similarity {
 
@@ -68,25 +69,32 @@ __global__ void sum_over_samples_kernel(const bool* mask, std::size_t samples, s
     }
 }
 
-template <class T>
-__global__ void encode_counts_kernel(const std::int64_t* counts, std::size_t rows, std::size_t cols,
-                                     unsigned char* out, std::size_t stride) {
+// reduced holds sums (mode Count) or all()'s 0 or 1 (mode All, written as Bool).
+template <class T, bool All>
+__global__ void encode_elements_kernel(const std::int64_t* reduced, std::size_t rows, std::size_t cols,
+                                       unsigned char* out, std::size_t stride) {
     for (std::size_t r = blockIdx.y; r < rows; r += gridDim.y)
-        for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < cols; c += std::size_t{gridDim.x} * blockDim.x)
-            reinterpret_cast<T*>(out + r * stride)[c] = static_cast<T>(counts[r * cols + c]);
+        for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < cols; c += std::size_t{gridDim.x} * blockDim.x) {
+            const std::int64_t v = reduced[r * cols + c];
+            T* row = reinterpret_cast<T*>(out + r * stride);
+            if constexpr (All) {
+                row[c] = encode_bool(v != 0);
+            } else {
+                row[c] = encode_count<T>(v);
+            }
+        }
 }
 
 // One thread per output byte: 8 consecutive "all" flags.
 __global__ void encode_bitmask_kernel(const std::int64_t* all, std::size_t rows, std::size_t cols,
                                       unsigned char* out, std::size_t stride) {
-    const std::size_t row_bytes = (cols + 7) / 8;
+    const std::size_t bytes = row_bytes(cols, SimilarityOutput::Bitmask);
     for (std::size_t r = blockIdx.y; r < rows; r += gridDim.y)
-        for (std::size_t e = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; e < row_bytes;
+        for (std::size_t e = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; e < bytes;
              e += std::size_t{gridDim.x} * blockDim.x) {
-            unsigned byte = 0;
-            for (std::size_t b = 0; b < 8 && e * 8 + b < cols; ++b)
-                byte |= static_cast<unsigned>(all[r * cols + e * 8 + b] != 0) << b;
-            out[r * stride + e] = static_cast<unsigned char>(byte);
+            const std::int64_t* flags = all + r * cols + e * 8;
+            const auto valid = static_cast<unsigned>(cols - e * 8 < 8 ? cols - e * 8 : 8);
+            out[r * stride + e] = encode_bitmask_byte([&](unsigned b) { return flags[b] != 0; }, valid);
         }
 }
 
@@ -121,14 +129,16 @@ void launch_naive(const Problem& p, const Region& region, const RegionOutput& ou
     const dim3 blocks = grid_for(bits ? (region.cols + 7) / 8 : region.cols, region.rows, 1);
     switch (p.output) {
         case SimilarityOutput::Int32:
-            encode_counts_kernel<std::int32_t><<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
+            encode_elements_kernel<std::int32_t, false><<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
             break;
         case SimilarityOutput::UInt16:
-            encode_counts_kernel<std::uint16_t><<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
+            encode_elements_kernel<std::uint16_t, false><<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
             break;
         case SimilarityOutput::UInt8:
-        case SimilarityOutput::Bool:  // all() already gave 0 or 1
-            encode_counts_kernel<std::uint8_t><<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
+            encode_elements_kernel<std::uint8_t, false><<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
+            break;
+        case SimilarityOutput::Bool:
+            encode_elements_kernel<std::uint8_t, true><<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
             break;
         case SimilarityOutput::Bitmask:
             encode_bitmask_kernel<<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);

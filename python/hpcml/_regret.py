@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _hpcml
+from . import _arrays, _hpcml
 
 
 @dataclass
@@ -31,13 +31,8 @@ class GameSolution:
 
 
 def _payoffs(A, ndim: int) -> np.ndarray:
-    A = np.asarray(A)
-    if A.ndim != ndim:
-        shape = "(n1, n2)" if ndim == 2 else "(batch, n1, n2)"
-        raise ValueError(f"A: expected a {ndim}-D {shape} array, got shape {A.shape}")
-    if A.dtype.kind not in "fiub":
-        raise ValueError(f"A: expected real payoffs, got dtype {A.dtype}")
-    return np.ascontiguousarray(A, dtype=np.float32)
+    layout = "(n1, n2)" if ndim == 2 else "(batch, n1, n2)"
+    return _arrays.host_array(A, "A", ndim=ndim, layout=layout, values="real payoffs")
 
 
 def solve_matrix_games(A, *, iterations=500, variant="prm+", alternating=True, averaging="quadratic", sampled=False,
@@ -53,9 +48,8 @@ def solve_matrix_games(A, *, iterations=500, variant="prm+", alternating=True, a
     for a given seed. Payoffs are taken as float32.
     """
     A = _payoffs(A, 3)
-    if not isinstance(iterations, (int, np.integer)):
-        raise ValueError(f"iterations: expected an integer, got {iterations!r}")
-    r = _hpcml._solve_matrix_games(A, int(iterations), variant, bool(alternating), averaging, bool(sampled),
+    iterations = _arrays.integer(iterations, "iterations")  # not 2.5 taken as 2; C++ checks >= 1
+    r = _hpcml._solve_matrix_games(A, iterations, variant, bool(alternating), averaging, bool(sampled),
                                    int(seed), int(record_every), backend, method, int(device))
     return GameSolution(r["row_strategy"], r["col_strategy"], r["value"], r["gap"], r["eps_bound"],
                         bool(r["eps_bound_valid"]), r["curve"], r["stats"])

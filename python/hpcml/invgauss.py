@@ -11,41 +11,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _hpcml
-from ._similarity import _cuda_array, _cuda_device, _current_stream, _device_empty
+from . import _arrays, _hpcml
 
 __all__ = ["pdf", "logpdf", "cdf", "sf", "logcdf", "logsf", "ppf", "standardize", "standardized_pdf", "sample",
            "distance_to_normal"]
 
 
-def _dtype(*arrays):
-    return np.float32 if all(np.asarray(a).dtype == np.float32 for a in arrays) else np.float64
-
-
 def _evaluate(name, x, mu, lam, backend, device):
-    if _cuda_array(x):
-        if not (_cuda_array(mu) and _cuda_array(lam)):
-            raise ValueError("mu, lam: with a CUDA x, pass mu and lam as CUDA arrays of x's shape or of one element")
-        if len({str(a.dtype) for a in (x, mu, lam)}) != 1:
-            raise ValueError(f"mu, lam: CUDA arrays must share x's dtype (no copy is made on the device), got "
-                             f"{x.dtype}, {mu.dtype}, {lam.dtype}")
-        device = _cuda_device((x, mu, lam), device)
-        flat = [a.reshape(-1) for a in (x, mu, lam)]
-        out = _device_empty(x, (flat[0].shape[0],), "float32" if str(x.dtype).endswith("float32") else "float64")
-        _hpcml._ig_evaluate(name, *flat, out, backend, device, True, _current_stream(x))
-        return out.reshape(x.shape)
-    dtype = _dtype(x, mu, lam)
-    x, mu, lam = (np.asarray(a, dtype=dtype) for a in (x, mu, lam))
-    device = 0 if device is None else int(device)
-    if mu.size == 1 and lam.size == 1:  # (size-1 mu or lam may still add leading axes)
-        shape, mu, lam = np.broadcast_shapes(x.shape, mu.shape, lam.shape), mu.reshape(1), lam.reshape(1)
-        x = np.ascontiguousarray(x).reshape(-1)
-    else:
-        x, mu, lam = np.broadcast_arrays(x, mu, lam)
-        shape = x.shape
-        x, mu, lam = (np.ascontiguousarray(a).reshape(-1) for a in (x, mu, lam))
-    out = np.empty(x.shape[0], dtype=dtype)
-    _hpcml._ig_evaluate(name, x, mu, lam, out, backend, device, False, 0)
+    arrays = {"x": x, "mu": mu, "lam": lam}
+    on_device = _arrays.on_cuda(arrays)
+    device = _arrays.resolve_device(arrays.values(), device, on_device)
+    if on_device:
+        # Used in place: mu and lam must have x's dtype, and x's size or one element (C++ checks the count).
+        x = _arrays.cuda_array(x, "x", dtypes=("float32", "float64"))
+        dtype = _arrays.dtype_name(x.dtype)
+        mu, lam = (_arrays.cuda_array(arrays[k], k, dtypes=(dtype,)) for k in ("mu", "lam"))
+        out = _arrays.empty(x, tuple(x.shape), dtype)
+        flat = (a.reshape(-1) for a in (x, mu, lam, out))  # views: all four are contiguous
+        _hpcml._ig_evaluate(name, *flat, backend, device, True, _arrays.current_stream(x))
+        return out
+    dtype = _arrays.common_float(x, mu, lam)
+    shape, flat = _arrays.flat_broadcast(x, mu, lam, dtype=dtype, keep_single=True)
+    out = np.empty(flat[0].shape[0], dtype=dtype)
+    _hpcml._ig_evaluate(name, *flat, out, backend, device, False, 0)
     return out.reshape(shape)[()] if shape == () else out.reshape(shape)
 
 
@@ -95,14 +83,12 @@ def standardized_pdf(y, mu, lam, *, backend="auto", device=None):
 def sample(n, mu, lam, *, seed=0, dtype=np.float64, backend="auto", device=0):
     """n samples (Michael-Schucany-Haas, Philox4x32-10 keyed by seed; sample i depends only on
     (seed, i, mu, lam): the same on the CPU and the GPU). mu and lam: scalars or length-n arrays."""
-    if not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"n: expected a non-negative integer, got {n!r}")
+    n = _arrays.integer(n, "n", minimum=0)  # the output's length
     dtype = np.dtype(dtype)
-    if dtype not in (np.float32, np.float64):
+    if dtype not in (np.float32, np.float64):  # the output's dtype
         raise ValueError(f"dtype: expected float32 or float64, got {dtype}")
-    mu = np.ascontiguousarray(mu, dtype=dtype).reshape(-1)
-    lam = np.ascontiguousarray(lam, dtype=dtype).reshape(-1)
-    out = np.empty(int(n), dtype=dtype)
+    out = np.empty(n, dtype=dtype)
+    mu, lam = _arrays.vector(mu, dtype), _arrays.vector(lam, dtype)
     _hpcml._ig_sample(mu, lam, int(seed), out, backend, int(device))
     return out
 
@@ -115,13 +101,10 @@ def distance_to_normal(mu, lam, *, metric="tv", grid=None, method="fused", backe
     default (-10, 10, 2001). method "fused" reduces each pair on the fly; "naive" materialises
     the P x G matrices as the seed did (for comparison; MemoryError if they would not fit).
     """
-    mu = np.ascontiguousarray(mu, dtype=np.float64).reshape(-1)
-    lam = np.ascontiguousarray(lam, dtype=np.float64).reshape(-1)
-    mu, lam = (np.ascontiguousarray(a) for a in np.broadcast_arrays(mu, lam))
+    _, (mu, lam) = _arrays.flat_broadcast(np.ravel(mu), np.ravel(lam), dtype=np.float64)
     lo, hi, points = (-10.0, 10.0, 2001) if grid is None else grid
-    if not isinstance(points, (int, np.integer)) or points < 2:
-        raise ValueError(f"grid: needs at least 2 points, got {points!r}")
-    tv, ks, _ = _hpcml._ig_distance(mu, lam, metric, float(lo), float(hi), int(points), method, backend, int(device))
+    points = _arrays.integer(points, "grid", minimum=0)  # the binding takes a size: C++ checks points >= 2
+    tv, ks, _ = _hpcml._ig_distance(mu, lam, metric, float(lo), float(hi), points, method, backend, int(device))
     if metric == "both":
         return {"tv": np.asarray(tv), "ks": np.asarray(ks)}
     return np.asarray(tv if metric == "tv" else ks)

@@ -16,7 +16,7 @@ import datetime
 
 import numpy as np
 
-from . import _hpcml
+from . import _arrays, _hpcml
 
 __all__ = ["status", "trace", "plot"]
 
@@ -30,9 +30,9 @@ class trace:
     """Samples GPU `device` every `interval_ms` while the with-block runs."""
 
     def __init__(self, device=0, interval_ms=100):
-        if not isinstance(interval_ms, (int, np.integer)) or interval_ms < 1:
-            raise ValueError(f"interval_ms: expected an integer >= 1, got {interval_ms!r}")
-        self._sampler = _hpcml._TelemetrySampler(int(device), datetime.timedelta(milliseconds=int(interval_ms)))
+        # Checked here: C++ names it "interval", and a build without NVML does not check it at all.
+        interval_ms = _arrays.integer(interval_ms, "interval_ms", minimum=1)
+        self._sampler = _hpcml._TelemetrySampler(int(device), datetime.timedelta(milliseconds=interval_ms))
         self.device_name = self._sampler.device_name()
         self.summary: dict = {}
         self.samples: dict = {}

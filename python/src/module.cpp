@@ -74,8 +74,9 @@ nb::dict stats_dict(const hpcml::RunStats& stats) {
     return out;
 }
 
-// x, y (optional) and out are validated for shape and dtype by hpcml/_similarity.py; here
-// only the byte count of out is checked again, as the C++ API writes exactly that many.
+// x, y (optional) and out are validated for shape and dtype by hpcml/_similarity.py (through
+// hpcml/_arrays.py); the options are checked by the C++ API. Here only the byte count of out
+// is checked again, as the C++ API writes exactly that many.
 nb::dict similarity_binding(FloatMatrix x, std::optional<FloatMatrix> y, AnyArray out, float threshold,
                             const std::string& mode, std::optional<std::size_t> tile, const std::string& backend,
                             const std::string& method, const std::string& dtype, int device, bool on_device,
@@ -162,8 +163,8 @@ nb::dict solve_games_binding(GameBatch A, int iterations, const std::string& var
     return out;
 }
 
-hpcml::invgauss::Options ig_options(const std::string& backend, int device, std::uintptr_t stream = 0) {
-    hpcml::invgauss::Options o;
+hpcml::invgauss::InvGaussOptions ig_options(const std::string& backend, int device, std::uintptr_t stream = 0) {
+    hpcml::invgauss::InvGaussOptions o;
     o.backend = hpcml::parse_backend(backend, "backend");
     o.device = device;
     o.stream = reinterpret_cast<void*>(stream);
@@ -311,6 +312,15 @@ NB_MODULE(_hpcml, m) {
           nb::arg("mode"), nb::arg("tile").none(), nb::arg("backend"), nb::arg("method"), nb::arg("dtype"),
           nb::arg("device"), nb::arg("on_device"), nb::arg("stream"),
           "Low-level similarity into a preallocated output; use hpcml.similarity.");
+
+    m.def("_similarity_output", [](const std::string& mode, const std::string& dtype) {
+        hpcml::SimilarityOptions o;
+        o.mode = hpcml::parse_similarity_mode(mode, "mode");
+        o.output = hpcml::parse_similarity_output(dtype, "dtype");
+        return std::string(hpcml::to_string(hpcml::resolve_output(o)));
+    }, nb::arg("mode"), nb::arg("dtype"),
+       "The output dtype ('default': the mode's own) resolved as the C++ API does, checking both names; "
+       "Python allocates the output from it.");
 
     m.def("_solve_matrix_games", &solve_games_binding, nb::arg("A"), nb::arg("iterations"), nb::arg("variant"),
           nb::arg("alternating"), nb::arg("averaging"), nb::arg("sampled"), nb::arg("seed"), nb::arg("record_every"),

@@ -1,5 +1,6 @@
-// Internal interface of the similarity family: the problem as the backends see it, the output
-// region one backend call fills, and the backends themselves.
+// The similarity family as its backends see it: the problem, the output region one backend
+// call fills, and the backends' entry points (cpu.cpp; cuda_driver.cpp for the CUDA backend).
+// No CUDA types: api.cpp includes it alone. The output layout and encodings are math.hpp's.
 #pragma once
 
 #include <hpcml/similarity.hpp>
@@ -8,6 +9,7 @@
 #include <cstdint>
 
 #include "common/memory.hpp"
+#include "math.hpp"
 
 namespace hpcml::detail::similarity {
 
@@ -32,15 +34,6 @@ struct RegionOutput {
     void* data = nullptr;
     std::size_t row_stride_bytes = 0;
 };
-
-// Bytes of `cols` packed elements of type `output`.
-std::size_t row_bytes(std::size_t cols, SimilarityOutput output);
-
-// Writes a rows x cols block of counts (row stride ldc) at (r, c) of `out`, encoded as
-// problem.output (for All: count == samples). For Bitmask, c is a multiple of 8.
-template <class Count>
-void store_counts(const Count* counts, std::size_t ldc, std::size_t rows, std::size_t cols,
-                  std::size_t r, std::size_t c, const Problem& problem, const RegionOutput& out);
 
 // CPU backend (cpu.cpp). Fused: register-blocked SIMD over 4 x 16 output blocks, threads over
 // blocks, no intermediate. Naive: NumPy's broadcast, materialising samples x rows x cols

@@ -1,17 +1,19 @@
-// Internal interface of the regret-matching family.
+// The regret-matching family as its backends see it: the game, and the backends' entry points
+// (cpu.cpp; cuda_driver.cpp for the CUDA backend). No CUDA types: api.cpp includes it alone.
 #pragma once
 
 #include <hpcml/regret.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "common/memory.hpp"
 
 namespace hpcml::detail::regret {
 
 // The CPU's pass over A goes by tiles of kTileRows x kTileColumns (cpu.cpp); a game within one
-// tile is summed in the order the GPU's batched kernel reproduces (cuda.hpp checks it).
+// tile is summed in the order the GPU's batched kernel reproduces (cuda_launchers.hpp checks it).
 constexpr std::size_t kTileRows = 64;
 constexpr std::size_t kTileColumns = 4096;  // 16 KiB of each row
 
@@ -32,5 +34,11 @@ struct Evaluation {
     double value = 0.0, gap = 0.0;
 };
 Evaluation evaluate(const Game& game, const double* x, const double* y, bool parallel, MemoryTracker& tracker);
+
+#if HPCML_WITH_CUDA
+// CUDA backend (cuda_driver.cpp): solves `batch` games of n1 x n2 (host payoffs) on context's device.
+std::vector<GameSolution> cuda_solve(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
+                                     const RegretOptions& options, const Context& context, MemoryTracker& tracker);
+#endif
 
 }  // namespace hpcml::detail::regret

@@ -1,5 +1,6 @@
-// The regret-matching family's CUDA side (fused.cu, naive.cu, cuda_driver.cpp). Every kernel
-// follows the schedule of math.hpp; none of them asks which variant runs.
+// The regret-matching family's kernel launchers (fused.cu, naive.cu), which cuda_driver.cpp
+// calls; pointers are device pointers. Every kernel follows the schedule of math.hpp; none of
+// them asks which variant runs.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -7,9 +8,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends.hpp"
 #include "common/memory.hpp"
 #include "math.hpp"
-#include "regret_impl.hpp"
 
 namespace hpcml::detail::regret {
 
@@ -18,10 +19,6 @@ namespace hpcml::detail::regret {
 constexpr std::size_t kMaxBatchedActions = 64;
 static_assert(kMaxBatchedActions <= kTileRows && kMaxBatchedActions <= kTileColumns,
               "the batched kernel equals the CPU to the bit only for games within one CPU tile");
-
-// Solves `batch` games of n1 x n2 (host payoffs) on context's device.
-std::vector<GameSolution> cuda_solve(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
-                                     const RegretOptions& options, const Context& context, MemoryTracker& tracker);
 
 // The naive baseline (naive.cu): the seed's eager program, float32 state, one launch per
 // operation (cuBLAS GEMVs, dots and asums, elementwise kernels), fresh temporaries every

@@ -1,8 +1,12 @@
-// Internal interface of the inverse-Gaussian family.
+// The inverse-Gaussian family as its backends see it: the elementwise and distance problems,
+// and the backends' entry points (cpu.cpp; cuda_driver.cpp for the CUDA backend). No CUDA
+// types: api.cpp includes it alone.
 #pragma once
 
 #include <hpcml/invgauss.hpp>
 
+#include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 #include "common/memory.hpp"
@@ -81,7 +85,6 @@ struct DistanceProblem {
     double *total_variation, *kolmogorov;  // pairs each, when asked for
 };
 
-
 // CPU backend (cpu.cpp).
 template <class T>
 void cpu_evaluate(Function f, const Elementwise<T>& e);
@@ -89,5 +92,20 @@ template <class T>
 void cpu_sample(const Elementwise<T>& e, std::uint64_t seed);  // e.x unused
 void cpu_distances_fused(const DistanceProblem& p, MemoryTracker& tracker);
 void cpu_distances_naive(const DistanceProblem& p, MemoryTracker& tracker);
+
+#if HPCML_WITH_CUDA
+// CUDA backend (cuda_driver.cpp). Host arrays: copied in, computed, copied out.
+template <class T>
+void cuda_evaluate_host(Function f, const Elementwise<T>& e, std::size_t mu_count, std::size_t lam_count,
+                        const Context& context, MemoryTracker& tracker);
+template <class T>
+void cuda_sample_host(const Elementwise<T>& e, std::size_t mu_count, std::size_t lam_count, std::uint64_t seed,
+                      const Context& context, MemoryTracker& tracker);
+// Device arrays, on context.stream.
+template <class T>
+void cuda_evaluate_device(Function f, const Elementwise<T>& e, const Context& context);
+// Host parameters and results.
+void cuda_distances(const DistanceProblem& p, Method method, const Context& context, MemoryTracker& tracker);
+#endif
 
 }  // namespace hpcml::detail::invgauss

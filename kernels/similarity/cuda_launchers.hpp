@@ -1,10 +1,10 @@
-// The similarity family's CUDA launchers (fused.cu, naive.cu); problem pointers are device
-// pointers here, and `out` is device memory.
+// The similarity family's kernel launchers (fused.cu, naive.cu), which cuda_driver.cpp calls;
+// problem pointers are device pointers here, and `out` is device memory.
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include "similarity_impl.hpp"
+#include "backends.hpp"
 
 namespace hpcml::detail::similarity {
 
@@ -13,7 +13,9 @@ void launch_fused(const Problem& problem, const Region& region, const RegionOutp
 void launch_naive(const Problem& problem, const Region& region, const RegionOutput& out,
                   detail::MemoryTracker& tracker, cudaStream_t stream);
 
-// Output blocks of the fused kernel, for sizing launches.
+// Output blocks of the fused kernel, and how many of them the current device runs at once
+// (for the kernel `problem` launches), for sizing launches.
 constexpr std::size_t kFusedBlockRows = 128, kFusedBlockCols = 128;
+std::size_t fused_resident_blocks(const Problem& problem);
 
 }  // namespace hpcml::detail::similarity

@@ -1,0 +1,19 @@
+// The inverse-Gaussian family's kernel launchers (fused.cu: elementwise, sampling and fused
+// distances; naive.cu: the broadcast distances), which cuda_driver.cpp calls. Every pointer is
+// a device pointer; each launcher only enqueues on `stream`.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "backends.hpp"
+
+namespace hpcml::detail::invgauss {
+
+template <class T>
+void launch_evaluate(Function f, const Elementwise<T>& e, cudaStream_t stream);
+template <class T>
+void launch_sample(const Elementwise<T>& e, std::uint64_t seed, cudaStream_t stream);  // e.x unused
+void launch_distances_fused(const DistanceProblem& p, cudaStream_t stream);
+void launch_distances_naive(const DistanceProblem& p, MemoryTracker& tracker, cudaStream_t stream);
+
+}  // namespace hpcml::detail::invgauss

@@ -1,0 +1,171 @@
+"""Array handling shared by hpcml's families (private).
+
+Everything a family does with the arrays it is handed, written once: telling host arrays (NumPy
+and whatever ``np.asarray`` takes) from CUDA arrays (torch, CuPy: anything with DLPack on a CUDA
+device), checking their shape and dtype, converting host arrays to the contiguous dtype the
+kernels take, finding the CUDA device the arrays are on and the stream their library runs on,
+and allocating outputs beside the inputs.
+
+Python checks arrays only (their kind, shape and dtype, which the binding cannot see before it
+converts them). Options (modes, thresholds, tiles, backends, methods, variants, metrics) are
+checked by the C++ library, whose InvalidArgument errors name the argument and arrive here as
+ValueError; checking them here too would give two messages for one rule, drifting apart.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_DLPACK_CUDA_DEVICES = (2, 13)  # kDLCUDA, kDLCUDAManaged
+
+
+def library(a) -> str:
+    """The top-level module of `a`'s type: "numpy", "torch", "cupy", ..."""
+    return type(a).__module__.split(".")[0]
+
+
+def is_cuda(a) -> bool:
+    """True for a DLPack-capable array on a CUDA device (torch, CuPy, ...)."""
+    device = getattr(a, "__dlpack_device__", None)
+    return device is not None and not isinstance(a, np.ndarray) and device()[0] in _DLPACK_CUDA_DEVICES
+
+
+def dtype_name(dtype) -> str:
+    """NumPy's name for a dtype given the NumPy way (np.float32, "float32", "f4") or as torch's
+    (torch.float32); anything else as its text, for the C++ parser to reject by name."""
+    try:
+        return np.dtype(dtype).name
+    except TypeError:
+        return str(dtype).removeprefix("torch.")
+
+
+def on_cuda(arrays: dict) -> bool:
+    """Whether the arrays ({argument: array}; None values are left out) are CUDA arrays: all of
+    them are, or none is (ValueError naming the odd ones out)."""
+    where = {name: is_cuda(a) for name, a in arrays.items() if a is not None}
+    first, cuda = next(iter(where.items()))
+    odd = [name for name, c in where.items() if c != cuda]
+    if odd:
+        kind, other = ("CUDA", "host") if cuda else ("host", "CUDA")
+        names = ", ".join(odd)
+        other = f"is a {other} array" if len(odd) == 1 else f"are {other} arrays"
+        raise ValueError(f"{names}: {first} is a {kind} array but {names} {other}; "
+                         "pass host arrays only or CUDA arrays only")
+    return cuda
+
+
+def _require_ndim(a, argument: str, ndim, layout: str):
+    if ndim is not None and len(a.shape) != ndim:
+        raise ValueError(f"{argument}: expected a {ndim}-D {layout} array, got shape {tuple(a.shape)}")
+
+
+def host_array(a, argument: str, *, ndim=None, layout="", dtype=np.float32, values="real numbers") -> np.ndarray:
+    """`a` as a C-contiguous NumPy array of `dtype`, after checking it has `ndim` axes (`layout`
+    names them in the message) and holds real numbers (`values` names them)."""
+    a = np.asarray(a)
+    _require_ndim(a, argument, ndim, layout)
+    if a.dtype.kind not in "fiub":
+        raise ValueError(f"{argument}: expected {values}, got dtype {a.dtype}")
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def cuda_array(a, argument: str, *, ndim=None, layout="", dtypes=("float32",)):
+    """CUDA array `a`, contiguous, after checking it has `ndim` axes and one of `dtypes` (NumPy
+    names): a device array is used in place, never converted, so its dtype must be the kernel's."""
+    _require_ndim(a, argument, ndim, layout)
+    if dtype_name(a.dtype) not in dtypes:
+        raise ValueError(f"{argument}: CUDA arrays must be {' or '.join(dtypes)} (no copy is made on the device), "
+                         f"got {a.dtype}")
+    if library(a) == "torch":
+        return a.contiguous()
+    if library(a) == "cupy":
+        import cupy
+
+        return cupy.ascontiguousarray(a)
+    return a
+
+
+def array(a, argument: str, on_device: bool, *, ndim=None, layout="", dtype="float32", values="real numbers"):
+    """host_array or cuda_array, by `on_device`: a host array is converted to `dtype`, a CUDA
+    array must have it already."""
+    if on_device:
+        return cuda_array(a, argument, ndim=ndim, layout=layout, dtypes=(dtype,))
+    return host_array(a, argument, ndim=ndim, layout=layout, dtype=dtype, values=values)
+
+
+def common_float(*arrays):
+    """float32 when every array is float32, else float64: the precision the result is computed in."""
+    return np.float32 if all(np.asarray(a).dtype == np.float32 for a in arrays) else np.float64
+
+
+def vector(a, dtype) -> np.ndarray:
+    """`a` (a scalar or any array) as a contiguous 1-D NumPy array of `dtype`."""
+    return np.ascontiguousarray(a, dtype=dtype).reshape(-1)
+
+
+def flat_broadcast(*arrays, dtype, keep_single=False):
+    """(shape, flats): the arrays as `dtype` broadcast together like NumPy to `shape`, each as a
+    contiguous 1-D array. With keep_single, the arrays after the first that hold one value stay
+    one value (the C++ calls take each parameter as 1 or n values), saving the copies."""
+    arrays = [np.asarray(a, dtype=dtype) for a in arrays]
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    flats = [a.reshape(1) if keep_single and i > 0 and a.size == 1
+             else np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for i, a in enumerate(arrays)]
+    return shape, flats
+
+
+def resolve_device(arrays, device, on_device: bool) -> int:
+    """The CUDA device ordinal to run on: for CUDA arrays the one they are all on (`device`, when
+    given, must be that one), else `device` (default 0)."""
+    if not on_device:
+        return 0 if device is None else int(device)
+    ids = sorted({int(a.__dlpack_device__()[1]) for a in arrays if a is not None})
+    if len(ids) > 1:
+        raise ValueError(f"device: the CUDA arrays are on different devices {ids}; put them on one")
+    if device is not None and int(device) != ids[0]:
+        raise ValueError(f"device: {device}, but the CUDA arrays are on device {ids[0]}")
+    return ids[0]
+
+
+def current_stream(a) -> int:
+    """The stream `a`'s library currently runs on, on `a`'s device (torch, CuPy), as a cudaStream_t
+    handle (0 for a host array); hpcml queues its work there, so that it is ordered with the
+    user's own work on it."""
+    if not is_cuda(a):
+        return 0
+    if library(a) == "torch":
+        import torch
+
+        return int(torch.cuda.current_stream(a.device).cuda_stream)
+    if library(a) == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(a.device.id):
+            return int(cupy.cuda.get_current_stream().ptr)
+    return 0
+
+
+def empty(like, shape, dtype: str, argument="x"):
+    """An uninitialised array of `shape` and `dtype` (a NumPy name) where `like` (the input named
+    `argument`) is: a NumPy array for a host array, else one from `like`'s library on its device."""
+    if not is_cuda(like):
+        return np.empty(shape, dtype=dtype)
+    if library(like) == "torch":
+        import torch
+
+        return torch.empty(shape, dtype=getattr(torch, dtype), device=like.device)
+    if library(like) == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(like.device.id):
+            return cupy.empty(shape, dtype=dtype)
+    raise TypeError(f"{argument}: CUDA arrays from {library(like)!r} are not supported; pass a torch or CuPy array")
+
+
+def integer(value, argument: str, minimum=None) -> int:
+    """`value` as an int, which it must be already (2.5 is not taken as 2); `minimum` only where
+    the C++ parameter cannot hold what lies below it (an unsigned size), or cannot see it."""
+    if not isinstance(value, (int, np.integer)) or (minimum is not None and value < minimum):
+        expected = "an integer" if minimum is None else f"an integer >= {minimum}"
+        raise ValueError(f"{argument}: expected {expected}, got {value!r}")
+    return int(value)
