@@ -395,6 +395,22 @@ TEST(Similarity, BadArgumentsNameThemselves) {
     expect_invalid([&] { hpcml::similarity(xv, yv, hpcml::SimilarityTileSink{}, with([](auto&) {})); }, "sink");
 }
 
+TEST(Similarity, OptionsCanBeCheckedBeforeAJob) {
+    SimilarityOptions o;
+    o.output = SimilarityOutput::UInt8;
+    EXPECT_NO_THROW(hpcml::check_similarity_options(o, 255));
+    expect_invalid([&] { hpcml::check_similarity_options(o, 256); }, "output: uint8 holds counts up to 255");
+    o.output = SimilarityOutput::Bitmask;
+    expect_invalid([&] { hpcml::check_similarity_options(o, 1); }, "output: bitmask is an output of mode All");
+    o.mode = SimilarityMode::All;
+    EXPECT_NO_THROW(hpcml::check_similarity_options(o, 1u << 30));
+    o.threshold = -0.5f;
+    expect_invalid([&] { hpcml::check_similarity_options(o, 1); }, "threshold");
+    o.threshold = 1.0f;
+    o.tile = 0;
+    expect_invalid([&] { hpcml::check_similarity_options(o, 1); }, "tile");
+}
+
 TEST(Similarity, OutputBytes) {
     EXPECT_EQ(hpcml::similarity_output_bytes(3, 10, SimilarityOutput::Int32), 120u);
     EXPECT_EQ(hpcml::similarity_output_bytes(3, 10, SimilarityOutput::UInt16), 60u);

@@ -78,6 +78,11 @@ SimilarityOutput parse_similarity_output(std::string_view text, std::string_view
 // The concrete output type `options` asks for (Default resolved by mode).
 SimilarityOutput resolve_output(const SimilarityOptions& options);
 
+// Throws InvalidArgument, naming the option, where `options` cannot run on `samples` samples:
+// the threshold, the tile, an output of the other mode, counts the output type cannot hold.
+// Every entry point checks this itself; a caller can check before it commits to a long job.
+void check_similarity_options(const SimilarityOptions& options, std::size_t samples);
+
 // Bytes of an n x m output of type `output` (rows packed; Bitmask rows are ceil(m / 8) bytes).
 std::size_t similarity_output_bytes(std::size_t n, std::size_t m, SimilarityOutput output);
 

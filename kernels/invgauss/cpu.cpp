@@ -81,7 +81,7 @@ double tv_sum(const Standardized& s, const Grid& grid, const double* phi) {
 // -fno-math-errno -fno-trapping-math (which change no value), the branches of math.hpp become
 // selects. An AVX2 clone and a baseline (SSE2) clone, chosen at load time.
 template <class T, class Fn>
-[[gnu::target_clones("avx2", "default")]] void evaluate_block(Fn fn, const Elementwise<T>& e, std::size_t begin, std::size_t end) {
+HPCML_AVX2_CLONES void evaluate_block(Fn fn, const Elementwise<T>& e, std::size_t begin, std::size_t end) {
     if (e.mu_step == 0 && e.lam_step == 0) {
         const T m = e.mu[0], l = e.lam[0];
 #pragma omp simd

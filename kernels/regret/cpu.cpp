@@ -84,7 +84,7 @@ inline void tile_sums(const Game& g, const double* x, const double* y, std::size
 
 // tile_sums compiled for AVX2 and the baseline, for large games; neither contracts to FMA, so
 // both give the same bits (small games call tile_sums inline: no dispatch per call).
-[[gnu::target_clones("avx2", "default")]] void utilities_tile(const Game& g, const double* x, const double* y, std::size_t block,
+HPCML_AVX2_CLONES void utilities_tile(const Game& g, const double* x, const double* y, std::size_t block,
                                                               std::size_t strip, double* u1_part, double* u2_part) {
     tile_sums(g, x, y, block, strip, u1_part, u2_part);
 }

@@ -51,6 +51,27 @@ SimilarityOutput parse_similarity_output(std::string_view text, std::string_view
                                                 SimilarityOutput::UInt8, SimilarityOutput::Bool, SimilarityOutput::Bitmask});
 }
 
+void check_similarity_options(const SimilarityOptions& options, std::size_t samples) {
+    using detail::require;
+    require(std::isfinite(options.threshold) && options.threshold >= 0.0f,
+            "threshold: must be finite and >= 0, got " + std::to_string(options.threshold));
+    require(!options.tile || *options.tile >= 1, "tile: must be >= 1, got 0");
+    const SimilarityOutput resolved = resolve_output(options);
+    const bool count_output =
+        resolved == SimilarityOutput::Int32 || resolved == SimilarityOutput::UInt16 || resolved == SimilarityOutput::UInt8;
+    const std::string output(to_string(resolved));
+    if (options.mode == SimilarityMode::Count) {
+        require(count_output, "output: " + output + " is an output of mode All; mode Count writes Int32, UInt16 or UInt8");
+    } else {
+        require(!count_output, "output: " + output + " is an output of mode Count; mode All writes Bool or Bitmask");
+    }
+    const std::size_t max_count = resolved == SimilarityOutput::UInt8    ? std::numeric_limits<std::uint8_t>::max()
+                                  : resolved == SimilarityOutput::UInt16 ? std::numeric_limits<std::uint16_t>::max()
+                                                                         : std::numeric_limits<std::int32_t>::max();
+    require(samples <= max_count, "output: " + output + " holds counts up to " + std::to_string(max_count) + ", but there are " +
+                                      std::to_string(samples) + " samples");
+}
+
 namespace {
 
 // Checks every argument and returns the problem the backends see.
@@ -66,9 +87,7 @@ Problem make_problem(MatrixView x, MatrixView y, const SimilarityOptions& option
     for (const auto& [m, name] : {std::pair{&x, "x"}, std::pair{&y, "y"}})
         require(m->ld == 0 || m->ld >= m->cols, std::string(name) + ": leading dimension " + std::to_string(m->ld) +
                                                     " is smaller than its " + std::to_string(m->cols) + " columns");
-    require(std::isfinite(options.threshold) && options.threshold >= 0.0f,
-            "threshold: must be finite and >= 0, got " + std::to_string(options.threshold));
-    require(!options.tile || *options.tile >= 1, "tile: must be >= 1, got 0");
+    check_similarity_options(options, x.rows);
 
     Problem p;
     p.x = x.data;
@@ -82,20 +101,6 @@ Problem make_problem(MatrixView x, MatrixView y, const SimilarityOptions& option
     p.mode = options.mode;
     p.output = resolve_output(options);
     (void)detail::checked_mul(p.n, p.m, "similarity output");
-
-    const bool count_output = p.output == SimilarityOutput::Int32 || p.output == SimilarityOutput::UInt16 ||
-                              p.output == SimilarityOutput::UInt8;
-    const std::string output(to_string(p.output));
-    if (p.mode == SimilarityMode::Count) {
-        require(count_output, "output: " + output + " is an output of mode All; mode Count writes Int32, UInt16 or UInt8");
-    } else {
-        require(!count_output, "output: " + output + " is an output of mode Count; mode All writes Bool or Bitmask");
-    }
-    const std::size_t max_count = p.output == SimilarityOutput::UInt8    ? std::numeric_limits<std::uint8_t>::max()
-                                  : p.output == SimilarityOutput::UInt16 ? std::numeric_limits<std::uint16_t>::max()
-                                                                         : std::numeric_limits<std::int32_t>::max();
-    require(p.samples <= max_count, "output: " + output + " holds counts up to " + std::to_string(max_count) +
-                                        ", but there are " + std::to_string(p.samples) + " samples");
     return p;
 }
 

@@ -35,7 +35,7 @@ using i8 = std::int32_t __attribute__((vector_size(32)));
 // With stop_when_dead (All mode), returns early once no pair has passed every sample so far
 // (`seen` samples were counted before this call); returns whether any pair is still alive.
 // Cloned for AVX2 and baseline x86-64 and picked at load time, so one binary runs anywhere.
-[[gnu::target_clones("avx2", "default")]] bool count_block_4x16(
+HPCML_AVX2_CLONES bool count_block_4x16(
     const float* x0, const float* x1, const float* x2, const float* x3, std::size_t ldx,
     const float* ypack, std::size_t samples, float threshold, std::int32_t* counts,
     bool stop_when_dead, std::int32_t seen) {

@@ -63,12 +63,13 @@ Config parse_command_line(int argc, char** argv) {
         c.input = positionals[0];
         c.y_input = flags.str("y");
         c.output = flags.str("output");
-        c.mode = flags.str("mode");
-        (void)parse_similarity_mode(c.mode, "--mode");
-        c.threshold = static_cast<float>(flags.real("threshold"));
+        SimilarityOptions& o = c.similarity;
+        o.mode = parse_similarity_mode(flags.str("mode"), "--mode");
+        o.threshold = static_cast<float>(flags.real("threshold"));
         c.tile = static_cast<std::size_t>(flags.integer("tile", 1));
-        c.dtype = flags.str("dtype");
-        c.backend = flags.str("backend");
+        o.tile = c.tile;
+        o.output = resolve_output({.mode = o.mode, .output = parse_similarity_output(flags.given("dtype") ? flags.str("dtype") : "default", "--dtype")});
+        o.backend = parse_backend(flags.str("backend"), "--backend");
         c.quiet = flags.on("quiet");
         c.restart = flags.on("restart");
         c.stop_after = static_cast<long>(flags.integer("stop-after", -1));
@@ -77,7 +78,6 @@ Config parse_command_line(int argc, char** argv) {
         throw Exit{1, e.what()};
     }
     if (c.output.empty()) throw Exit{1, "--output: missing"};
-    if (c.dtype.empty()) c.dtype = c.mode == "count" ? "int32" : "bool";
     return c;
 }
 

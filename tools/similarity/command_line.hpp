@@ -1,6 +1,8 @@
 // hpcml-similarity's command line: what the user asked for, checked, with the help text.
 #pragma once
 
+#include <hpcml/similarity.hpp>
+
 #include <cstddef>
 #include <cstdio>
 #include <string>
@@ -14,8 +16,10 @@ struct Exit {
 };
 
 struct Config {
-    std::string input, y_input, output, mode = "count", dtype, backend = "auto";
-    float threshold = 1.0f;
+    std::string input, y_input, output;
+    // Parsed once, here: mode, threshold, output type (resolved, never Default), backend (as
+    // asked: Auto until the ranks choose), tile.
+    SimilarityOptions similarity;
     std::size_t tile = 1000;
     bool quiet = false, restart = false;
     long stop_after = -1;  // test hook: exit after this many blocks (as a crash would)

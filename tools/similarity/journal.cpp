@@ -78,8 +78,9 @@ std::string fingerprint(const Config& c, const Matrix& x, const Matrix* y) {
         f << "= x";
     }
     char threshold[32];
-    std::snprintf(threshold, sizeof threshold, "%.9g", c.threshold);
-    f << "\nmode=" << c.mode << " threshold=" << threshold << " tile=" << c.tile << " dtype=" << c.dtype << "\n";
+    std::snprintf(threshold, sizeof threshold, "%.9g", c.similarity.threshold);
+    f << "\nmode=" << to_string(c.similarity.mode) << " threshold=" << threshold << " tile=" << c.tile
+      << " dtype=" << to_string(c.similarity.output) << "\n";
     return f.str();
 }
 

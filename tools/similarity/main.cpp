@@ -81,11 +81,8 @@ Plan prepare(int argc, char** argv, const World& world) {
     p.c = parse_command_line(argc, argv);
     const Config& c = p.c;
     hpcml::SimilarityOptions& options = p.options;
-    options.threshold = c.threshold;
-    options.mode = hpcml::parse_similarity_mode(c.mode, "--mode");
-    options.output = hpcml::parse_similarity_output(c.dtype, "--dtype");
-    p.output = hpcml::resolve_output(options);
-    options.output = p.output;
+    options = c.similarity;
+    p.output = options.output;
     p.x = read_npy(c.input, "INPUT.npy");
     if (!c.y_input.empty()) {
         p.y_storage = read_npy(c.y_input, "--y");
@@ -94,7 +91,6 @@ Plan prepare(int argc, char** argv, const World& world) {
             throw Exit{1, "--y: has " + std::to_string(p.y_storage.rows) + " samples (rows) but INPUT.npy has " + std::to_string(p.x.rows)};
     }
     const std::size_t samples = p.x.rows, n = p.x.cols, m = p.has_y ? p.y_storage.cols : p.x.cols;
-    options.backend = hpcml::parse_backend(c.backend, "--backend");
     const hpcml::Context context = hpcml::make_context(options.backend);
     if (context.backend == hpcml::Backend::Cuda) {
         options.backend = hpcml::Backend::Cuda;
@@ -108,13 +104,10 @@ Plan prepare(int argc, char** argv, const World& world) {
             omp_set_num_threads(std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / world.local_size));
 #endif
     }
-    // The library checks the options (threshold, mode and dtype, counts that fit) on an empty
-    // output with the real sample count, before any file is touched.
-    (void)hpcml::similarity({nullptr, samples, 0}, {nullptr, samples, 0}, [](const hpcml::SimilarityTile&) {},
-                            {.threshold = options.threshold, .mode = options.mode, .output = options.output, .backend = hpcml::Backend::Cpu});
+    // Checked before any file is touched: counts that fit the output type need the sample count.
+    hpcml::check_similarity_options(options, samples);
 
     p.blocks = plan_blocks(n, m, c.tile, p.output);
-    options.tile = c.tile;
     p.header = npy_header(descr_of(p.output), n, p.output == hpcml::SimilarityOutput::Bitmask ? (m + 7) / 8 : m);
     p.layout = {p.header.size(), m, hpcml::similarity_output_bytes(1, m, p.output), p.output};
     p.total_bytes = p.header.size() + hpcml::similarity_output_bytes(n, m, p.output);  // checked: throws on overflow

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <regex>
+#include <vector>
 
 namespace hpcml::tools {
 
@@ -25,6 +25,57 @@ void convert(const char* bytes, std::size_t count, std::vector<float>& out) {
         std::memcpy(&v, bytes + i * sizeof(T), sizeof(T));
         out[i] = static_cast<float>(v);
     }
+}
+
+struct HeaderFields {
+    std::string descr, dims;  // dims: the shape's text, for messages
+    bool fortran = false;
+    std::vector<std::size_t> shape;
+};
+
+// Where the value of 'key' starts in the header's Python dict literal, or npos.
+std::size_t value_of(const std::string& header, const std::string& key) {
+    std::size_t i = header.find("'" + key + "'");
+    if (i == std::string::npos) return i;
+    i += key.size() + 2;
+    while (i < header.size() && header[i] == ' ') ++i;
+    if (i >= header.size() || header[i] != ':') return std::string::npos;
+    ++i;
+    while (i < header.size() && header[i] == ' ') ++i;
+    return i < header.size() ? i : std::string::npos;
+}
+
+// The dict NumPy writes: {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }.
+HeaderFields parse_header(const std::string& header, const std::string& argument) {
+    HeaderFields f;
+    std::size_t i = value_of(header, "descr");
+    std::size_t end = i == std::string::npos || header[i] != '\'' ? std::string::npos : header.find('\'', i + 1);
+    if (end == std::string::npos) fail(argument, "no dtype in the .npy header");
+    f.descr = header.substr(i + 1, end - i - 1);
+    i = value_of(header, "fortran_order");
+    f.fortran = i != std::string::npos && header.compare(i, 4, "True") == 0;
+    i = value_of(header, "shape");
+    end = i == std::string::npos || header[i] != '(' ? std::string::npos : header.find(')', i);
+    if (end == std::string::npos) fail(argument, "no shape in the .npy header");
+    f.dims = header.substr(i + 1, end - i - 1);
+    // Comma-separated non-negative integers, a trailing comma allowed: "3, 4", "7,".
+    std::size_t start = 0;
+    while (start < f.dims.size()) {
+        std::size_t comma = f.dims.find(',', start);
+        if (comma == std::string::npos) comma = f.dims.size();
+        std::string item = f.dims.substr(start, comma - start);
+        item.erase(0, item.find_first_not_of(' '));
+        item.erase(item.find_last_not_of(' ') + 1);
+        start = comma + 1;
+        if (item.empty() && comma == f.dims.size()) break;
+        if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
+            fail(argument, "shape (" + f.dims + ") is not a tuple of sizes");
+        errno = 0;
+        const unsigned long long d = std::strtoull(item.c_str(), nullptr, 10);
+        if (errno == ERANGE || d > std::numeric_limits<std::size_t>::max()) fail(argument, "shape (" + f.dims + ") is too large");
+        f.shape.push_back(static_cast<std::size_t>(d));
+    }
+    return f;
 }
 
 }  // namespace
@@ -52,25 +103,18 @@ Matrix read_npy(const std::string& path, const std::string& argument) {
     std::string header(header_len, '\0');
     if (!in.read(header.data(), header_len)) fail(argument, "truncated .npy header in '" + path + "'");
 
-    std::smatch m;
-    if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([^']*)')"))) fail(argument, "no dtype in the .npy header");
-    const std::string descr = m[1];
-    const bool fortran = std::regex_search(header, std::regex(R"('fortran_order'\s*:\s*True)"));
-    if (!std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(([^)]*)\))"))) fail(argument, "no shape in the .npy header");
-    std::vector<std::size_t> shape;
-    const std::string dims = m[1];
-    const std::regex number(R"(\d+)");
-    for (std::sregex_iterator it(dims.begin(), dims.end(), number), end; it != end; ++it) {
-        errno = 0;
-        const unsigned long long d = std::strtoull(it->str().c_str(), nullptr, 10);
-        if (errno == ERANGE || d > std::numeric_limits<std::size_t>::max()) fail(argument, "shape (" + dims + ") is too large");
-        shape.push_back(static_cast<std::size_t>(d));
-    }
+    const HeaderFields fields = parse_header(header, argument);
+    const std::string& descr = fields.descr;
+    const bool fortran = fields.fortran;
+    const std::string& dims = fields.dims;
+    const std::vector<std::size_t>& shape = fields.shape;
     if (shape.size() != 2)
         fail(argument, "expected a 2-D (samples, features) array, got " + std::to_string(shape.size()) + " dimensions");
     if (descr.size() < 2) fail(argument, "dtype '" + descr + "' is not a real number type; expected float32 (or a real type to convert)");
-    if (descr[0] == '>' && descr.substr(1) != "u1" && descr.substr(1) != "i1")
+    if (descr[0] == '>' && descr.substr(1) != "u1" && descr.substr(1) != "i1" && descr.substr(1) != "b1")
         fail(argument, "big-endian dtype '" + descr + "' is not supported; convert with a.astype('<f4')");
+    if (descr[0] != '<' && descr[0] != '>' && descr[0] != '|' && descr[0] != '=')
+        fail(argument, "dtype '" + descr + "' is not a real number type; expected float32 (or a real type to convert)");
 
     std::size_t item = 0;
     const std::string kind = descr.substr(1);
