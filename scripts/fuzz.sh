@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz: the .npy reader, the journal reader, the command-line
+# parsers) with clang, AddressSanitizer and UndefinedBehaviorSanitizer into build-fuzz/, and runs
+# each for FUZZ_SECONDS (default 60) from its seed corpus (tests/fuzz/corpus/). A crash, a leak,
+# undefined behaviour, a 10 s input or 2 GB of memory fails the run; the input that did it is
+# left in build-fuzz/ (crash-*, leak-*, timeout-*, oom-*) to replay: build-fuzz/bin/fuzz_npy FILE.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${FUZZ_SECONDS:-60}"
+flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHPCML_ENABLE_CUDA=OFF \
+  -DHPCML_BUILD_TESTS=OFF -DHPCML_BUILD_BENCHMARKS=OFF -DHPCML_BUILD_TOOLS=OFF -DHPCML_INSTALL=OFF -DHPCML_BUILD_FUZZERS=ON \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" >/dev/null
+cmake --build build-fuzz --target fuzz_npy fuzz_journal fuzz_command_line
+for target in npy journal command_line; do
+  echo "fuzz: $target for ${seconds} s"
+  corpus="build-fuzz/corpus/$target"
+  mkdir -p "$corpus"
+  (cd build-fuzz && "./bin/fuzz_$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+     "corpus/$target" "../tests/fuzz/corpus/$target" >"fuzz_$target.log" 2>&1) || {
+    tail -40 "build-fuzz/fuzz_$target.log"
+    echo "fuzz: fuzz_$target failed; the input is in build-fuzz/"
+    exit 1
+  }
+  grep -E "^stat::(number_of_executed_units|new_units_added|peak_rss_mb)" "build-fuzz/fuzz_$target.log" || true
+done
+echo "fuzz: clean"
