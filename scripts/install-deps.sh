@@ -10,7 +10,7 @@ debian_packages=(
 )
 python_packages=(
   "numpy>=1.24" "scipy>=1.10" "nanobind>=2.4" "scikit-build-core>=0.10"
-  "pytest>=7" "matplotlib>=3.7" "mpmath>=1.3" "nvidia-nvml-dev" "nvidia-cuda-cuobjdump"
+  "pytest>=7" "hypothesis>=6.100" "matplotlib>=3.7" "mpmath>=1.3" "nvidia-nvml-dev" "nvidia-cuda-cuobjdump"
 )
 
 sudo_cmd=()
@@ -27,7 +27,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 python="${PYTHON:-python3}"
-if ! "$python" -c "import numpy, scipy, nanobind, scikit_build_core, pytest, matplotlib, mpmath" 2>/dev/null ||
+if ! "$python" -c "import numpy, scipy, nanobind, scikit_build_core, pytest, hypothesis, matplotlib, mpmath" 2>/dev/null ||
    ! "$python" -m pip show -q nvidia-nvml-dev nvidia-cuda-cuobjdump >/dev/null 2>&1; then
   echo "install-deps: pip install ${python_packages[*]}"
   "$python" -m pip install -q "${python_packages[@]}"

@@ -12,6 +12,7 @@
 // Invalid parameters (mu <= 0, lambda <= 0, NaN) give NaN, as SciPy does.
 #pragma once
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -40,6 +41,18 @@ HPCML_HD inline T quiet_nan() {
 template <class T>
 HPCML_HD inline T infinity() {
     return static_cast<T>(HUGE_VAL);
+}
+template <class T>
+HPCML_HD inline T smallest_normal() {
+    return sizeof(T) == sizeof(float) ? T(FLT_MIN) : T(DBL_MIN);
+}
+
+// sqrt(a / b) for positive a and b, also where a / b overflows or underflows (lambda / x with
+// lambda = 1e296 and x = 1e-12 made the cdf NaN): one rounding less where the quotient is normal.
+template <class T>
+HPCML_HD inline T sqrt_ratio(T a, T b) {
+    const T q = a / b;
+    return q >= smallest_normal<T>() && q < infinity<T>() ? sqrt(q) : sqrt(a) / sqrt(b);
 }
 
 // erfcx(x) = exp(x^2) erfc(x), for x >= 0 (the only arguments the stable forms need).
@@ -97,12 +110,23 @@ HPCML_HD inline bool valid(T mu, T lam) {
     return mu > 0 && lam > 0 && mu < infinity<T>() && lam < infinity<T>();
 }
 
+// 0.5 log(lam / (2 pi x^3)): one log of one quotient where x^3 and the quotient are normal
+// numbers; in logs where they are not (in double, x^3 overflows above ~5.6e102 and underflows
+// below ~2.8e-103, which made pdf(1e-110; 1, 1) infinite).
+template <class T>
+HPCML_HD inline T log_normaliser(T x, T lam) {
+    const T x3 = x * x * x;
+    const T q = lam / (Constants<T>::two_pi * x3);
+    if (x3 >= smallest_normal<T>() && x3 < infinity<T>() && q >= smallest_normal<T>() && q < infinity<T>()) return T(0.5) * log(q);
+    return T(0.5) * (log(lam) - T(3) * log(x)) - Constants<T>::log_sqrt_2pi;
+}
+
 template <class T>
 HPCML_HD inline T logpdf(T x, T mu, T lam) {
     if (!valid(mu, lam) || x != x) return quiet_nan<T>();
     if (x <= 0 || x == infinity<T>()) return -infinity<T>();
-    const T z1 = sqrt(lam / x) * ((x - mu) / mu);  // x - mu is exact near the mean; x / mu - 1 is not
-    return T(0.5) * log(lam / (Constants<T>::two_pi * x * x * x)) - T(0.5) * z1 * z1;
+    const T z1 = sqrt_ratio(lam, x) * ((x - mu) / mu);  // x - mu is exact near the mean; x / mu - 1 is not
+    return log_normaliser(x, lam) - T(0.5) * z1 * z1;
 }
 
 template <class T>
@@ -120,7 +144,7 @@ struct Tail {
 };
 
 HPCML_HD inline Tail<double> tail(double x, double mu, double lam) {
-    const double r = sqrt(lam / x);
+    const double r = sqrt_ratio(lam, x);
     const double z1 = r * ((x - mu) / mu);
     const double z2 = r * ((x + mu) / mu);
     const double a = fabs(z1) * Constants<double>::inv_sqrt2, b = z2 * Constants<double>::inv_sqrt2;
@@ -171,8 +195,17 @@ HPCML_HD inline T ppf(T p, T mu, T lam) {
     if (p == 1) return infinity<T>();
     const bool upper = p > T(0.5);
     const double log_target = upper ? log1p(-static_cast<double>(p)) : log(static_cast<double>(p));
-    const double m = mu, l = lam, sign = upper ? -1.0 : 1.0;
-    double lo = -HUGE_VAL, hi = HUGE_VAL, t = log(m);
+    // Solved for X / c ~ IG(mu / c, lambda / c) with c = min(mu, lambda), the scale of the bulk
+    // (near mu for a narrow law, near lambda for a wide one), where that law's other parameter is
+    // finite: t = log(x / c) is then near 0 where the mass is, and its spacing there is an ulp of
+    // x (at t = log 1e-127 = -292 it was 250 ulps of x).
+    const double c = fmin(static_cast<double>(mu), static_cast<double>(lam));
+    const double ratio = fmax(static_cast<double>(mu), static_cast<double>(lam)) / c;
+    const bool scaled = ratio < HUGE_VAL;
+    // lambda / mu past the doubles: sd / mu = sqrt(mu / lambda) < 1e-154, every quantile is mu.
+    if (!scaled && lam > mu) return mu;
+    const double m = scaled ? mu / c : mu, l = scaled ? lam / c : lam, sign = upper ? -1.0 : 1.0;
+    double lo = -HUGE_VAL, hi = HUGE_VAL, t = log(fmin(m, l));  // the bulk's scale (0 when scaled)
     for (int iteration = 0; iteration < 300; ++iteration) {
         const double x = exp(t);
         const double log_tail = cdf_family(upper ? 3 : 2, x, m, l);
@@ -194,14 +227,27 @@ HPCML_HD inline T ppf(T p, T mu, T lam) {
         t = next;
         if (converged) break;
     }
-    return static_cast<T>(exp(t));
+    // Polished by Newton in x itself: the spacing of t is |t| eps, coarser than an ulp of x in
+    // the tails. A step is kept only where it brings the tail closer to its target.
+    double x = scaled ? c * exp(t) : exp(t);
+    const double target = upper ? 1.0 - static_cast<double>(p) : static_cast<double>(p);  // exact for p > 1/2
+    double g = sign * (cdf_family(upper ? 1 : 0, x, static_cast<double>(mu), static_cast<double>(lam)) - target);
+    for (int step = 0; step < 3 && g != 0; ++step) {
+        const double next = x - g / pdf(x, static_cast<double>(mu), static_cast<double>(lam));
+        if (!(next > 0 && next < HUGE_VAL)) break;
+        const double g_next = sign * (cdf_family(upper ? 1 : 0, next, static_cast<double>(mu), static_cast<double>(lam)) - target);
+        if (!(fabs(g_next) < fabs(g))) break;
+        x = next;
+        g = g_next;
+    }
+    return static_cast<T>(x);
 }
 
 // (x - mu) / sqrt(mu^3 / lambda)
 template <class T>
 HPCML_HD inline T standardize(T x, T mu, T lam) {
     if (!valid(mu, lam)) return quiet_nan<T>();
-    return (x - mu) * sqrt(lam / mu) / mu;
+    return (x - mu) * sqrt_ratio(lam, mu) / mu;
 }
 
 // log f_Y(y) for Y = standardize(X), k = sqrt(lambda / mu):
@@ -210,7 +256,7 @@ HPCML_HD inline T standardize(T x, T mu, T lam) {
 template <class T>
 HPCML_HD inline T standardized_logpdf(T y, T mu, T lam) {
     if (!valid(mu, lam) || y != y) return quiet_nan<T>();
-    const T k = sqrt(lam / mu);
+    const T k = sqrt_ratio(lam, mu);
     if (y <= -k || y == infinity<T>()) return -infinity<T>();
     return -Constants<T>::log_sqrt_2pi - k * y * y / (T(2) * (k + y)) - T(1.5) * log1p(y / k);
 }
@@ -227,7 +273,7 @@ HPCML_HD inline double normal_cdf(double y) { return 0.5 * erfc(-y * Constants<d
 // One parameter pair's constants for the distances: k = sqrt(lambda / mu), sd = sqrt(mu^3 / lambda).
 struct Standardized {
     double mu, lam, k, inv_k, sd;
-    HPCML_HD Standardized(double m, double l) : mu(m), lam(l), k(sqrt(l / m)), inv_k(sqrt(m / l)), sd(m * sqrt(m / l)) {}
+    HPCML_HD Standardized(double m, double l) : mu(m), lam(l), k(sqrt_ratio(l, m)), inv_k(sqrt_ratio(m, l)), sd(m * sqrt_ratio(m, l)) {}
 
     // f_Y(y) - phi(y) = phi(y) expm1(a), a = y^3 / (2 (k + y)) - 1.5 log1p(y / k): accurate when
     // close. Where a >= 1 the difference has no cancellation and f_Y is taken from its own
