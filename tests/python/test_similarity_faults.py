@@ -106,7 +106,7 @@ def test_damaged_journal_resumes_to_the_same_bytes(job, damage):
         (d / "s.npy.partial").unlink()
     run(*args, "--output", d / "s.npy")
     assert (d / "s.npy").read_bytes() == reference
-    assert not (d / "s.npy.journal").exists() and not (d / "s.npy.partial").exists()
+    assert not (d / "s.npy.journal").exists() and not (d / "s.npy.partial").exists() and not (d / "s.npy.lock").exists()
 
 
 def test_damaged_command_file_is_refused(job):
@@ -136,11 +136,12 @@ def test_input_changed_between_crash_and_resume(job):
 def test_two_jobs_cannot_write_one_output(job):
     d, args, reference = job
     # Another job holds the lock: this one refuses and touches nothing.
-    with open(d / "s.npy.partial", "w") as held:
+    with open(d / "s.npy.lock", "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         p = run(*args, "--output", d / "s.npy", check=False)
         assert p.returncode == 1 and "another hpcml-similarity is writing" in p.stderr, p.stderr
         assert not (d / "s.npy").exists() and not (d / "s.npy.journal").exists()
+    assert not (d / "s.npy.partial").exists()
     # Two real jobs started together: each finishes or refuses, and the output is right.
     for _ in range(5):
         procs = [subprocess.Popen([str(TOOL), *map(str, args), "--output", str(d / "t.npy"), "--restart", "--delay-ms", "5"],
@@ -194,3 +195,31 @@ def test_a_rank_dies_under_mpirun(job):
     assert not out.exists()
     run(*args, "--output", out)
     assert out.read_bytes() == reference
+
+
+def test_a_journal_line_vouches_only_for_its_own_block(tmp_path):
+    """Only row 12 of S is non-zero: every other block's bytes equal the unwritten zeros of
+    block 12, so a line renumbered to 12 (a damaged digit, or a cut line "1" joined to "2 ...")
+    would pass a checksum of the bytes alone."""
+    x = np.zeros((4, 16), np.float32)
+    x[:, 12] = 5
+    y = np.full((4, 40), 10, np.float32)
+    y[:, 0] = 5
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    args = [tmp_path / "x.npy", "--y", tmp_path / "y.npy", "--mode", "all", "--tile", 1]
+    run(*args, "--output", tmp_path / "reference.npy")
+    assert np.load(tmp_path / "reference.npy").sum() == 1
+    log = crash_after(tmp_path, args, 3)[0]
+    block, digest = log.read_text().splitlines()[0].split()
+    assert int(block) != 12
+    log.write_text(log.read_text() + f"12 {digest}\n")
+    run(*args, "--output", tmp_path / "s.npy")
+    assert (tmp_path / "s.npy").read_bytes() == (tmp_path / "reference.npy").read_bytes()
+
+
+def test_a_tile_past_the_output_is_the_whole_output(job):
+    d, args, reference = job
+    run(d / "x.npy", "--tile", 2**36, "--output", d / "s.npy")
+    run(d / "x.npy", "--tile", 300, "--output", d / "t.npy")
+    assert (d / "s.npy").read_bytes() == (d / "t.npy").read_bytes()

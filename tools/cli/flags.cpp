@@ -15,12 +15,12 @@ namespace {
 void Flags::add(const std::string& name, const std::string& default_value, const std::string& help,
                 const std::string& value_name) {
     if (!entries_.count(name)) order_.push_back(name);
-    entries_[name] = {default_value, help, value_name, false, false};
+    entries_[name] = {default_value, default_value, help, value_name, false, false};
 }
 
 void Flags::add_switch(const std::string& name, const std::string& help) {
     if (!entries_.count(name)) order_.push_back(name);
-    entries_[name] = {"", help, "", true, false};
+    entries_[name] = {"", "", help, "", true, false};
 }
 
 void Flags::parse(int& argc, char** argv, Unknown unknown) {
@@ -114,7 +114,7 @@ void Flags::print(std::FILE* out) const {
         const Entry& e = entries_.at(name);
         const std::string flag = "--" + name + (e.is_switch ? "" : " " + e.value_name);
         std::fprintf(out, "  %-20s %s", flag.c_str(), e.help.c_str());
-        if (!e.is_switch && !e.value.empty()) std::fprintf(out, " (default: %s)", e.value.c_str());
+        if (!e.is_switch && !e.default_value.empty()) std::fprintf(out, " (default: %s)", e.default_value.c_str());
         std::fprintf(out, "\n");
     }
 }

@@ -50,7 +50,7 @@ public:
 
 private:
     struct Entry {
-        std::string value, help, value_name;
+        std::string value, default_value, help, value_name;
         bool is_switch = false, given = false;
     };
     const Entry& entry(const std::string& name) const;

@@ -13,11 +13,12 @@ namespace hpcml::tools {
 std::vector<Block> plan_blocks(std::size_t n, std::size_t m, std::size_t tile, SimilarityOutput output) {
     // One block is one library call (which tiles it and, on the GPU, batches its tiles per
     // launch), and its rows go to the file in long writes.
+    // A tile past the output is the whole output (and no product below can overflow).
+    tile = std::min(tile, std::max<std::size_t>({n, m, 1}));
     const std::size_t tile_cols = output == SimilarityOutput::Bitmask ? (tile + 7) / 8 * 8 : tile;
-    const std::size_t bytes_per_row_of_block = similarity_output_bytes(1, tile_cols, output);
     const std::size_t budget = std::size_t{256} << 20;
-    const std::size_t block_cols = std::min(
-        std::max<std::size_t>(m, 1), std::max<std::size_t>(1, budget / std::max<std::size_t>(tile * bytes_per_row_of_block, 1)) * tile_cols);
+    const std::size_t tiles_in_budget = budget / std::max<std::size_t>(similarity_output_bytes(tile, tile_cols, output), 1);
+    const std::size_t block_cols = std::min(std::max<std::size_t>(m, 1), std::max<std::size_t>(tiles_in_budget, 1) * tile_cols);
     std::vector<Block> blocks;
     for (std::size_t r = 0; r < n; r += tile)
         for (std::size_t c = 0; c < m; c += block_cols) blocks.push_back({r, c, std::min(tile, n - r), std::min(block_cols, m - c)});
@@ -45,12 +46,19 @@ struct BlockComputer::Device {
         if (y != x) cudaFree(y);
         cudaFree(x);
     }
+    // Rows padded to a multiple of 4 floats: the fused kernel's 16-byte loads need a leading
+    // dimension that keeps every row aligned (270725 features would not).
+    static std::size_t pitch(const Matrix& m) { return (m.cols + 3) / 4 * 4; }
     static float* upload(const Matrix& m, const char* name) {
         float* d = nullptr;
-        const std::size_t bytes = m.data.size() * sizeof(float);
+        const std::size_t bytes = m.rows * pitch(m) * sizeof(float);
         check(cudaMalloc(&d, std::max<std::size_t>(bytes, 1)), std::string("copying ") + name + " to the GPU: cudaMalloc of " +
                                                                     std::to_string(bytes) + " bytes");
-        check(cudaMemcpy(d, m.data.data(), bytes, cudaMemcpyHostToDevice), std::string("copying ") + name + " to the GPU");
+        check(cudaMemset(d, 0, bytes), std::string("copying ") + name + " to the GPU");  // the padding too: no read is uninitialised
+        if (bytes > 0)
+            check(cudaMemcpy2D(d, pitch(m) * sizeof(float), m.data.data(), m.cols * sizeof(float), m.cols * sizeof(float), m.rows,
+                               cudaMemcpyHostToDevice),
+                  std::string("copying ") + name + " to the GPU");
         return d;
     }
 };
@@ -96,7 +104,8 @@ const unsigned char* BlockComputer::compute(const Block& b) {
             check(cudaMalloc(&device_->out, bytes), "the block's output on the GPU: cudaMalloc of " + std::to_string(bytes) + " bytes");
             device_->out_bytes = bytes;
         }
-        similarity_device(view(device_->x, b.r0, b.rows, x_.cols), view(device_->y, b.c0, b.cols, y_.cols), device_->out, options_);
+        similarity_device(view(device_->x, b.r0, b.rows, Device::pitch(x_)), view(device_->y, b.c0, b.cols, Device::pitch(y_)),
+                          device_->out, options_);
         check(cudaMemcpy(host_out_.data(), device_->out, bytes, cudaMemcpyDeviceToHost), "copying a block from the GPU");
         return host_out_.data();
     }

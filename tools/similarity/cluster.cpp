@@ -125,7 +125,23 @@ OutputFile::~OutputFile() {
 #if HPCML_WITH_MPI
     if (mpi_) MPI_File_close(&file_);
 #endif
-    if (fd_ >= 0) close(fd_);
+    if (fd_ >= 0) ::close(fd_);
+}
+
+std::string OutputFile::close() {
+#if HPCML_WITH_MPI
+    if (mpi_) {
+        mpi_ = false;
+        const bool synced = MPI_File_sync(file_) == MPI_SUCCESS;
+        const bool closed = MPI_File_close(&file_) == MPI_SUCCESS;
+        return synced && closed ? "" : "--output: flushing the output failed (MPI_File_sync / MPI_File_close); is the disk full?";
+    }
+#endif
+    std::string error;
+    if (fsync(fd_) != 0) error = std::string("--output: flushing the output failed: ") + std::strerror(errno);
+    if (::close(fd_) != 0 && error.empty()) error = std::string("--output: closing the output failed: ") + std::strerror(errno);
+    fd_ = -1;
+    return error;
 }
 
 void OutputFile::write_at(std::size_t offset, const void* data, std::size_t bytes) {

@@ -57,6 +57,9 @@ public:
     OutputFile(const OutputFile&) = delete;
     OutputFile& operator=(const OutputFile&) = delete;
     void write_at(std::size_t offset, const void* data, std::size_t bytes);
+    // Flushes and closes (collective under MPI): the error a file system reports only then
+    // (quota, a full network disk), or "" when the bytes are safe.
+    std::string close();
 
 private:
 #if HPCML_WITH_MPI

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
+#include <utility>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -84,26 +86,31 @@ std::string fingerprint(const Config& c, const Matrix& x, const Matrix* y) {
     return f.str();
 }
 
-Journal::Journal(const std::string& output) : output_(output), partial_(output + ".partial"), dir_(output + ".journal") {}
+Journal::Journal(const std::string& output)
+    : output_(output), partial_(output + ".partial"), lock_path_(output + ".lock"), dir_(output + ".journal") {}
 
 Journal::~Journal() {
     close_log();
-    if (fd_ >= 0) close(fd_);  // releases the lock
+    if (fd_ >= 0) close(fd_);
+    if (lock_fd_ >= 0) close(lock_fd_);  // releases the lock
 }
 
 void Journal::lock() {
+    lock_fd_ = open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd_ < 0) fail("cannot create", lock_path_);
+    if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK)
+            throw Exit{1, "--output: another hpcml-similarity is writing '" + output_ + "' (it holds '" + lock_path_ + "')"};
+        fail("cannot lock", lock_path_);
+    }
+    // The file locked must still be the one at that path: a job that finished meanwhile
+    // removed it (and a third job may have made a new one).
+    struct stat locked{}, named{};
+    if (fstat(lock_fd_, &locked) != 0 || stat(lock_path_.c_str(), &named) != 0 || locked.st_ino != named.st_ino ||
+        locked.st_dev != named.st_dev)
+        throw Exit{1, "--output: another hpcml-similarity finished '" + output_ + "' while this one started; rerun to redo it"};
     fd_ = open(partial_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0) fail("cannot create", partial_);
-    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-        if (errno == EWOULDBLOCK)
-            throw Exit{1, "--output: another hpcml-similarity is writing '" + output_ + "' (it holds the lock on '" + partial_ + "')"};
-        fail("cannot lock", partial_);
-    }
-    // The file we locked must still be the one at that path: a run that finished meanwhile
-    // renamed it to the output.
-    struct stat locked{}, named{};
-    if (fstat(fd_, &locked) != 0 || stat(partial_.c_str(), &named) != 0 || locked.st_ino != named.st_ino || locked.st_dev != named.st_dev)
-        throw Exit{1, "--output: another hpcml-similarity finished '" + output_ + "' while this one started; rerun to redo it"};
 }
 
 std::map<std::size_t, std::uint64_t> Journal::open_or_start(const Config& c, const std::string& print, const std::string& header,
@@ -114,35 +121,48 @@ std::map<std::size_t, std::uint64_t> Journal::open_or_start(const Config& c, con
             throw Exit{1, "--output: the journal " + dir_.string() + " was written by a different command or input; "
                           "rerun the same command to resume, or add --restart to start over"};
         std::string head(header.size(), '\0');
-        const bool resume = fs::file_size(partial_) == total_bytes &&
+        const std::string nonce = read_text(dir_ / "nonce");
+        char* end = nullptr;
+        nonce_ = std::strtoull(nonce.c_str(), &end, 16);
+        const bool resume = nonce.size() == 16 && *end == '\0' && fs::file_size(partial_) == total_bytes &&
                             pread(fd_, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()) && head == header;
         if (resume) {
             for (const auto& entry : fs::directory_iterator(dir_))
-                if (entry.path().filename().string().rfind("rank-", 0) == 0)
-                    read_claims(read_text(entry.path()), blocks, claims);
+                if (entry.path().filename().string().rfind("rank-", 0) == 0) read_claims(read_text(entry.path()), blocks, claims);
             return claims;
         }
         if (!c.quiet)
-            std::fprintf(stderr, "hpcml-similarity: %s is missing or not the journal's output (size or header); starting over\n",
+            std::fprintf(stderr, "hpcml-similarity: %s is missing or not the journal's output (size, header or nonce); starting over\n",
                          partial_.c_str());
     }
-    std::error_code ignore;
-    fs::remove_all(dir_, ignore);
+    // A stale log that survived here could vouch for blocks of the new file: removal must work.
+    fs::remove_all(dir_);
     if (ftruncate(fd_, 0) != 0) fail("cannot write", partial_);
     write_all(fd_, header, 0, partial_);
     if (ftruncate(fd_, static_cast<off_t>(total_bytes)) != 0) fail("cannot size", partial_);
     fs::create_directories(dir_);
-    std::ofstream command(dir_ / "command", std::ios::binary);
-    command << print;
-    command.close();
-    if (!command) throw Exit{1, "--output: cannot write the journal in " + dir_.string()};
+    std::random_device entropy;
+    nonce_ = (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy() ^ static_cast<std::uint64_t>(getpid());
+    char nonce[17];
+    std::snprintf(nonce, sizeof nonce, "%016" PRIx64, nonce_);
+    // The command last, written whole then renamed into place: a journal with a command is complete.
+    for (const auto& [name, text] : {std::pair<std::string, std::string>{"nonce", nonce}, {"command", print}}) {
+        const fs::path tmp = dir_ / (name + ".tmp");
+        const int out = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (out < 0) fail("cannot write the journal in", dir_.string());
+        const bool ok = pwrite(out, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()) && fsync(out) == 0;
+        close(out);
+        if (!ok || std::rename(tmp.c_str(), (dir_ / name).c_str()) != 0) fail("cannot write the journal in", dir_.string());
+    }
     return claims;
 }
 
 void Journal::open_log(int rank) {
-    // The pid too: a rerun's rank 0 must not append to a crashed run's half-written last line.
-    log_ = std::fopen((dir_ / ("rank-" + std::to_string(rank) + "-" + std::to_string(getpid()))).c_str(), "a");
-    if (!log_) throw Exit{1, "--output: cannot write the journal in " + dir_.string()};
+    // A file of its own (O_EXCL): a line of this run can never join a crashed run's cut line.
+    std::random_device entropy;
+    const std::string name = "rank-" + std::to_string(rank) + "-" + std::to_string(getpid()) + "-" + std::to_string(entropy());
+    const int out = open((dir_ / name).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+    if (out < 0 || !(log_ = fdopen(out, "a"))) throw Exit{1, "--output: cannot write the journal in " + dir_.string()};
 }
 
 void Journal::record(std::size_t block, std::uint64_t block_checksum) {
@@ -156,11 +176,18 @@ void Journal::close_log() {
 }
 
 void Journal::finish() {
-    // The data reach the disk before the name says they are complete.
+    // The data reach the disk before the name says they are complete, and the name before the
+    // journal goes.
     if (fsync(fd_) != 0) fail("cannot flush", partial_);
     if (std::rename(partial_.c_str(), output_.c_str()) != 0) fail("cannot rename to the output", partial_);
+    const std::string parent = fs::absolute(output_).parent_path().string();
+    if (const int dir = open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
+        (void)fsync(dir);
+        close(dir);
+    }
     std::error_code ignore;
     fs::remove_all(dir_, ignore);
+    unlink(lock_path_.c_str());  // while still held: a job waiting on it sees it gone (lock())
 }
 
 }  // namespace hpcml::tools

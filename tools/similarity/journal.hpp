@@ -1,7 +1,9 @@
 // The files of one hpcml-similarity run and what makes it resumable. While the run lasts, the
-// output is OUT.npy.partial (locked by rank 0, so two jobs cannot write it at once), and
-// OUT.npy.journal/ holds the command that wrote it (its fingerprint) and, per process, a line
-// "block checksum" for each block whose bytes are in the file. A finished run renames the
+// output is OUT.npy.partial; OUT.npy.lock, held by rank 0 from the start to the end, keeps two
+// jobs off one output; OUT.npy.journal/ holds the command that wrote the partial file (its
+// fingerprint), a nonce, and per process a log of lines "block checksum", one per block whose
+// bytes are in the file. A block's checksum starts from the nonce and the block's number and
+// place, so a line can vouch only for its own block of this journal. A finished run renames the
 // partial file to OUT.npy and removes the journal: OUT.npy exists only when it is complete.
 #pragma once
 
@@ -38,32 +40,40 @@ public:
     Journal(const Journal&) = delete;
     Journal& operator=(const Journal&) = delete;
 
-    // Rank 0, first: takes the lock on the partial output (created if absent), or throws Exit
-    // when another process holds it.
+    // Rank 0, first: takes OUT.npy.lock (created if absent) and opens the partial output, or
+    // throws Exit when another job holds the lock.
     void lock();
 
     // Rank 0, under the lock: resumes when the journal was written by the same command and the
     // partial output has the expected size and header, returning the blocks its logs claim;
-    // otherwise (or with --restart) starts over (the partial output sized and headed, the
-    // journal holding the fingerprint) and returns none. Throws Exit (or a filesystem_error).
+    // otherwise (or with --restart) starts over (the partial output sized and headed, a new
+    // journal with the fingerprint and a fresh nonce) and returns none. Throws Exit (or a
+    // filesystem_error).
     std::map<std::size_t, std::uint64_t> open_or_start(const Config& c, const std::string& print, const std::string& header,
                                                        std::size_t total_bytes, std::size_t blocks);
 
-    // Every rank: a log of its own, to which record() appends a block once its bytes are written.
+    // This journal's nonce: rank 0's after open_or_start; the other ranks are given it.
+    std::uint64_t nonce() const { return nonce_; }
+    void set_nonce(std::uint64_t nonce) { nonce_ = nonce; }
+
+    // Every rank: a log of its own (a new file), to which record() appends a block once its
+    // bytes are written.
     void open_log(int rank);
     void record(std::size_t block, std::uint64_t block_checksum);
     void close_log();
 
-    // Rank 0, once every block is written: OUT.npy.partial becomes OUT.npy, the journal goes.
+    // Rank 0, once every block is written and flushed: OUT.npy.partial becomes OUT.npy, the
+    // journal and the lock file go.
     void finish();
 
     const std::string& partial() const { return partial_; }
-    int partial_fd() const { return fd_; }  // rank 0's descriptor of the partial output (read only by it)
+    int partial_fd() const { return fd_; }  // rank 0's descriptor of the partial output
 
 private:
-    std::string output_, partial_;
+    std::string output_, partial_, lock_path_;
     std::filesystem::path dir_;
-    int fd_ = -1;
+    int fd_ = -1, lock_fd_ = -1;
+    std::uint64_t nonce_ = 0;
     std::FILE* log_ = nullptr;
 };
 

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <map>
@@ -115,17 +116,25 @@ Plan prepare(int argc, char** argv, const World& world) {
     return p;
 }
 
+// Where a block's checksum starts: from the journal's nonce and the block's number and place,
+// so that a line vouches only for its own block of its own journal.
+std::uint64_t block_seed(std::uint64_t nonce, std::size_t k, const Block& b) {
+    const std::uint64_t identity[] = {nonce, k, b.r0, b.c0, b.rows, b.cols};
+    return checksum(identity, sizeof identity);
+}
+
 // The journal's claims that the partial output bears out: a block counts as done only when its
 // bytes in the file have the checksum its journal line gives.
-std::vector<char> verified_blocks(const std::map<std::size_t, std::uint64_t>& claims, const Plan& p, int fd) {
+std::vector<char> verified_blocks(const std::map<std::size_t, std::uint64_t>& claims, const Plan& p, const Journal& journal) {
     std::vector<char> done(p.blocks.size(), 0);
     std::vector<unsigned char> bytes;
     for (const auto& [k, claimed] : claims) {
-        std::uint64_t sum = checksum(nullptr, 0);
+        std::uint64_t sum = block_seed(journal.nonce(), k, p.blocks[k]);
         bool readable = true;
         p.layout.for_each_range(p.blocks[k], [&](std::size_t offset, std::size_t length) {
             bytes.resize(length);
-            readable = readable && pread(fd, bytes.data(), length, static_cast<off_t>(offset)) == static_cast<ssize_t>(length);
+            readable = readable &&
+                       pread(journal.partial_fd(), bytes.data(), length, static_cast<off_t>(offset)) == static_cast<ssize_t>(length);
             sum = checksum(bytes.data(), length, sum);
         });
         done[k] = readable && sum == claimed;
@@ -133,19 +142,23 @@ std::vector<char> verified_blocks(const std::map<std::size_t, std::uint64_t>& cl
     return done;
 }
 
-// Under mpirun, an error on one rank once the ranks work together: say so and take the job
-// down (unwinding would leave the others waiting in a collective call forever).
-[[noreturn]] void abort_job(const World& world) {
-    std::string message = "unknown error";
+// The message of the exception in flight.
+std::string current_message() {
     try {
         throw;
     } catch (const Exit& e) {
-        message = e.message;
+        return e.message;
     } catch (const std::exception& e) {
-        message = e.what();
+        return e.what();
     } catch (...) {
+        return "unknown error";
     }
-    std::fprintf(stderr, "hpcml-similarity: error on rank %d of %d: %s\n", world.rank, world.size, message.c_str());
+}
+
+// Under mpirun, an error on one rank once the ranks work together: say so and take the job
+// down at once (unwinding would run collective destructors and wait for the other ranks).
+[[noreturn]] void abort_job(const World& world) {
+    std::fprintf(stderr, "hpcml-similarity: error on rank %d of %d: %s\n", world.rank, world.size, current_message().c_str());
     world.abort_now(1);
 }
 
@@ -177,41 +190,53 @@ int run(int argc, char** argv, World& world) {
     if (world.rank == 0) {
         try {
             journal.lock();
-            done = verified_blocks(journal.open_or_start(c, p.print, p.header, p.total_bytes, blocks.size()), p, journal.partial_fd());
-        } catch (const Exit& e) {
-            std::fprintf(stderr, "hpcml-similarity: error: %s\n", e.message.c_str());
-            decision = 1;
+            done = verified_blocks(journal.open_or_start(c, p.print, p.header, p.total_bytes, blocks.size()), p, journal);
         } catch (const fs::filesystem_error& e) {
             std::fprintf(stderr, "hpcml-similarity: error: --output: %s\n", e.what());
+            decision = 1;
+        } catch (...) {
+            std::fprintf(stderr, "hpcml-similarity: error: %s\n", current_message().c_str());
             decision = 1;
         }
     }
     if (world.broadcast(decision) != 0) return 1;
+    std::vector<char> nonce(sizeof(std::uint64_t));
+    std::uint64_t value = journal.nonce();
+    std::memcpy(nonce.data(), &value, sizeof value);
+    world.broadcast(nonce);
+    std::memcpy(&value, nonce.data(), sizeof value);
+    journal.set_nonce(value);
     world.broadcast(done);
     std::vector<std::size_t> pending;
     for (std::size_t k = 0; k < blocks.size(); ++k)
         if (!done[k]) pending.push_back(k);
 
-    // From here on the ranks work together: an error on one takes the job down (abort_job).
+    // From here on the ranks work together: an error on one takes the job down (abort_job), from
+    // where it happens, while the collective objects are alive.
     const auto start = std::chrono::steady_clock::now();
+    std::string close_error;
+    std::optional<OutputFile> file;  // outside the try: alive in the handler
+    std::optional<Counter> counter;
+    std::optional<BlockComputer> computer;
     try {
         journal.open_log(world.rank);
-        OutputFile file(journal.partial(), world);
-        Counter counter(world);
-        BlockComputer computer(p.x, p.y(), p.options);
+        file.emplace(journal.partial(), world);
+        counter.emplace(world);
+        computer.emplace(p.x, p.y(), p.options);
 
         auto last_progress = start;
         long computed = 0;
-        for (long long next = counter.next(); next < static_cast<long long>(pending.size()); next = counter.next()) {
+        for (long long next = counter->next(); next < static_cast<long long>(pending.size()); next = counter->next()) {
             const std::size_t k = pending[static_cast<std::size_t>(next)];
             const Block& b = blocks[k];
-            const unsigned char* rows = computer.compute(b);
+            const unsigned char* rows = computer->compute(b);
             std::size_t written = 0;
             p.layout.for_each_range(b, [&](std::size_t offset, std::size_t length) {
-                file.write_at(offset, rows + written, length);
+                file->write_at(offset, rows + written, length);
                 written += length;
             });
-            journal.record(k, checksum(rows, written));  // only now that the block's bytes are in the file
+            // Journaled only now that the block's bytes are in the file.
+            journal.record(k, checksum(rows, written, block_seed(journal.nonce(), k, b)));
             ++computed;
             if (c.stop_after >= 0 && computed >= c.stop_after) world.abort_now(3);  // the test hook: die like a crash
             if (c.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(c.delay_ms));
@@ -227,16 +252,23 @@ int run(int argc, char** argv, World& world) {
             }
         }
         journal.close_log();
+        close_error = file->close();  // errors a file system reports only at flush or close
     } catch (...) {
         if (world.size > 1) abort_job(world);
+        throw std::runtime_error(current_message());  // a failure while working, not a bad command line: no usage text
+    }
+    // Every rank's bytes are flushed, or the file is not complete.
+    if (const int first = world.first_failure(!close_error.empty()); first >= 0) {
+        if (!close_error.empty()) std::fprintf(stderr, "hpcml-similarity: error on rank %d: %s\n", world.rank, close_error.c_str());
+        return 1;
+    }
+    if (world.rank == 0) {
         try {
-            throw;
-        } catch (const Exit& e) {  // a failure while working, not a bad command line: no usage text
-            throw std::runtime_error(e.message);
+            journal.finish();  // complete: OUT.npy.partial becomes OUT.npy
+        } catch (...) {
+            throw std::runtime_error(current_message());
         }
     }
-    world.barrier();
-    if (world.rank == 0) journal.finish();  // complete: OUT.npy.partial becomes OUT.npy
     if (world.rank == 0 && !c.quiet) {
         std::fprintf(stderr, "hpcml-similarity: %zu blocks computed, %zu already done, %d rank(s), %s backend, %.2f s -> %s\n",
                      pending.size(), blocks.size() - pending.size(), world.size,

@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -117,7 +119,7 @@ int main(int argc, char** argv) {
         }
         if (!flags.positionals().empty())
             return bad_usage("unknown argument '" + flags.positionals().front() + "' (the command goes after --)", flags);
-        device = static_cast<int>(flags.integer("device", 0));
+        device = static_cast<int>(std::min<long long>(flags.integer("device", 0), INT_MAX));  // no such device: telemetry says so
         interval_ms = static_cast<long>(flags.integer("interval-ms", 1));
     } catch (const hpcml::Error& e) {
         return bad_usage(e.what(), flags);
