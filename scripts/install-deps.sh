@@ -7,6 +7,7 @@ debian_packages=(
   build-essential cmake ninja-build git pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libbenchmark-tools
   libeigen3-dev libboost-math-dev librandom123-dev libopenmpi-dev openmpi-bin
+  clang libclang-rt-dev
 )
 python_packages=(
   "numpy>=1.24" "scipy>=1.10" "nanobind>=2.4" "scikit-build-core>=0.10"

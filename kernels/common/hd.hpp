@@ -10,8 +10,9 @@
 #endif
 
 // A CPU function compiled twice, for AVX2 and for any x86-64, the loader picking one (GCC's
-// target_clones). Elsewhere (clang, which does not clone templates; other CPUs) one baseline build.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+// target_clones). Elsewhere (clang, which does not clone templates; other CPUs; ThreadSanitizer,
+// whose instrumented ifunc resolvers run before its runtime starts) one baseline build.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
 #define HPCML_AVX2_CLONES [[gnu::target_clones("avx2", "default")]]
 #else
 #define HPCML_AVX2_CLONES

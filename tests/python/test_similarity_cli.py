@@ -13,7 +13,8 @@ import hpcml
 BIN = pathlib.Path(os.environ.get("HPCML_BIN_DIR", pathlib.Path(__file__).parents[2] / "build" / "bin"))
 TOOL = BIN / "hpcml-similarity"
 MPIRUN = shutil.which("mpirun")
-ENV = dict(os.environ, HPCML_QUIET="1", OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+# The tools run as built (a sanitizer build links its runtime itself): no preload of the interpreter's.
+ENV = dict({k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}, HPCML_QUIET="1", OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1")
 
 pytestmark = pytest.mark.skipif(not TOOL.exists(), reason=f"{TOOL} not built")

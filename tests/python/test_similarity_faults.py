@@ -31,7 +31,7 @@ def job(tmp_path):
 def tmpfs(path, options):
     """A tmpfs mounted at `path` (the test is skipped where this machine does not allow it)."""
     path.mkdir()
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True, text=True)
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], env=ENV, capture_output=True, text=True)
     if p.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
 
@@ -41,7 +41,7 @@ def small_disk(tmp_path):
     disk = tmp_path / "disk"
     tmpfs(disk, "size=64k")
     yield disk
-    subprocess.run(["umount", str(disk)])
+    subprocess.run(["umount", str(disk)], env=ENV)
 
 
 def test_disk_full_midway(job, small_disk):
@@ -73,7 +73,7 @@ def test_read_only_output_directory(job):
         p = run(*args, "--output", ro / "s.npy", check=False)
         assert p.returncode == 1 and "--output" in p.stderr and "Read-only file system" in p.stderr, p.stderr
     finally:
-        subprocess.run(["umount", str(ro)])
+        subprocess.run(["umount", str(ro)], env=ENV)
 
 
 def crash_after(d, args, blocks, out="s.npy"):
@@ -186,7 +186,7 @@ def test_a_rank_dies_under_mpirun(job):
     while time.monotonic() < deadline and not ranks:
         time.sleep(0.2)
         if any((d / "s.npy.journal").glob("rank-*")):
-            ps = subprocess.run(["pgrep", "-f", f"hpcml-similarity .*{out}"], capture_output=True, text=True).stdout.split()
+            ps = subprocess.run(["pgrep", "-f", f"hpcml-similarity .*{out}"], env=ENV, capture_output=True, text=True).stdout.split()
             ranks = [int(pid) for pid in ps if int(pid) != job_.pid]
     assert ranks, "the ranks never started"
     os.kill(ranks[-1], signal.SIGKILL)
