@@ -1,7 +1,9 @@
 // bench_similarity: the fused pairwise similarity against its naive broadcast baseline, on
 // x = randn(samples, dim) (y = x unless --dim-y is given), the output produced --tile at a
-// time into a full host output. Prints elements/s (samples * n * m / time), peak memory, on the
-// GPU the fraction of the issue-rate floor, and a fused-vs-naive summary line.
+// time into a full host output. Prints elements/s (pair-samples: samples * n * m / time, all
+// pairs counted even where symmetry computes half), peak memory, on the GPU the fraction of the
+// issue-rate floor, and a fused-vs-naive summary line; with y = x also fused on a copy of x
+// (no symmetry: "fused-plain") and the ratio.
 #include <hpcml/device.hpp>
 #include <hpcml/similarity.hpp>
 
@@ -28,6 +30,7 @@ struct Workload {
     bool on_device;  // --where device: inputs and output in device memory, no host copies
     hpcml::SimilarityOptions options;
     std::vector<float> x, y;  // y empty: y = x
+    std::vector<float> x_copy;  // y = x as other memory: the plain run beside the symmetric one
 };
 
 std::vector<float> randn(std::size_t count, unsigned seed) {
@@ -84,14 +87,16 @@ void run_on_device(benchmark::State& state, const Workload& w, const hpcml::Simi
 #endif
 }
 
-void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w, hpcml::Method method) {
+void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w, hpcml::Method method, bool plain) {
     hpcml::SimilarityOptions options = w->options;
     options.method = method;
     const hpcml::Context context = hpcml::make_context(options.backend, options.device);
     const hpcml::SimilarityOutput output = hpcml::resolve_output(options);
     std::unique_ptr<unsigned char[]> out(new unsigned char[hpcml::similarity_output_bytes(w->n, w->m, output)]);
     const hpcml::MatrixView x{w->x.data(), w->samples, w->n};
-    const hpcml::MatrixView y = w->y.empty() ? hpcml::MatrixView{} : hpcml::MatrixView{w->y.data(), w->samples, w->m};
+    const hpcml::MatrixView y = plain          ? hpcml::MatrixView{w->x_copy.data(), w->samples, w->m}
+                                : w->y.empty() ? hpcml::MatrixView{}
+                                               : hpcml::MatrixView{w->y.data(), w->samples, w->m};
     hpcml::RunStats stats;
     hpcml::bench::EnergyWindow energy(context);
     if (w->on_device) {
@@ -157,6 +162,7 @@ void declare(Flags& flags) {
     flags.add("threshold", "1", "threshold t of |x - y| < t");
     flags.add("device", "0", "CUDA device ordinal");
     flags.add("where", "host", "host|device: host arrays (end to end) or device arrays (kernels only)");
+    flags.add("symmetric", "both", "both|on: with y = x, also time fused on a copy of x (no symmetry) beside it");
 }
 
 void register_benchmarks(const Flags& flags) {
@@ -180,15 +186,30 @@ void register_benchmarks(const Flags& flags) {
     if (!flags.str("dim-y").empty()) w->y = randn(w->samples * w->m, 2);
     check(*w);
 
-    for (hpcml::Method method : hpcml::bench::methods(flags)) {
-        const std::string name = "similarity/" + std::string(hpcml::to_string(method)) + "/" +
-                                 std::string(hpcml::to_string(o.backend)) + "/samples:" + std::to_string(w->samples) +
-                                 "/n:" + std::to_string(w->n) + "/m:" + std::to_string(w->m) + "/tile:" +
-                                 std::to_string(w->tile) + "/" + flags.str("mode") + (w->on_device ? "/device" : "");
-        benchmark::RegisterBenchmark(name.c_str(), [w, method](benchmark::State& s) { run_similarity(s, w, method); })
-            ->UseManualTime()
-            ->Unit(benchmark::kMillisecond);
-    }
+    // Where y is x, the library uses the symmetry (the CPU computes half the pairs); "fused-plain"
+    // times the same pairs with y a copy of x, which the library cannot know is x.
+    const bool plain = w->y.empty() && !w->on_device && flags.choice("symmetric", {"both", "on"}) == "both";
+    if (plain) w->x_copy = w->x;
+    for (hpcml::Method method : hpcml::bench::methods(flags))
+        for (bool copy : {false, true}) {
+            if (copy && (!plain || method != hpcml::Method::Fused)) continue;
+            const std::string name = "similarity/" + std::string(hpcml::to_string(method)) + (copy ? "-plain" : "") + "/" +
+                                     std::string(hpcml::to_string(o.backend)) + "/samples:" + std::to_string(w->samples) +
+                                     "/n:" + std::to_string(w->n) + "/m:" + std::to_string(w->m) + "/tile:" +
+                                     std::to_string(w->tile) + "/" + flags.str("mode") + (w->on_device ? "/device" : "");
+            benchmark::RegisterBenchmark(name.c_str(), [w, method, copy](benchmark::State& s) { run_similarity(s, w, method, copy); })
+                ->UseManualTime()
+                ->Unit(benchmark::kMillisecond);
+        }
+}
+
+// Ends the summary line: with y = x, fused on a copy of x beside it, and what symmetry gave.
+void print_symmetry(const RunResult& fused, const std::vector<RunResult>& results) {
+    const RunResult* plain = hpcml::bench::find_result(results, "similarity/fused-plain/");
+    if (plain && !plain->skipped)
+        std::fprintf(hpcml::bench::summary_out(), "; fused without symmetry (y a copy of x) %.4g s: symmetry %.2fx", plain->seconds,
+                     plain->seconds / fused.seconds);
+    std::fprintf(hpcml::bench::summary_out(), "\n");
 }
 
 void summarize(const Flags&, const std::vector<RunResult>& results) {
@@ -210,10 +231,11 @@ void summarize(const Flags&, const std::vector<RunResult>& results) {
             std::fprintf(hpcml::bench::summary_out(), "; energy fused %.4g J, naive %.4g J: %.1fx less", energy(*fused), energy(*naive),
                         energy(*naive) / energy(*fused));
         }
-        std::fprintf(hpcml::bench::summary_out(), "\n");
+        print_symmetry(*fused, results);
     } else if (fused && !fused->skipped) {
-        std::fprintf(hpcml::bench::summary_out(), "summary: fused %.4g s, peak memory allocated by hpcml %.3g MB%s%s\n", fused->seconds, peak(*fused) / 1e6,
+        std::fprintf(hpcml::bench::summary_out(), "summary: fused %.4g s, peak memory allocated by hpcml %.3g MB%s%s", fused->seconds, peak(*fused) / 1e6,
                     naive ? "; naive skipped: " : "", naive ? naive->message.c_str() : "");
+        print_symmetry(*fused, results);
     } else if (fused) {
         std::fprintf(hpcml::bench::summary_out(), "summary: fused failed: %s\n", fused->message.c_str());
     }

@@ -11,6 +11,8 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "support/errors.hpp"
@@ -240,6 +242,43 @@ TEST(Similarity, ColumnBlocksOfAWiderMatrixAreViewedInPlace) {
 }
 
 TEST(Similarity, SelfSimilarity) { check_all_outputs({64, 45, 45}, 1.0f, true, {std::nullopt, 11}, 6); }
+
+// y is x: the CPU computes tiles on and above the diagonal (the diagonal ones from items on and
+// above it) and mirrors the rest. Sizes that are not multiples of the 128-row items, the 16-column
+// panels, the tiles or 8 (bitmask rows); NaN and inf among the data (make_data).
+TEST(Similarity, SymmetricTilingEqualsTheReference) {
+    check_all_outputs({33, 301, 301}, 1.0f, true, {std::nullopt, 7, 129, 302}, 30);
+    check_all_outputs({3, 17, 17}, 0.25f, true, {std::nullopt, 1, 5, 8}, 31);
+}
+
+// With y = x through a sink, every tile arrives once: a tile above the diagonal, then its mirror.
+TEST(Similarity, SymmetricSinkOrder) {
+    const Shape shape{21, 45, 45};
+    const auto x = make_data(shape.samples * shape.n, 32);
+    const auto counts = reference_counts(x, x, shape.samples, shape.n, shape.n, 1.0f);
+    for (SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::Bitmask}) {
+        SimilarityOptions o;
+        o.backend = Backend::Cpu;
+        o.tile = 16;
+        o.mode = output == SimilarityOutput::Int32 ? SimilarityMode::Count : SimilarityMode::All;
+        o.output = output;
+        const auto expected = encode(counts, shape.n, shape.n, shape.samples, output);
+        const std::size_t row_bytes = hpcml::similarity_output_bytes(1, shape.n, output);
+        std::vector<unsigned char> assembled(expected.size(), 0xAB);
+        std::vector<std::pair<std::size_t, std::size_t>> order;
+        hpcml::similarity({x.data(), shape.samples, shape.n}, {}, [&](const hpcml::SimilarityTile& t) {
+            order.emplace_back(t.row0, t.col0);
+            const std::size_t bytes = hpcml::similarity_output_bytes(1, t.cols, output);
+            for (std::size_t r = 0; r < t.rows; ++r)
+                std::memcpy(&assembled[(t.row0 + r) * row_bytes + hpcml::similarity_output_bytes(1, t.col0, output)],
+                            static_cast<const unsigned char*>(t.data) + r * t.row_stride_bytes, bytes);
+        }, o);
+        EXPECT_EQ(assembled, expected) << static_cast<int>(output);
+        const std::vector<std::pair<std::size_t, std::size_t>> expected_order = {
+            {0, 0}, {0, 16}, {16, 0}, {0, 32}, {32, 0}, {16, 16}, {16, 32}, {32, 16}, {32, 32}};
+        EXPECT_EQ(order, expected_order) << static_cast<int>(output);
+    }
+}
 
 TEST(Similarity, ThresholdZeroAndLarge) {
     check_all_outputs({20, 9, 10}, 0.0f, false, {std::nullopt}, 7);
@@ -543,3 +582,65 @@ TEST(SimilarityCuda, CpuAndGpuAgreeOnALargerProblem) {
 #endif
 
 }  // namespace
+
+// A sink that throws ends the call with its exception (no tile after it), and the library is
+// usable again at once: on the GPU the streams, events and staging buffers in flight are undone.
+TEST(Similarity, ASinkThatThrowsEndsTheCallAndLeavesTheLibraryUsable) {
+    const Shape shape{16, 40, 37};
+    const auto x = make_data(shape.samples * shape.n, 21);
+    const auto y = make_data(shape.samples * shape.m, 22);
+    const auto counts = reference_counts(x, y, shape.samples, shape.n, shape.m, 1.0f);
+    const MatrixView xv{x.data(), shape.samples, shape.n}, yv{y.data(), shape.samples, shape.m};
+    for (Backend backend : backends()) {
+        SimilarityOptions o;
+        o.backend = backend;
+        o.tile = 8;
+        int seen = 0;
+        EXPECT_THROW(hpcml::similarity(xv, yv,
+                                       [&](const hpcml::SimilarityTile&) {
+                                           if (++seen == 3) throw std::runtime_error("the sink failed");
+                                       },
+                                       o),
+                     std::runtime_error);
+        EXPECT_EQ(seen, 3) << hpcml::to_string(backend);
+        std::vector<std::int32_t> out(shape.n * shape.m);
+        hpcml::similarity(xv, yv, out.data(), o);
+        EXPECT_EQ(std::vector<std::int64_t>(out.begin(), out.end()), counts) << hpcml::to_string(backend);
+    }
+}
+
+// Several host threads calling at once, on every backend (on the GPU: one device shared by all).
+TEST(Similarity, HostThreadsCallAtOnce) {
+    constexpr int kThreads = 4;
+    const Shape shape{24, 70, 53};
+    std::vector<std::vector<float>> xs, ys;
+    std::vector<std::vector<std::int64_t>> expected;
+    for (int t = 0; t < kThreads; ++t) {
+        xs.push_back(make_data(shape.samples * shape.n, 100 + t));
+        ys.push_back(make_data(shape.samples * shape.m, 200 + t));
+        expected.push_back(reference_counts(xs[t], ys[t], shape.samples, shape.n, shape.m, 1.0f));
+    }
+    for (Backend backend : backends()) {
+        std::vector<std::vector<std::int32_t>> got(kThreads, std::vector<std::int32_t>(shape.n * shape.m));
+        std::vector<std::string> errors(kThreads);
+        std::vector<std::thread> threads;
+        for (int t = 0; t < kThreads; ++t)
+            threads.emplace_back([&, t] {
+                try {
+                    SimilarityOptions o;
+                    o.backend = backend;
+                    o.tile = 16 + t;
+                    for (int repeat = 0; repeat < 5; ++repeat)
+                        hpcml::similarity({xs[t].data(), shape.samples, shape.n}, {ys[t].data(), shape.samples, shape.m},
+                                          got[t].data(), o);
+                } catch (const std::exception& e) {
+                    errors[t] = e.what();
+                }
+            });
+        for (std::thread& thread : threads) thread.join();
+        for (int t = 0; t < kThreads; ++t) {
+            EXPECT_EQ(errors[t], "") << hpcml::to_string(backend);
+            EXPECT_EQ(std::vector<std::int64_t>(got[t].begin(), got[t].end()), expected[t]) << hpcml::to_string(backend) << " thread " << t;
+        }
+    }
+}

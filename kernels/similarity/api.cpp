@@ -100,6 +100,7 @@ Problem make_problem(MatrixView x, MatrixView y, const SimilarityOptions& option
     p.threshold = options.threshold;
     p.mode = options.mode;
     p.output = resolve_output(options);
+    p.symmetric = p.x == p.y && p.ldx == p.ldy && p.n == p.m;
     (void)detail::checked_mul(p.n, p.m, "similarity output");
     return p;
 }
@@ -122,26 +123,44 @@ void for_each_tile(const Problem& p, const TilePlan& plan, Visit&& visit) {
 }
 
 // The CPU backend: each tile written straight into `out`, or through a tile buffer to `sink`.
-void run_cpu(const Problem& p, const TilePlan& plan, Method method, void* out, const SimilarityTileSink* sink,
+// Where y is x the fused method computes tiles on and above the diagonal only (square tiles;
+// the diagonal ones half, cpu_fused) and writes each off-diagonal tile's mirror from it: into
+// `out`, or to the sink right after the tile itself.
+void run_cpu(const Problem& p, TilePlan plan, Method method, void* out, const SimilarityTileSink* sink,
              detail::MemoryTracker& tracker) {
+    using detail::similarity::row_bytes;
     const auto compute = method == Method::Fused ? detail::similarity::cpu_fused : detail::similarity::cpu_naive;
-    const std::size_t out_row_bytes = detail::similarity::row_bytes(p.m, p.output);
-    detail::HostBuffer<unsigned char> tile_buffer;
-    if (sink) {
-        tile_buffer = detail::HostBuffer<unsigned char>(
-            tracker, detail::checked_mul(plan.tile_rows, detail::similarity::row_bytes(plan.tile_cols, p.output), "tile"),
-            "similarity tile buffer");
-    }
+    Problem problem = p;
+    problem.symmetric = p.symmetric && method == Method::Fused;  // the baseline stays naive
+    if (problem.symmetric) plan.tile_rows = plan.tile_cols = std::max(plan.tile_rows, plan.tile_cols);
+    const std::size_t out_row_bytes = row_bytes(p.m, p.output);
+    const std::size_t tile_bytes = detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols, p.output), "tile");
+    detail::HostBuffer<unsigned char> tile_buffer, mirror_buffer;
+    if (sink) tile_buffer = detail::HostBuffer<unsigned char>(tracker, tile_bytes, "similarity tile buffer");
+    if (sink && problem.symmetric && p.n > plan.tile_rows)
+        mirror_buffer = detail::HostBuffer<unsigned char>(tracker, tile_bytes, "similarity mirror tile buffer");
+    auto in_out = [&](std::size_t row0, std::size_t col0) {
+        return RegionOutput{static_cast<unsigned char*>(out) + row0 * out_row_bytes + row_bytes(col0, p.output), out_row_bytes};
+    };
     for_each_tile(p, plan, [&](const Region& region) {
+        if (problem.symmetric && region.col0 < region.row0) return;  // written as the mirror of (col0, row0)
+        const bool mirror = problem.symmetric && region.col0 > region.row0;
+        const Region mirrored{region.col0, region.row0, region.cols, region.rows};
         if (sink) {
-            const RegionOutput tile{tile_buffer.data(), detail::similarity::row_bytes(region.cols, p.output)};
-            compute(p, region, tile, tracker);
-            (*sink)(SimilarityTile{region.row0, region.col0, region.rows, region.cols, tile.data,
-                                   tile.row_stride_bytes, p.output});
+            const RegionOutput tile{tile_buffer.data(), row_bytes(region.cols, p.output)};
+            compute(problem, region, tile, tracker);
+            (*sink)(SimilarityTile{region.row0, region.col0, region.rows, region.cols, tile.data, tile.row_stride_bytes, p.output});
+            if (mirror) {
+                const RegionOutput back{mirror_buffer.data(), row_bytes(mirrored.cols, p.output)};
+                detail::similarity::cpu_transpose(problem, tile, region.rows, region.cols, back);
+                (*sink)(SimilarityTile{mirrored.row0, mirrored.col0, mirrored.rows, mirrored.cols, back.data, back.row_stride_bytes,
+                                       p.output});
+            }
         } else {
-            auto* base = static_cast<unsigned char*>(out) + region.row0 * out_row_bytes +
-                         detail::similarity::row_bytes(region.col0, p.output);
-            compute(p, region, RegionOutput{base, out_row_bytes}, tracker);
+            compute(problem, region, in_out(region.row0, region.col0), tracker);
+            if (mirror)
+                detail::similarity::cpu_transpose(problem, in_out(region.row0, region.col0), region.rows, region.cols,
+                                                  in_out(mirrored.row0, mirrored.col0));
         }
     });
 }

@@ -21,6 +21,8 @@ struct Problem {
     float threshold = 1.0f;
     SimilarityMode mode = SimilarityMode::Count;
     SimilarityOutput output = SimilarityOutput::Int32;  // resolved, never Default
+    // y is x (the same memory and view): S is symmetric, exactly (|a - b| = |b - a| in floats).
+    bool symmetric = false;
 };
 
 // Rows [row0, row0 + rows) of x's features against columns [col0, col0 + cols) of y's.
@@ -43,7 +45,15 @@ void cpu_fused(const Problem& problem, const Region& region, const RegionOutput&
 void cpu_naive(const Problem& problem, const Region& region, const RegionOutput& out,
                detail::MemoryTracker& tracker);
 
-// The output is produced in tiles of tile_rows x tile_cols, row-major.
+// Symmetry on the CPU (fused only): with problem.symmetric, cpu_fused computes a region on the
+// diagonal (row0 == col0, rows == cols) from its items on and above the diagonal and mirrors
+// the rest; an off-diagonal region's mirror is written by cpu_transpose: dst(a, b) = src(b, a)
+// for the rows x cols block `src` (whole bytes for Bitmask: its padding bits are 0).
+void cpu_transpose(const Problem& problem, const RegionOutput& src, std::size_t rows, std::size_t cols,
+                   const RegionOutput& dst);
+
+// The output is produced in tiles of tile_rows x tile_cols, row-major (square where the CPU
+// uses symmetry, so that tile (I, J) mirrors tile (J, I)).
 struct TilePlan {
     std::size_t tile_rows = 0, tile_cols = 0;
 };

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -119,6 +120,95 @@ void store_counts(const Count* counts, std::size_t ldc, std::size_t rows, std::s
     }
 }
 
+// Element access by output type, for mirroring: the type is a template parameter (Bit for
+// Bitmask), so the loops below compile without a switch per element.
+struct Bit {};
+
+template <class T>
+std::uint32_t get(const RegionOutput& o, std::size_t a, std::size_t b) {
+    const auto* row = static_cast<const unsigned char*>(o.data) + a * o.row_stride_bytes;
+    if constexpr (std::is_same_v<T, Bit>) {
+        return (row[b / 8] >> (b % 8)) & 1u;
+    } else {
+        T v;
+        std::memcpy(&v, row + b * sizeof(T), sizeof(T));
+        return static_cast<std::uint32_t>(v);
+    }
+}
+
+// Row a of `o`, all `cols` elements, from value(b) (Bitmask: whole bytes, zero past cols).
+template <class T, class Value>
+void write_row(const RegionOutput& o, std::size_t a, std::size_t cols, Value&& value) {
+    auto* row = static_cast<unsigned char*>(o.data) + a * o.row_stride_bytes;
+    if constexpr (std::is_same_v<T, Bit>) {
+        for (std::size_t b0 = 0; b0 < cols; b0 += 8)
+            row[b0 / 8] = encode_bitmask_byte([&](unsigned b) { return value(b0 + b) != 0; },
+                                              static_cast<unsigned>(std::min<std::size_t>(8, cols - b0)));
+    } else {
+        for (std::size_t b = 0; b < cols; ++b) {
+            const T v = static_cast<T>(value(b));
+            std::memcpy(row + b * sizeof(T), &v, sizeof(T));
+        }
+    }
+}
+
+template <class Visit>
+void with_output_type(SimilarityOutput output, Visit&& visit) {
+    switch (output) {
+        case SimilarityOutput::Int32: return visit(std::int32_t{});
+        case SimilarityOutput::UInt16: return visit(std::uint16_t{});
+        case SimilarityOutput::Bitmask: return visit(Bit{});
+        default: return visit(std::uint8_t{});  // UInt8, Bool
+    }
+}
+
+// dst(a, b) = src(b, a) for a < cols, b < rows. Counts and bools in 32 x 32 blocks, so that
+// the column reads stay in cache; Bitmask row by row (whole bytes, 32x smaller).
+template <class T>
+void transpose(const RegionOutput& src, std::size_t rows, std::size_t cols, const RegionOutput& dst) {
+    if constexpr (std::is_same_v<T, Bit>) {
+        for (std::size_t a = 0; a < cols; ++a) write_row<T>(dst, a, rows, [&](std::size_t b) { return get<T>(src, b, a); });
+    } else {
+        constexpr std::size_t kBlock = 32;
+        // Threads own destination rows; the source is another region, only read.
+#pragma omp parallel for schedule(static)
+        for (std::size_t a0 = 0; a0 < cols; a0 += kBlock)
+            for (std::size_t b0 = 0; b0 < rows; b0 += kBlock)
+                for (std::size_t a = a0; a < std::min(a0 + kBlock, cols); ++a) {
+                    auto* row = static_cast<unsigned char*>(dst.data) + a * dst.row_stride_bytes;
+                    for (std::size_t b = b0; b < std::min(b0 + kBlock, rows); ++b) {
+                        const T v = static_cast<T>(get<T>(src, b, a));
+                        std::memcpy(row + b * sizeof(T), &v, sizeof(T));
+                    }
+                }
+    }
+}
+
+// The lower triangle of a square region on the diagonal from its upper triangle. Bitmask row
+// by row: row i reads only elements (j, i) with j < i, in rows above, which are never
+// rewritten; counts and bools as the transposes of the blocks above the diagonal.
+template <class T>
+void mirror_lower(std::size_t size, const RegionOutput& out) {
+    if constexpr (std::is_same_v<T, Bit>) {
+        for (std::size_t i = 1; i < size; ++i)
+            write_row<T>(out, i, size, [&](std::size_t j) { return j < i ? get<T>(out, j, i) : get<T>(out, i, j); });
+    } else {
+        constexpr std::size_t kBlock = 32;
+        // Threads own rows: row i writes its elements j < i and reads (j, i), above the
+        // diagonal, which no thread writes.
+#pragma omp parallel for schedule(dynamic)
+        for (std::size_t i0 = 0; i0 < size; i0 += kBlock)
+            for (std::size_t j0 = 0; j0 <= i0; j0 += kBlock)
+                for (std::size_t i = i0; i < std::min(i0 + kBlock, size); ++i) {
+                    auto* row = static_cast<unsigned char*>(out.data) + i * out.row_stride_bytes;
+                    for (std::size_t j = j0; j < std::min({j0 + kBlock, size, i}); ++j) {
+                        const T v = static_cast<T>(get<T>(out, j, i));
+                        std::memcpy(row + j * sizeof(T), &v, sizeof(T));
+                    }
+                }
+    }
+}
+
 }  // namespace
 
 void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out,
@@ -138,6 +228,8 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out,
                                                   "similarity cpu accumulators");
     const bool all_mode = p.mode == SimilarityMode::All;
     const float nan = std::numeric_limits<float>::quiet_NaN();
+    // y is x and this region straddles the diagonal: items on and above it only (~half the work).
+    const bool diagonal = p.symmetric && region.row0 == region.col0 && region.rows == region.cols;
 
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
     for (std::size_t item = 0; item < items; ++item) {
@@ -152,6 +244,7 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out,
         const std::size_t i0 = (item / panels) * kItemRows;
         const std::size_t jn = std::min(kPanelCols, region.cols - j0);
         const std::size_t in = std::min(kItemRows, region.rows - i0);
+        if (diagonal && j0 + jn <= i0) continue;  // below the diagonal: mirrored afterwards
         const std::size_t blocks = (in + kBlockRows - 1) / kBlockRows;
         bool alive[kItemRows / kBlockRows];
         std::fill(alive, alive + blocks, true);
@@ -165,6 +258,7 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out,
             }
             for (std::size_t block = 0; block < blocks; ++block) {
                 if (!alive[block]) continue;
+                if (diagonal && i0 + block * kBlockRows >= j0 + jn) continue;  // all below: mirrored
                 const float* x_rows[kBlockRows];
                 for (std::size_t a = 0; a < kBlockRows; ++a) {
                     // Rows past the edge repeat the last one; their counts are never stored.
@@ -178,6 +272,11 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out,
         }
         store_counts(acc, kPanelCols, in, jn, i0, j0, p, out);
     }
+    if (diagonal) with_output_type(p.output, [&](auto type) { mirror_lower<decltype(type)>(region.rows, out); });
+}
+
+void cpu_transpose(const Problem& p, const RegionOutput& src, std::size_t rows, std::size_t cols, const RegionOutput& dst) {
+    with_output_type(p.output, [&](auto type) { transpose<decltype(type)>(src, rows, cols, dst); });
 }
 
 void cpu_naive(const Problem& p, const Region& region, const RegionOutput& out,
