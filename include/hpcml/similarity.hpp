@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace hpcml {
 
@@ -99,6 +100,18 @@ RunStats similarity(MatrixView x, MatrixView y, void* out, const SimilarityOptio
 // and hands each one above the diagonal to the sink followed at once by its mirror.
 RunStats similarity(MatrixView x, MatrixView y, const SimilarityTileSink& sink,
                     const SimilarityOptions& options = {});
+
+// The pairs that pass, instead of a dense S: in All mode the (i, j) with every sample within the
+// threshold; in Count mode those with S[i, j] >= min_count, with their counts. Row-major order
+// (NumPy's nonzero order). Computed tile by tile (options.tile, 1024 when unset) and reduced per
+// tile, so memory grows with the number of pairs, not with n x m. options.output is ignored.
+struct SimilarityPairs {
+    std::vector<std::uint64_t> i, j;
+    std::vector<std::int32_t> count;  // Count mode only; empty in All mode
+    RunStats stats;
+};
+SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOptions& options = {},
+                                 std::size_t min_count = 1);
 
 // The CUDA backend on device memory: x, y and out are device pointers on options.device; work
 // is queued on options.stream and the call returns once it is complete. Needs a CUDA build and

@@ -199,6 +199,52 @@ RunStats similarity(MatrixView x, MatrixView y, const SimilarityTileSink& sink, 
     return run(x, y, nullptr, &sink, options);
 }
 
+SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOptions& options, std::size_t min_count) {
+    detail::require(options.mode == SimilarityMode::All || min_count >= 1, "min_count: must be >= 1 in mode Count, got 0");
+    SimilarityOptions o = options;
+    o.output = o.mode == SimilarityMode::Count ? SimilarityOutput::Int32 : SimilarityOutput::Bool;
+    if (!o.tile) o.tile = 1024;  // never the whole output at once
+    SimilarityPairs pairs;
+    // Tiles arrive row-major, or (with symmetry) a tile above the diagonal then its mirror:
+    // each tile's pairs are row-major within it, and the whole is sorted once at the end.
+    bool ordered = true;
+    std::uint64_t last_i = 0, last_j = 0;
+    const SimilarityTileSink reduce = [&](const SimilarityTile& t) {
+        for (std::size_t r = 0; r < t.rows; ++r) {
+            const auto* row = static_cast<const unsigned char*>(t.data) + r * t.row_stride_bytes;
+            for (std::size_t c = 0; c < t.cols; ++c) {
+                std::int32_t value = 0;
+                if (o.mode == SimilarityMode::Count) std::memcpy(&value, row + c * sizeof value, sizeof value);
+                if (o.mode == SimilarityMode::Count ? static_cast<std::size_t>(value) < min_count : row[c] == 0) continue;
+                const std::uint64_t i = t.row0 + r, j = t.col0 + c;
+                if (!pairs.i.empty() && (i < last_i || (i == last_i && j < last_j))) ordered = false;
+                last_i = i;
+                last_j = j;
+                pairs.i.push_back(i);
+                pairs.j.push_back(j);
+                if (o.mode == SimilarityMode::Count) pairs.count.push_back(value);
+            }
+        }
+    };
+    pairs.stats = similarity(x, y, reduce, o);
+    if (!ordered) {
+        std::vector<std::size_t> order(pairs.i.size());
+        for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+        std::sort(order.begin(), order.end(),
+                  [&](std::size_t a, std::size_t b) { return pairs.i[a] != pairs.i[b] ? pairs.i[a] < pairs.i[b] : pairs.j[a] < pairs.j[b]; });
+        auto permute = [&](auto& v) {
+            if (v.empty()) return;
+            std::remove_reference_t<decltype(v)> sorted(v.size());
+            for (std::size_t k = 0; k < order.size(); ++k) sorted[k] = v[order[k]];
+            v.swap(sorted);
+        };
+        permute(pairs.i);
+        permute(pairs.j);
+        permute(pairs.count);
+    }
+    return pairs;
+}
+
 RunStats similarity_device(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options) {
     const Problem p = make_problem(x, y, options);
     detail::require(out || p.n == 0 || p.m == 0, "out: null output pointer");

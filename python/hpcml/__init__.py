@@ -6,8 +6,8 @@ Errors: invalid arguments raise ValueError, allocations that would not fit raise
 
 from ._hpcml import __version__, backends, cuda_status, devices, release_cached_memory, resolve_backend
 from ._regret import GameSolution, solve_matrix_game, solve_matrix_games
-from ._similarity import similarity
+from ._similarity import similarity, similarity_pairs
 from . import invgauss, telemetry
 
-__all__ = ["__version__", "backends", "cuda_status", "devices", "release_cached_memory", "resolve_backend", "similarity",
+__all__ = ["__version__", "backends", "cuda_status", "devices", "release_cached_memory", "resolve_backend", "similarity", "similarity_pairs",
            "GameSolution", "solve_matrix_game", "solve_matrix_games", "invgauss", "telemetry"]

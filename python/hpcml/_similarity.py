@@ -46,3 +46,35 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
     stats = _hpcml._similarity(x, y, out, float(threshold), mode, tile, backend, method, output, device, on_device,
                                _arrays.current_stream(x))
     return (out, stats) if return_stats else out
+
+
+def similarity_pairs(x, y=None, *, threshold=1.0, mode="all", min_count=None, tile=None, backend="auto", method="fused",
+                     device=None, return_stats=False):
+    """The pairs (i, j) of S = similarity(x, y) that pass, without a dense S.
+
+    mode "all": the pairs with every sample within the threshold; returns (i, j). mode "count":
+    the pairs with S[i, j] >= min_count (default 1); returns (i, j, count). i and j are uint64
+    arrays in row-major order (NumPy's ``np.nonzero(S)`` order), count int32. The output is
+    computed tile by tile (tile x tile, 1024 when unset) and reduced per tile, so memory grows
+    with the number of pairs. Host arrays (NumPy and anything np.asarray takes).
+    With return_stats=True, returns (pairs, stats).
+    """
+    if _arrays.on_cuda({"x": x, "y": y}):
+        raise ValueError("x: similarity_pairs takes host arrays; the pairs come back as NumPy arrays")
+    x = _arrays.host_array(x, "x", ndim=2, layout=_LAYOUT)
+    if y is not None:
+        y = _arrays.host_array(y, "y", ndim=2, layout=_LAYOUT)
+        if y.shape[0] != x.shape[0]:
+            raise ValueError(f"y: has {y.shape[0]} samples (rows) but x has {x.shape[0]}; "
+                             "both must have the same number of samples")
+    if tile is not None:
+        tile = _arrays.integer(tile, "tile", minimum=0)
+    if min_count is None:
+        min_count = 1
+    elif mode != "count":
+        raise ValueError("min_count: applies to mode 'count' only")
+    min_count = _arrays.integer(min_count, "min_count", minimum=0)
+    r = _hpcml._similarity_pairs(x, y, float(threshold), mode, min_count, tile, backend, method,
+                                 _arrays.resolve_device([x, y], device, False))
+    pairs = (r.pop("i"), r.pop("j")) + ((r.pop("count"),) if "count" in r else ())
+    return (pairs, r) if return_stats else pairs

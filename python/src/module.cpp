@@ -110,6 +110,29 @@ nb::ndarray<nb::numpy, T> new_array(std::initializer_list<std::size_t> shape) {
     return nb::ndarray<nb::numpy, T>(data, shape.size(), shape.begin(), owner);
 }
 
+// The pairs as NumPy arrays (i, j and, in mode count, the counts), copied out of the vectors.
+nb::dict similarity_pairs_binding(FloatMatrix x, std::optional<FloatMatrix> y, float threshold, const std::string& mode,
+                                  std::size_t min_count, std::optional<std::size_t> tile, const std::string& backend,
+                                  const std::string& method, int device) {
+    const hpcml::SimilarityOptions o = similarity_options(threshold, mode, tile, backend, method, "default", device, 0);
+    hpcml::SimilarityPairs pairs;
+    {
+        nb::gil_scoped_release release;
+        pairs = hpcml::similarity_pairs(view(x), y ? view(*y) : hpcml::MatrixView{}, o, min_count);
+    }
+    auto copy = [](const auto& v) {
+        using T = typename std::decay_t<decltype(v)>::value_type;
+        auto a = new_array<T>({v.size()});
+        std::copy(v.begin(), v.end(), a.data());
+        return a;
+    };
+    nb::dict out = stats_dict(pairs.stats);
+    out["i"] = copy(pairs.i);
+    out["j"] = copy(pairs.j);
+    if (o.mode == hpcml::SimilarityMode::Count) out["count"] = copy(pairs.count);
+    return out;
+}
+
 // The batch's results as arrays with a leading batch axis (one dict, not one per game: a
 // batch of 1e5 small games is solved in a fraction of the time 1e5 dicts take to build).
 nb::dict solve_games_binding(GameBatch A, int iterations, const std::string& variant, bool alternating,
@@ -313,6 +336,9 @@ NB_MODULE(_hpcml, m) {
           nb::arg("device"), nb::arg("on_device"), nb::arg("stream"),
           "Low-level similarity into a preallocated output; use hpcml.similarity.");
 
+    m.def("_similarity_pairs", &similarity_pairs_binding, nb::arg("x"), nb::arg("y").none(), nb::arg("threshold"),
+          nb::arg("mode"), nb::arg("min_count"), nb::arg("tile").none(), nb::arg("backend"), nb::arg("method"),
+          nb::arg("device"), "Low-level pair list; use hpcml.similarity_pairs.");
     m.def("_similarity_output", [](const std::string& mode, const std::string& dtype) {
         hpcml::SimilarityOptions o;
         o.mode = hpcml::parse_similarity_mode(mode, "mode");

@@ -166,3 +166,46 @@ def test_arrays_on_a_second_device():
     np.testing.assert_array_equal(got.cpu().numpy(), numpy_counts(x, x))
     with pytest.raises(ValueError, match="device"):
         hpcml.similarity(torch.from_numpy(x).to(f"cuda:{second}"), device=first)
+
+
+def _dense_pairs(x, y, t, mode, min_count=1):
+    y = x if y is None else y
+    with np.errstate(invalid="ignore"):
+        within = np.abs(x[:, :, None] - y[:, None, :]) < np.float32(t)
+    if mode == "all":
+        return np.nonzero(within.all(0))
+    counts = within.sum(0)
+    i, j = np.nonzero(counts >= min_count)
+    return i, j, counts[i, j]
+
+
+@pytest.mark.parametrize("self_pairs", [True, False])
+@pytest.mark.parametrize("tile", [None, 1, 7, 64])
+def test_pairs_equal_numpy(self_pairs, tile):
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((9, 45)).astype(np.float32) * 0.6
+    y = None if self_pairs else rng.standard_normal((9, 38)).astype(np.float32) * 0.6
+    x[0, 3] = np.nan
+    x[:, 5] = x[:, 4] + 1.0  # differences of exactly t: not within (strict <)
+    for mode, min_count in [("all", None), ("count", 1), ("count", 6)]:
+        got = hpcml.similarity_pairs(x, y, threshold=1.0, mode=mode, min_count=min_count, tile=tile, backend="cpu")
+        expected = _dense_pairs(x, y, 1.0, mode, min_count or 1)
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g, e)
+        assert got[0].dtype == np.uint64 and got[1].dtype == np.uint64
+
+
+def test_pairs_edge_cases():
+    empty = hpcml.similarity_pairs(np.zeros((3, 0), np.float32), backend="cpu")
+    assert empty[0].shape == (0,) and empty[1].shape == (0,)
+    no_samples = hpcml.similarity_pairs(np.zeros((0, 4), np.float32), mode="all", backend="cpu")
+    np.testing.assert_array_equal(no_samples[0], np.repeat(np.arange(4), 4))  # empty all() is true
+    with pytest.raises(ValueError, match="min_count"):
+        hpcml.similarity_pairs(np.zeros((2, 3), np.float32), mode="all", min_count=2)
+    with pytest.raises(ValueError, match="min_count"):
+        hpcml.similarity_pairs(np.zeros((2, 3), np.float32), mode="count", min_count=0, backend="cpu")
+    with pytest.raises(ValueError, match="mode"):
+        hpcml.similarity_pairs(np.zeros((2, 3), np.float32), mode="any", backend="cpu")
+    (i, j, c), stats = hpcml.similarity_pairs(np.zeros((2, 3), np.float32), mode="count", return_stats=True, backend="cpu")
+    assert len(i) == 9 and (c == 2).all() and stats["backend"] == "cpu"

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""CPU comparison: hpcml's fused similarity against the simple peer a user would write, a numba
+loop (``@njit(parallel=True)``, prange over output rows), on x = randn(samples, dim) float32,
+count mode, threshold 1.
+
+Both are checked equal first, then timed in alternating rounds (numba, hpcml with y = x, which
+uses the symmetry, and hpcml with y a copy of x, which cannot), and the medians are printed
+with the ratios. numba is not a dependency of hpcml: ``pip install numba`` to run this.
+"""
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+from numba import njit, prange
+
+import hpcml
+
+
+@njit(parallel=True, fastmath=False, cache=False)
+def similarity_numba(x, y, threshold):
+    samples, n = x.shape
+    m = y.shape[1]
+    out = np.zeros((n, m), np.int32)
+    for i in prange(n):
+        for s in range(samples):
+            xi = x[s, i]
+            for j in range(m):
+                if abs(xi - y[s, j]) < threshold:
+                    out[i, j] += 1
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--samples", type=int, default=256)
+    parser.add_argument("--dim", type=int, nargs="+", default=[2000, 8000])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+
+    for dim in args.dim:
+        x = np.random.default_rng(0).standard_normal((args.samples, dim)).astype(np.float32)
+        copy = x.copy()
+        threshold = np.float32(1.0)
+        runs = {
+            "numba": lambda: similarity_numba(x, x, threshold),
+            "hpcml, y = x (symmetry)": lambda: hpcml.similarity(x, backend="cpu"),
+            "hpcml, y a copy of x": lambda: hpcml.similarity(x, copy, backend="cpu"),
+        }
+        reference = runs["numba"]()  # also compiles
+        for name, run in runs.items():
+            assert np.array_equal(run(), reference), name
+        times = {name: [] for name in runs}
+        for _ in range(args.rounds):
+            for name, run in runs.items():
+                start = time.perf_counter()
+                run()
+                times[name].append(time.perf_counter() - start)
+        medians = {name: statistics.median(t) for name, t in times.items()}
+        print(f"samples {args.samples}, dim {dim}, {args.rounds} alternating rounds, medians:")
+        for name, t in times.items():
+            print(f"  {name:26s} {medians[name]:.4f} s  (rounds {min(t):.4f}-{max(t):.4f}),"
+                  f" {medians['numba'] / medians[name]:.2f}x numba")
+
+
+if __name__ == "__main__":
+    main()
