@@ -243,12 +243,13 @@ TEST(Similarity, ColumnBlocksOfAWiderMatrixAreViewedInPlace) {
 
 TEST(Similarity, SelfSimilarity) { check_all_outputs({64, 45, 45}, 1.0f, true, {std::nullopt, 11}, 6); }
 
-// y is x: the CPU computes tiles on and above the diagonal (the diagonal ones from items on and
-// above it) and mirrors the rest. Sizes that are not multiples of the 128-row items, the 16-column
-// panels, the tiles or 8 (bitmask rows); NaN and inf among the data (make_data).
+// y is x: in mode Count (16 samples or more) the CPU computes tiles on and above the diagonal
+// (the diagonal ones from items on and above it) and mirrors the rest. Sizes that are not
+// multiples of the 128-row items, the 16-column panels or the tiles; NaN and inf among the data
+// (make_data); every output (mode All runs without the mirror).
 TEST(Similarity, SymmetricTilingEqualsTheReference) {
     check_all_outputs({33, 301, 301}, 1.0f, true, {std::nullopt, 7, 129, 302}, 30);
-    check_all_outputs({3, 17, 17}, 0.25f, true, {std::nullopt, 1, 5, 8}, 31);
+    check_all_outputs({16, 17, 17}, 0.25f, true, {std::nullopt, 1, 5, 8}, 31);
 }
 
 // With y = x through a sink, every tile arrives once: a tile above the diagonal, then its mirror.
@@ -256,11 +257,10 @@ TEST(Similarity, SymmetricSinkOrder) {
     const Shape shape{21, 45, 45};
     const auto x = make_data(shape.samples * shape.n, 32);
     const auto counts = reference_counts(x, x, shape.samples, shape.n, shape.n, 1.0f);
-    for (SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::Bitmask}) {
+    for (SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::UInt8}) {
         SimilarityOptions o;
         o.backend = Backend::Cpu;
         o.tile = 16;
-        o.mode = output == SimilarityOutput::Int32 ? SimilarityMode::Count : SimilarityMode::All;
         o.output = output;
         const auto expected = encode(counts, shape.n, shape.n, shape.samples, output);
         const std::size_t row_bytes = hpcml::similarity_output_bytes(1, shape.n, output);
@@ -277,6 +277,12 @@ TEST(Similarity, SymmetricSinkOrder) {
         const std::vector<std::pair<std::size_t, std::size_t>> expected_order = {
             {0, 0}, {0, 16}, {16, 0}, {0, 32}, {32, 0}, {16, 16}, {16, 32}, {32, 16}, {32, 32}};
         EXPECT_EQ(order, expected_order) << static_cast<int>(output);
+        // A sink that throws on a mirror tile ends the call there.
+        int seen = 0;
+        EXPECT_THROW(hpcml::similarity({x.data(), shape.samples, shape.n}, {}, [&](const hpcml::SimilarityTile&) {
+            if (++seen == 3) throw std::runtime_error("the sink failed on a mirror");
+        }, o), std::runtime_error);
+        EXPECT_EQ(seen, 3);
     }
 }
 

@@ -89,15 +89,17 @@ std::size_t similarity_output_bytes(std::size_t n, std::size_t m, SimilarityOutp
 
 // Computes S into `out`, a host buffer of similarity_output_bytes(x.cols, y.cols, ...) bytes.
 // y = MatrixView{} (null, 0 x 0) means y = x; so does a view of the same memory as x. Then S is
-// symmetric, and the CPU's fused method computes only half of it and mirrors the rest. Throws InvalidArgument for bad arguments (naming them),
+// symmetric, and in mode Count with 16 samples or more the CPU's fused method computes only
+// half of it and mirrors the rest. Throws InvalidArgument for bad arguments (naming them),
 // OutOfMemory when the naive method's intermediate would not fit.
 RunStats similarity(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options = {});
 
 // The same, handing each finished tile to `sink` instead of filling one host buffer, so that
 // outputs larger than host memory can be written to disk or reduced as they stream. Tiles come
-// in row-major order, each once; except where y is x on the CPU's fused method, which uses
-// the symmetry: it computes the tiles on and above the diagonal (row-major among themselves)
-// and hands each one above the diagonal to the sink followed at once by its mirror.
+// in row-major order, each once; except where the CPU's fused method uses the symmetry (y is
+// x, mode Count, 16 samples or more): it computes the tiles on and above the diagonal
+// (row-major among themselves) and hands each one above the diagonal to the sink followed at
+// once by its mirror.
 RunStats similarity(MatrixView x, MatrixView y, const SimilarityTileSink& sink,
                     const SimilarityOptions& options = {});
 

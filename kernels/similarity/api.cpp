@@ -123,15 +123,17 @@ void for_each_tile(const Problem& p, const TilePlan& plan, Visit&& visit) {
 }
 
 // The CPU backend: each tile written straight into `out`, or through a tile buffer to `sink`.
-// Where y is x the fused method computes tiles on and above the diagonal only (square tiles;
-// the diagonal ones half, cpu_fused) and writes each off-diagonal tile's mirror from it: into
-// `out`, or to the sink right after the tile itself.
+// Where y is x (mode Count, 16 samples or more) the fused method computes tiles on and above
+// the diagonal only (square tiles; the diagonal ones half, cpu_fused) and writes each
+// off-diagonal tile's mirror from it: into `out`, or to the sink right after the tile itself.
 void run_cpu(const Problem& p, TilePlan plan, Method method, void* out, const SimilarityTileSink* sink,
              detail::MemoryTracker& tracker) {
     using detail::similarity::row_bytes;
     const auto compute = method == Method::Fused ? detail::similarity::cpu_fused : detail::similarity::cpu_naive;
     Problem problem = p;
-    problem.symmetric = p.symmetric && method == Method::Fused;  // the baseline stays naive
+    // Where the mirror pays: the baseline stays naive; in mode All most pairs fail within a few
+    // samples (the early exit), and with few samples a pair costs less than its mirrored copy.
+    problem.symmetric = p.symmetric && method == Method::Fused && p.mode == SimilarityMode::Count && p.samples >= 16;
     if (problem.symmetric) plan.tile_rows = plan.tile_cols = std::max(plan.tile_rows, plan.tile_cols);
     const std::size_t out_row_bytes = row_bytes(p.m, p.output);
     const std::size_t tile_bytes = detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols, p.output), "tile");

@@ -45,10 +45,10 @@ void cpu_fused(const Problem& problem, const Region& region, const RegionOutput&
 void cpu_naive(const Problem& problem, const Region& region, const RegionOutput& out,
                detail::MemoryTracker& tracker);
 
-// Symmetry on the CPU (fused only): with problem.symmetric, cpu_fused computes a region on the
-// diagonal (row0 == col0, rows == cols) from its items on and above the diagonal and mirrors
-// the rest; an off-diagonal region's mirror is written by cpu_transpose: dst(a, b) = src(b, a)
-// for the rows x cols block `src` (whole bytes for Bitmask: its padding bits are 0).
+// Symmetry on the CPU (fused, mode Count): with problem.symmetric, cpu_fused computes a region
+// on the diagonal (row0 == col0, rows == cols) from its items on and above the diagonal and
+// mirrors the rest; an off-diagonal region's mirror is written by cpu_transpose:
+// dst(a, b) = src(b, a) for the rows x cols block `src`.
 void cpu_transpose(const Problem& problem, const RegionOutput& src, std::size_t rows, std::size_t cols,
                    const RegionOutput& dst);
 

@@ -11,7 +11,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <type_traits>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -120,93 +119,52 @@ void store_counts(const Count* counts, std::size_t ldc, std::size_t rows, std::s
     }
 }
 
-// Element access by output type, for mirroring: the type is a template parameter (Bit for
-// Bitmask), so the loops below compile without a switch per element.
-struct Bit {};
-
+// Element access for mirroring, by count type (a template parameter, so the loops below
+// compile without a switch per element).
 template <class T>
-std::uint32_t get(const RegionOutput& o, std::size_t a, std::size_t b) {
-    const auto* row = static_cast<const unsigned char*>(o.data) + a * o.row_stride_bytes;
-    if constexpr (std::is_same_v<T, Bit>) {
-        return (row[b / 8] >> (b % 8)) & 1u;
-    } else {
-        T v;
-        std::memcpy(&v, row + b * sizeof(T), sizeof(T));
-        return static_cast<std::uint32_t>(v);
-    }
+T get(const RegionOutput& o, std::size_t a, std::size_t b) {
+    T v;
+    std::memcpy(&v, static_cast<const unsigned char*>(o.data) + a * o.row_stride_bytes + b * sizeof(T), sizeof(T));
+    return v;
 }
 
-// Row a of `o`, all `cols` elements, from value(b) (Bitmask: whole bytes, zero past cols).
-template <class T, class Value>
-void write_row(const RegionOutput& o, std::size_t a, std::size_t cols, Value&& value) {
-    auto* row = static_cast<unsigned char*>(o.data) + a * o.row_stride_bytes;
-    if constexpr (std::is_same_v<T, Bit>) {
-        for (std::size_t b0 = 0; b0 < cols; b0 += 8)
-            row[b0 / 8] = encode_bitmask_byte([&](unsigned b) { return value(b0 + b) != 0; },
-                                              static_cast<unsigned>(std::min<std::size_t>(8, cols - b0)));
-    } else {
-        for (std::size_t b = 0; b < cols; ++b) {
-            const T v = static_cast<T>(value(b));
-            std::memcpy(row + b * sizeof(T), &v, sizeof(T));
-        }
-    }
+template <class T>
+void put(const RegionOutput& o, std::size_t a, std::size_t b, T v) {
+    std::memcpy(static_cast<unsigned char*>(o.data) + a * o.row_stride_bytes + b * sizeof(T), &v, sizeof(T));
 }
 
 template <class Visit>
-void with_output_type(SimilarityOutput output, Visit&& visit) {
+void with_count_type(SimilarityOutput output, Visit&& visit) {
     switch (output) {
         case SimilarityOutput::Int32: return visit(std::int32_t{});
         case SimilarityOutput::UInt16: return visit(std::uint16_t{});
-        case SimilarityOutput::Bitmask: return visit(Bit{});
-        default: return visit(std::uint8_t{});  // UInt8, Bool
+        default: return visit(std::uint8_t{});  // UInt8 (symmetry is used in mode Count only)
     }
 }
 
-// dst(a, b) = src(b, a) for a < cols, b < rows. Counts and bools in 32 x 32 blocks, so that
-// the column reads stay in cache; Bitmask row by row (whole bytes, 32x smaller).
+// dst(a, b) = src(b, a) for a < cols, b < rows, in 32 x 32 blocks so that the column reads
+// stay in cache. Threads own destination rows; the source is another region, only read.
 template <class T>
 void transpose(const RegionOutput& src, std::size_t rows, std::size_t cols, const RegionOutput& dst) {
-    if constexpr (std::is_same_v<T, Bit>) {
-        for (std::size_t a = 0; a < cols; ++a) write_row<T>(dst, a, rows, [&](std::size_t b) { return get<T>(src, b, a); });
-    } else {
-        constexpr std::size_t kBlock = 32;
-        // Threads own destination rows; the source is another region, only read.
+    constexpr std::size_t kBlock = 32;
 #pragma omp parallel for schedule(static)
-        for (std::size_t a0 = 0; a0 < cols; a0 += kBlock)
-            for (std::size_t b0 = 0; b0 < rows; b0 += kBlock)
-                for (std::size_t a = a0; a < std::min(a0 + kBlock, cols); ++a) {
-                    auto* row = static_cast<unsigned char*>(dst.data) + a * dst.row_stride_bytes;
-                    for (std::size_t b = b0; b < std::min(b0 + kBlock, rows); ++b) {
-                        const T v = static_cast<T>(get<T>(src, b, a));
-                        std::memcpy(row + b * sizeof(T), &v, sizeof(T));
-                    }
-                }
-    }
+    for (std::size_t a0 = 0; a0 < cols; a0 += kBlock)
+        for (std::size_t b0 = 0; b0 < rows; b0 += kBlock)
+            for (std::size_t a = a0; a < std::min(a0 + kBlock, cols); ++a)
+                for (std::size_t b = b0; b < std::min(b0 + kBlock, rows); ++b) put<T>(dst, a, b, get<T>(src, b, a));
 }
 
-// The lower triangle of a square region on the diagonal from its upper triangle. Bitmask row
-// by row: row i reads only elements (j, i) with j < i, in rows above, which are never
-// rewritten; counts and bools as the transposes of the blocks above the diagonal.
+// The lower triangle of a square region on the diagonal from its upper triangle, in 32 x 32
+// blocks. Threads own rows: row i writes its elements j < i and reads (j, i), above the
+// diagonal, which no thread writes.
 template <class T>
 void mirror_lower(std::size_t size, const RegionOutput& out) {
-    if constexpr (std::is_same_v<T, Bit>) {
-        for (std::size_t i = 1; i < size; ++i)
-            write_row<T>(out, i, size, [&](std::size_t j) { return j < i ? get<T>(out, j, i) : get<T>(out, i, j); });
-    } else {
-        constexpr std::size_t kBlock = 32;
-        // Threads own rows: row i writes its elements j < i and reads (j, i), above the
-        // diagonal, which no thread writes.
+    constexpr std::size_t kBlock = 32;
 #pragma omp parallel for schedule(dynamic)
-        for (std::size_t i0 = 0; i0 < size; i0 += kBlock)
-            for (std::size_t j0 = 0; j0 <= i0; j0 += kBlock)
-                for (std::size_t i = i0; i < std::min(i0 + kBlock, size); ++i) {
-                    auto* row = static_cast<unsigned char*>(out.data) + i * out.row_stride_bytes;
-                    for (std::size_t j = j0; j < std::min({j0 + kBlock, size, i}); ++j) {
-                        const T v = static_cast<T>(get<T>(out, j, i));
-                        std::memcpy(row + j * sizeof(T), &v, sizeof(T));
-                    }
-                }
-    }
+    for (std::size_t i0 = 0; i0 < size; i0 += kBlock)
+        for (std::size_t j0 = 0; j0 <= i0; j0 += kBlock)
+            for (std::size_t i = i0; i < std::min(i0 + kBlock, size); ++i)
+                for (std::size_t j = j0; j < std::min({j0 + kBlock, size, i}); ++j) put<T>(out, i, j, get<T>(out, j, i));
 }
 
 }  // namespace
@@ -272,11 +230,11 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out,
         }
         store_counts(acc, kPanelCols, in, jn, i0, j0, p, out);
     }
-    if (diagonal) with_output_type(p.output, [&](auto type) { mirror_lower<decltype(type)>(region.rows, out); });
+    if (diagonal) with_count_type(p.output, [&](auto type) { mirror_lower<decltype(type)>(region.rows, out); });
 }
 
 void cpu_transpose(const Problem& p, const RegionOutput& src, std::size_t rows, std::size_t cols, const RegionOutput& dst) {
-    with_output_type(p.output, [&](auto type) { transpose<decltype(type)>(src, rows, cols, dst); });
+    with_count_type(p.output, [&](auto type) { transpose<decltype(type)>(src, rows, cols, dst); });
 }
 
 void cpu_naive(const Problem& p, const Region& region, const RegionOutput& out,
