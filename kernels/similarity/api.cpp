@@ -115,6 +115,12 @@ TilePlan make_plan(const Problem& p, const SimilarityOptions& options, Backend b
     return plan;
 }
 
+// Rows from row0 and columns from col0 of a packed n x m output `out`, as a region's output.
+RegionOutput region_of(void* out, const Problem& p, std::size_t row0, std::size_t col0) {
+    const std::size_t out_row_bytes = detail::similarity::row_bytes(p.m, p.output);
+    return {static_cast<unsigned char*>(out) + row0 * out_row_bytes + detail::similarity::row_bytes(col0, p.output), out_row_bytes};
+}
+
 template <class Visit>
 void for_each_tile(const Problem& p, const TilePlan& plan, Visit&& visit) {
     for (std::size_t r = 0; r < p.n; r += plan.tile_rows)
@@ -135,15 +141,11 @@ void run_cpu(const Problem& p, TilePlan plan, Method method, void* out, const Si
     // samples (the early exit), and with few samples a pair costs less than its mirrored copy.
     problem.symmetric = p.symmetric && method == Method::Fused && p.mode == SimilarityMode::Count && p.samples >= 16;
     if (problem.symmetric) plan.tile_rows = plan.tile_cols = std::max(plan.tile_rows, plan.tile_cols);
-    const std::size_t out_row_bytes = row_bytes(p.m, p.output);
     const std::size_t tile_bytes = detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols, p.output), "tile");
     detail::HostBuffer<unsigned char> tile_buffer, mirror_buffer;
     if (sink) tile_buffer = detail::HostBuffer<unsigned char>(tracker, tile_bytes, "similarity tile buffer");
     if (sink && problem.symmetric && p.n > plan.tile_rows)
         mirror_buffer = detail::HostBuffer<unsigned char>(tracker, tile_bytes, "similarity mirror tile buffer");
-    auto in_out = [&](std::size_t row0, std::size_t col0) {
-        return RegionOutput{static_cast<unsigned char*>(out) + row0 * out_row_bytes + row_bytes(col0, p.output), out_row_bytes};
-    };
     for_each_tile(p, plan, [&](const Region& region) {
         if (problem.symmetric && region.col0 < region.row0) return;  // written as the mirror of (col0, row0)
         const bool mirror = problem.symmetric && region.col0 > region.row0;
@@ -159,10 +161,10 @@ void run_cpu(const Problem& p, TilePlan plan, Method method, void* out, const Si
                                        p.output});
             }
         } else {
-            compute(problem, region, in_out(region.row0, region.col0), tracker);
+            compute(problem, region, region_of(out, p, region.row0, region.col0), tracker);
             if (mirror)
-                detail::similarity::cpu_transpose(problem, in_out(region.row0, region.col0), region.rows, region.cols,
-                                                  in_out(mirrored.row0, mirrored.col0));
+                detail::similarity::cpu_transpose(problem, region_of(out, p, region.row0, region.col0), region.rows, region.cols,
+                                                  region_of(out, p, mirrored.row0, mirrored.col0));
         }
     });
 }
@@ -177,14 +179,12 @@ RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* si
         [&](const auto& context, auto& tracker) {
             HPCML_IF_CUDA(
                 // Without a sink, finished tiles are copied into the caller's output.
-                const std::size_t out_row_bytes = detail::similarity::row_bytes(p.m, p.output);
                 const SimilarityTileSink copy_to_out = [&](const SimilarityTile& tile) {
-                    auto* dst = static_cast<unsigned char*>(out) + tile.row0 * out_row_bytes +
-                                detail::similarity::row_bytes(tile.col0, p.output);
+                    const RegionOutput dst = region_of(out, p, tile.row0, tile.col0);
                     const std::size_t bytes = detail::similarity::row_bytes(tile.cols, p.output);
                     for (std::size_t r = 0; r < tile.rows; ++r)
-                        std::memcpy(dst + r * out_row_bytes, static_cast<const unsigned char*>(tile.data) + r * tile.row_stride_bytes,
-                                    bytes);
+                        std::memcpy(static_cast<unsigned char*>(dst.data) + r * dst.row_stride_bytes,
+                                    static_cast<const unsigned char*>(tile.data) + r * tile.row_stride_bytes, bytes);
                 };
                 detail::similarity::cuda_run_host(p, make_plan(p, options, Backend::Cuda), options.method, sink ? *sink : copy_to_out,
                                                   context, tracker);)

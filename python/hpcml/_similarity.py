@@ -7,6 +7,19 @@ from . import _arrays, _hpcml
 _LAYOUT = "(samples, features)"
 
 
+def _operands(x, y, tile, on_device):
+    """x and y (None: y = x) as the kernels take them, checked for shape, and the tile as a size."""
+    x = _arrays.array(x, "x", on_device, ndim=2, layout=_LAYOUT)
+    if y is not None:
+        y = _arrays.array(y, "y", on_device, ndim=2, layout=_LAYOUT)
+        if y.shape[0] != x.shape[0]:
+            raise ValueError(f"y: has {y.shape[0]} samples (rows) but x has {x.shape[0]}; "
+                             "both must have the same number of samples")
+    if tile is not None:
+        tile = _arrays.integer(tile, "tile", minimum=0)  # the binding takes a size: C++ checks tile >= 1
+    return x, y, tile
+
+
 def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="auto", method="fused",
                dtype=None, device=None, return_stats=False):
     """Pairwise similarity counts S[i, j] = #{s : |x[s, i] - y[s, j]| < threshold}.
@@ -28,15 +41,8 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
     peak_device_bytes and peak_host_bytes.
     """
     on_device = _arrays.on_cuda({"x": x, "y": y})
-    x = _arrays.array(x, "x", on_device, ndim=2, layout=_LAYOUT)
-    if y is not None:
-        y = _arrays.array(y, "y", on_device, ndim=2, layout=_LAYOUT)
-        if y.shape[0] != x.shape[0]:
-            raise ValueError(f"y: has {y.shape[0]} samples (rows) but x has {x.shape[0]}; "
-                             "both must have the same number of samples")
+    x, y, tile = _operands(x, y, tile, on_device)
     device = _arrays.resolve_device([x, y], device, on_device)
-    if tile is not None:
-        tile = _arrays.integer(tile, "tile", minimum=0)  # the binding takes a size: C++ checks tile >= 1
     # The C++ library checks mode and dtype (naming them) and resolves the default output.
     output = _hpcml._similarity_output(mode, "default" if dtype is None else _arrays.dtype_name(dtype))
     n = x.shape[1]
@@ -61,14 +67,7 @@ def similarity_pairs(x, y=None, *, threshold=1.0, mode="all", min_count=None, ti
     """
     if _arrays.on_cuda({"x": x, "y": y}):
         raise ValueError("x: similarity_pairs takes host arrays; the pairs come back as NumPy arrays")
-    x = _arrays.host_array(x, "x", ndim=2, layout=_LAYOUT)
-    if y is not None:
-        y = _arrays.host_array(y, "y", ndim=2, layout=_LAYOUT)
-        if y.shape[0] != x.shape[0]:
-            raise ValueError(f"y: has {y.shape[0]} samples (rows) but x has {x.shape[0]}; "
-                             "both must have the same number of samples")
-    if tile is not None:
-        tile = _arrays.integer(tile, "tile", minimum=0)
+    x, y, tile = _operands(x, y, tile, False)
     if min_count is None:
         min_count = 1
     elif mode != "count":

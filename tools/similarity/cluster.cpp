@@ -162,16 +162,20 @@ void OutputFile::write_at(std::size_t offset, const void* data, std::size_t byte
         bytes -= static_cast<std::size_t>(piece);
     }
 #endif
+    if (bytes > 0 && !write_fully(fd_, p, bytes, offset)) throw Exit{1, std::string("--output: write failed: ") + std::strerror(errno)};
+}
+
+bool write_fully(int fd, const void* data, std::size_t bytes, std::size_t offset) {
+    const char* p = static_cast<const char*>(data);
     while (bytes > 0) {
-        const ssize_t n = pwrite(fd_, p, bytes, static_cast<off_t>(offset));
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            throw Exit{1, std::string("--output: write failed: ") + std::strerror(errno)};
-        }
+        const ssize_t n = pwrite(fd, p, bytes, static_cast<off_t>(offset));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return false;
         p += n;
         offset += static_cast<std::size_t>(n);
         bytes -= static_cast<std::size_t>(n);
     }
+    return true;
 }
 
 }  // namespace hpcml::tools

@@ -48,6 +48,10 @@ private:
 #endif
 };
 
+// Writes all `bytes` at `offset` of file descriptor `fd` (pwrite, again after EINTR or a short
+// write); false, with errno set, where the system refuses.
+bool write_fully(int fd, const void* data, std::size_t bytes, std::size_t offset);
+
 // Writes byte ranges of the output file: MPI-IO under mpirun with several ranks (it keeps
 // ranks on other machines consistent on shared file systems), pwrite otherwise. Throws Exit.
 class OutputFile {

@@ -12,8 +12,10 @@
 #include <cstring>
 #include <fstream>
 #include <random>
-#include <utility>
 #include <sstream>
+#include <utility>
+
+#include "cluster.hpp"
 
 namespace fs = std::filesystem;
 
@@ -30,15 +32,6 @@ std::string read_text(const fs::path& path) {
 
 [[noreturn]] void fail(const std::string& what, const std::string& path) {
     throw Exit{1, "--output: " + what + " '" + path + "': " + std::strerror(errno)};
-}
-
-void write_all(int fd, const std::string& bytes, std::size_t offset, const std::string& path) {
-    for (std::size_t done = 0; done < bytes.size();) {
-        const ssize_t n = pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) fail("cannot write", path);
-        done += static_cast<std::size_t>(n);
-    }
 }
 
 }  // namespace
@@ -138,7 +131,7 @@ std::map<std::size_t, std::uint64_t> Journal::open_or_start(const Config& c, con
     // A stale log that survived here could vouch for blocks of the new file: removal must work.
     fs::remove_all(dir_);
     if (ftruncate(fd_, 0) != 0) fail("cannot write", partial_);
-    write_all(fd_, header, 0, partial_);
+    if (!write_fully(fd_, header.data(), header.size(), 0)) fail("cannot write", partial_);
     if (ftruncate(fd_, static_cast<off_t>(total_bytes)) != 0) fail("cannot size", partial_);
     fs::create_directories(dir_);
     std::random_device entropy;
@@ -150,7 +143,7 @@ std::map<std::size_t, std::uint64_t> Journal::open_or_start(const Config& c, con
         const fs::path tmp = dir_ / (name + ".tmp");
         const int out = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (out < 0) fail("cannot write the journal in", dir_.string());
-        const bool ok = pwrite(out, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()) && fsync(out) == 0;
+        const bool ok = write_fully(out, text.data(), text.size(), 0) && fsync(out) == 0;
         close(out);
         if (!ok || std::rename(tmp.c_str(), (dir_ / name).c_str()) != 0) fail("cannot write the journal in", dir_.string());
     }
