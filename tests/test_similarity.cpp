@@ -243,13 +243,107 @@ TEST(Similarity, ColumnBlocksOfAWiderMatrixAreViewedInPlace) {
 
 TEST(Similarity, SelfSimilarity) { check_all_outputs({64, 45, 45}, 1.0f, true, {std::nullopt, 11}, 6); }
 
-// y is x: in mode Count (16 samples or more) the CPU computes tiles on and above the diagonal
-// (the diagonal ones from items on and above it) and mirrors the rest. Sizes that are not
-// multiples of the 128-row items, the 16-column panels or the tiles; NaN and inf among the data
-// (make_data); every output (mode All runs without the mirror).
+// y is x: with 16 samples or more the CPU computes tiles on and above the diagonal (the
+// diagonal ones from items on and above it) and mirrors the rest. Sizes that are not multiples
+// of the 128-row items, the 16-column panels or the tiles; NaN and inf among the data
+// (make_data); every output.
 TEST(Similarity, SymmetricTilingEqualsTheReference) {
     check_all_outputs({33, 301, 301}, 1.0f, true, {std::nullopt, 7, 129, 302}, 30);
     check_all_outputs({16, 17, 17}, 0.25f, true, {std::nullopt, 1, 5, 8}, 31);
+}
+
+// Mode All with y = x where about a third of the pairs pass (features are offsets plus small
+// noise), so that every bit of a mirrored bitmask block is exercised: 8 x 8 blocks across and
+// on the diagonal, edges that are not multiples of 8, tiles, and the tiles through a sink.
+TEST(Similarity, SymmetricAllModeMirrorsEveryBit) {
+    // 300 samples: more than one 256-sample chunk of the CPU kernel, with pairs alive across it.
+    for (const auto [n, samples] : {std::pair<std::size_t, std::size_t>{301, 20}, {64, 20}, {17, 20}, {131, 300}}) {
+        std::mt19937 rng(static_cast<unsigned>(n));
+        std::uniform_real_distribution<float> offset(0.0f, 8.0f), noise(-0.2f, 0.2f);
+        std::vector<float> base(n), x(samples * n);
+        for (float& b : base) b = offset(rng);
+        for (std::size_t s = 0; s < samples; ++s)
+            for (std::size_t i = 0; i < n; ++i) x[s * n + i] = base[i] + noise(rng);
+        x[3 * n + n / 2] = NAN;  // feature n / 2 passes with nothing, itself included
+        x[5 * n + 1] = INFINITY;
+        const auto counts = reference_counts(x, x, samples, n, n, 2.0f);
+        for (SimilarityOutput output : {SimilarityOutput::Bool, SimilarityOutput::Bitmask}) {
+            const auto expected = encode(counts, n, n, samples, output);
+            const std::size_t passes = std::count(counts.begin(), counts.end(), static_cast<std::int32_t>(samples));
+            EXPECT_GT(passes, n * n / 5);
+            EXPECT_LT(passes, n * n * 2 / 3);
+            for (const std::optional<std::size_t> tile : {std::optional<std::size_t>{}, std::optional<std::size_t>{8},
+                                                          std::optional<std::size_t>{24}, std::optional<std::size_t>{129}}) {
+                SimilarityOptions o;
+                o.backend = Backend::Cpu;
+                o.mode = SimilarityMode::All;
+                o.output = output;
+                o.threshold = 2.0f;
+                o.tile = tile;
+                std::vector<unsigned char> got(expected.size(), 0xAB);
+                hpcml::similarity({x.data(), samples, n}, {}, got.data(), o);
+                EXPECT_EQ(got, expected) << label(Backend::Cpu, Method::Fused, output, tile) << " n " << n;
+                std::vector<unsigned char> assembled(expected.size(), 0xAB);
+                const std::size_t row_bytes = hpcml::similarity_output_bytes(1, n, output);
+                hpcml::similarity({x.data(), samples, n}, {}, [&](const hpcml::SimilarityTile& t) {
+                    for (std::size_t r = 0; r < t.rows; ++r)
+                        std::memcpy(&assembled[(t.row0 + r) * row_bytes + hpcml::similarity_output_bytes(1, t.col0, output)],
+                                    static_cast<const unsigned char*>(t.data) + r * t.row_stride_bytes,
+                                    hpcml::similarity_output_bytes(1, t.cols, output));
+                }, o);
+                EXPECT_EQ(assembled, expected) << "sink " << label(Backend::Cpu, Method::Fused, output, tile) << " n " << n;
+                const std::vector<float> copy = x;  // no symmetry: the same bytes
+                std::vector<unsigned char> plain(expected.size(), 0xAB);
+                hpcml::similarity({x.data(), samples, n}, {copy.data(), samples, n}, plain.data(), o);
+                EXPECT_EQ(plain, expected) << "copy " << label(Backend::Cpu, Method::Fused, output, tile) << " n " << n;
+            }
+        }
+    }
+}
+
+// similarity_transpose against element-by-element transposition, for every output type, on
+// sizes that are not multiples of 8 (the Bitmask padding bits of the mirror are 0), inside
+// larger strides; and its argument checks.
+TEST(Similarity, TransposeOfATile) {
+    std::mt19937 rng(40);
+    for (SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::UInt16, SimilarityOutput::UInt8, SimilarityOutput::Bool,
+                                    SimilarityOutput::Bitmask})
+        for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1}, {13, 37}, {64, 8}, {70, 129}}) {
+            const std::size_t width = output == SimilarityOutput::Bitmask ? 1 : hpcml::similarity_output_bytes(1, 1, output);
+            auto element = [&](const std::vector<unsigned char>& m, std::size_t stride, std::size_t r, std::size_t c) {
+                if (output == SimilarityOutput::Bitmask) return std::uint64_t{(m[r * stride + c / 8] >> (c % 8)) & 1u};
+                std::uint64_t v = 0;
+                std::memcpy(&v, &m[r * stride + c * width], width);
+                return v;
+            };
+            const std::size_t src_stride = hpcml::similarity_output_bytes(1, cols, output) + 3;
+            const std::size_t dst_stride = hpcml::similarity_output_bytes(1, rows, output) + 5;
+            std::vector<unsigned char> src(rows * src_stride);
+            for (auto& b : src) b = static_cast<unsigned char>(rng());
+            std::vector<unsigned char> dst(cols * dst_stride, 0xAB);
+            hpcml::similarity_transpose({0, 0, rows, cols, src.data(), src_stride, output}, dst.data(), dst_stride);
+            for (std::size_t a = 0; a < cols; ++a) {
+                for (std::size_t b = 0; b < rows; ++b)
+                    ASSERT_EQ(element(dst, dst_stride, a, b), element(src, src_stride, b, a)) << static_cast<int>(output) << " " << a << "," << b;
+                if (output == SimilarityOutput::Bitmask && rows % 8) EXPECT_EQ(dst[a * dst_stride + rows / 8] >> (rows % 8), 0);
+                EXPECT_EQ(dst[a * dst_stride + dst_stride - 1], 0xAB);  // past the row: untouched
+            }
+        }
+    std::vector<unsigned char> buffer(64);
+    expect_invalid([&] { hpcml::similarity_transpose({0, 0, 4, 4, buffer.data(), 16, SimilarityOutput::Default}, buffer.data(), 16); },
+                   "tile:");
+    expect_invalid([&] { hpcml::similarity_transpose({0, 0, 4, 4, buffer.data(), 8, SimilarityOutput::Int32}, buffer.data(), 16); },
+                   "tile:");
+    expect_invalid([&] { hpcml::similarity_transpose({0, 0, 4, 4, buffer.data(), 16, SimilarityOutput::Int32}, buffer.data(), 15); },
+                   "dst_row_stride_bytes:");
+    expect_invalid([&] { hpcml::similarity_transpose({0, 0, 4, 4, buffer.data(), 16, SimilarityOutput::Int32}, nullptr, 16); }, "dst:");
+    // In place, or overlapping by one byte: refused (threads would read what others write).
+    expect_invalid([&] { hpcml::similarity_transpose({0, 0, 4, 4, buffer.data(), 16, SimilarityOutput::Int32}, buffer.data(), 16); },
+                   "dst: overlaps");
+    std::vector<unsigned char> two(128);
+    expect_invalid([&] { hpcml::similarity_transpose({0, 0, 4, 4, two.data(), 16, SimilarityOutput::Int32}, two.data() + 63, 16); },
+                   "dst: overlaps");
+    hpcml::similarity_transpose({0, 0, 4, 4, two.data(), 16, SimilarityOutput::Int32}, two.data() + 64, 16);  // adjacent: fine
 }
 
 // With y = x through a sink, every tile arrives once: a tile above the diagonal, then its mirror.
@@ -382,8 +476,9 @@ TEST(Similarity, FusedMemoryIsBoundedNaiveGrowsWithSamples) {
         SimilarityOptions o;
         o.backend = Backend::Cpu;
         const auto fused = hpcml::similarity({x.data(), samples, n}, {y.data(), samples, m}, out.data(), o);
-        // Per-thread panels and accumulators only: a few KiB per thread, whatever the samples.
-        EXPECT_LT(fused.memory.peak_host_bytes, 64u * 1024 * 16);
+        // The packed inputs (samples x (n + m) floats, features rounded up to 16) and per-thread
+        // accumulators: it grows with the input, never with samples x n x m.
+        EXPECT_LT(fused.memory.peak_host_bytes, sizeof(float) * samples * (n + m + 32) + 256u * 1024);
         o.method = Method::Naive;
         const auto naive = hpcml::similarity({x.data(), samples, n}, {y.data(), samples, m}, out.data(), o);
         EXPECT_GE(naive.memory.peak_host_bytes, samples * n * m * (sizeof(float) + 1));

@@ -89,9 +89,10 @@ std::size_t similarity_output_bytes(std::size_t n, std::size_t m, SimilarityOutp
 
 // Computes S into `out`, a host buffer of similarity_output_bytes(x.cols, y.cols, ...) bytes.
 // y = MatrixView{} (null, 0 x 0) means y = x; so does a view of the same memory as x. Then S is
-// symmetric, and in mode Count with 16 samples or more the CPU's fused method computes only
-// half of it and mirrors the rest. Throws InvalidArgument for bad arguments (naming them),
-// OutOfMemory when the naive method's intermediate would not fit.
+// symmetric, and with 16 samples or more the CPU's fused method computes only half of it and
+// mirrors the rest. Throws InvalidArgument for bad arguments (naming them), OutOfMemory when
+// hpcml's own memory would not fit: the naive method's intermediate, or the fused CPU method's
+// packed inputs (samples x (rows + cols) floats of a tile; `tile` bounds them).
 RunStats similarity(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options = {});
 
 // The same, handing each finished tile to `sink` instead of filling one host buffer, so that
@@ -114,6 +115,13 @@ struct SimilarityPairs {
 };
 SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOptions& options = {},
                                  std::size_t min_count = 1);
+
+// The mirror of a host tile, S(j, i) = S(i, j) where y is x: dst(a, b) = tile(b, a) for
+// a < tile.cols, b < tile.rows, dst's rows dst_row_stride_bytes apart (tile.row0 and col0 are
+// not used). Every dst row is written whole: for Bitmask from bit 0 of its first byte, with 0
+// in the bits past tile.rows. Threaded; Bitmask by 8 x 8 bit-block transposes. dst must not
+// overlap the tile's data (InvalidArgument).
+void similarity_transpose(const SimilarityTile& tile, void* dst, std::size_t dst_row_stride_bytes);
 
 // The CUDA backend on device memory: x, y and out are device pointers on options.device; work
 // is queued on options.stream and the call returns once it is complete. Needs a CUDA build and

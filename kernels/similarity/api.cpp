@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -129,7 +130,7 @@ void for_each_tile(const Problem& p, const TilePlan& plan, Visit&& visit) {
 }
 
 // The CPU backend: each tile written straight into `out`, or through a tile buffer to `sink`.
-// Where y is x (mode Count, 16 samples or more) the fused method computes tiles on and above
+// Where y is x (16 samples or more) the fused method computes tiles on and above
 // the diagonal only (square tiles; the diagonal ones half, cpu_fused) and writes each
 // off-diagonal tile's mirror from it: into `out`, or to the sink right after the tile itself.
 void run_cpu(const Problem& p, TilePlan plan, Method method, void* out, const SimilarityTileSink* sink,
@@ -137,9 +138,9 @@ void run_cpu(const Problem& p, TilePlan plan, Method method, void* out, const Si
     using detail::similarity::row_bytes;
     const auto compute = method == Method::Fused ? detail::similarity::cpu_fused : detail::similarity::cpu_naive;
     Problem problem = p;
-    // Where the mirror pays: the baseline stays naive; in mode All most pairs fail within a few
-    // samples (the early exit), and with few samples a pair costs less than its mirrored copy.
-    problem.symmetric = p.symmetric && method == Method::Fused && p.mode == SimilarityMode::Count && p.samples >= 16;
+    // Where the mirror pays: the baseline stays naive, and with few samples a pair costs less
+    // than its mirrored copy.
+    problem.symmetric = p.symmetric && method == Method::Fused && p.samples >= 16;
     if (problem.symmetric) plan.tile_rows = plan.tile_cols = std::max(plan.tile_rows, plan.tile_cols);
     const std::size_t tile_bytes = detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols, p.output), "tile");
     detail::HostBuffer<unsigned char> tile_buffer, mirror_buffer;
@@ -245,6 +246,29 @@ SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOpt
         permute(pairs.count);
     }
     return pairs;
+}
+
+void similarity_transpose(const SimilarityTile& tile, void* dst, std::size_t dst_row_stride_bytes) {
+    using detail::require;
+    using detail::similarity::row_bytes;
+    require(tile.output != SimilarityOutput::Default, "tile: output must be a concrete type, not default");
+    if (tile.rows == 0 || tile.cols == 0) return;
+    require(tile.data != nullptr, "tile: null data pointer");
+    require(dst != nullptr, "dst: null pointer");
+    require(tile.row_stride_bytes >= row_bytes(tile.cols, tile.output),
+            "tile: row stride " + std::to_string(tile.row_stride_bytes) + " is shorter than a row of " + std::to_string(tile.cols));
+    require(dst_row_stride_bytes >= row_bytes(tile.rows, tile.output), "dst_row_stride_bytes: " + std::to_string(dst_row_stride_bytes) +
+                                                                           " is shorter than a row of " + std::to_string(tile.rows));
+    // Rows are written while others are read, by several threads: the two must not overlap.
+    const auto* src_begin = static_cast<const unsigned char*>(tile.data);
+    const auto* src_end = src_begin + (tile.rows - 1) * tile.row_stride_bytes + row_bytes(tile.cols, tile.output);
+    const auto* dst_begin = static_cast<const unsigned char*>(dst);
+    const auto* dst_end = dst_begin + (tile.cols - 1) * dst_row_stride_bytes + row_bytes(tile.rows, tile.output);
+    require(std::less<>{}(dst_end, src_begin + 1) || std::less<>{}(src_end, dst_begin + 1), "dst: overlaps the tile's data");
+    Problem p;
+    p.output = tile.output;
+    detail::similarity::cpu_transpose(p, {const_cast<void*>(tile.data), tile.row_stride_bytes}, tile.rows, tile.cols,
+                                      {dst, dst_row_stride_bytes});
 }
 
 RunStats similarity_device(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options) {

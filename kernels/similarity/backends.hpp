@@ -45,7 +45,7 @@ void cpu_fused(const Problem& problem, const Region& region, const RegionOutput&
 void cpu_naive(const Problem& problem, const Region& region, const RegionOutput& out,
                detail::MemoryTracker& tracker);
 
-// Symmetry on the CPU (fused, mode Count): with problem.symmetric, cpu_fused computes a region
+// Symmetry on the CPU (fused, 16 samples or more): with problem.symmetric, cpu_fused computes a region
 // on the diagonal (row0 == col0, rows == cols) from its items on and above the diagonal and
 // mirrors the rest; an off-diagonal region's mirror is written by cpu_transpose:
 // dst(a, b) = src(b, a) for the rows x cols block `src`.

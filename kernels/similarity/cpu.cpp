@@ -1,16 +1,23 @@
 // Similarity on the CPU: the fused kernel (the default where no GPU exists) and the naive
 // broadcast baseline with NumPy's memory behaviour.
 //
-// Fused layout and cost: for each 16-column panel of y the samples are packed into a
-// contiguous [chunk][16] block (NaN-padded past the region edge; NaN never counts), then each
-// 4-row block of x streams over the samples with 8 vector accumulators: per sample, 4
-// broadcasts, and per 8 pairs a subtract, an abs (and-mask), a compare and an integer add.
-// That is 4 vector instructions per 8 pairs; on AVX2 at ~3 IPC for these ports, about 6 pairs
-// per cycle per core. Nothing but the output and a few KiB per thread is written.
+// Fused layout and cost: x's rows and y's columns of a region are first packed as
+// [panel of 16 features][sample][16] (Packed, below); a work item is then a band of 128 rows
+// against a group of 8 column panels, and each 4 x 16 block of it streams over a chunk of
+// samples with 8 vector accumulators: per sample, 4 broadcasts, and per 8 pairs a subtract,
+// an abs (and-mask), a compare and an integer add. Floor: 4 vector instructions per 8
+// pair-samples; with 4 vector pipes (Zen 3) 8 pair-samples per cycle per core, with 3 (Intel
+// server cores) 6. Besides the output, memory is the packed region, samples x (rows + cols)
+// floats, and 64 KiB of accumulators per thread.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -25,51 +32,56 @@ namespace {
 
 constexpr std::size_t kBlockRows = 4;     // x features per micro-kernel
 constexpr std::size_t kPanelCols = 16;    // y features per micro-kernel (two 8-float vectors)
-constexpr std::size_t kItemRows = 128;    // x features per work item (threads share items)
-constexpr std::size_t kSampleChunk = 512; // samples packed at a time (32 KiB of y panel)
+constexpr std::size_t kBandRows = 128;    // x features per work item
+constexpr std::size_t kGroupPanels = 8;   // y panels per work item (128 columns)
+constexpr std::size_t kSampleChunk = 256; // samples per pass over an item (its band and panels: 256 KiB, in L2)
 
 using f8 = float __attribute__((vector_size(32)));
 using i8 = std::int32_t __attribute__((vector_size(32)));
 
-// counts[a][b] += #{s < samples : |x_a[s * ldx] - ypack[s][b]| < t} for a < 4, b < 16.
+// counts[a][b] += #{s < samples : |xs[s * 16 + a] - ypack[s * 16 + b]| < t} for a < 4, b < 16:
+// four features of a packed panel against a packed panel.
 // With stop_when_dead (All mode), returns early once no pair has passed every sample so far
 // (`seen` samples were counted before this call); returns whether any pair is still alive.
 // Cloned for AVX2 and baseline x86-64 and picked at load time, so one binary runs anywhere.
-HPCML_AVX2_CLONES bool count_block_4x16(
-    const float* x0, const float* x1, const float* x2, const float* x3, std::size_t ldx,
-    const float* ypack, std::size_t samples, float threshold, std::int32_t* counts,
-    bool stop_when_dead, std::int32_t seen) {
-    const float* xs[kBlockRows] = {x0, x1, x2, x3};
-    const f8 t = f8{} + threshold;
+HPCML_AVX2_CLONES bool count_block_4x16(const float* x_panel, const float* ypack, std::size_t samples, float threshold,
+                                        std::int32_t* counts, bool stop_when_dead, std::int32_t seen) {
+    const f8 t = {threshold, threshold, threshold, threshold, threshold, threshold, threshold, threshold};
     const i8 abs_mask = i8{} + 0x7fffffff;
-    i8 c[kBlockRows][2];
-    std::memcpy(c, counts, sizeof c);
+    // Eight named accumulators, not an array: GCC keeps an array that is copied in and out in
+    // memory, which puts a load and a store beside every add of the loop.
+    i8 c00, c01, c10, c11, c20, c21, c30, c31;
+    i8* const c[kBlockRows][2] = {{&c00, &c01}, {&c10, &c11}, {&c20, &c21}, {&c30, &c31}};
+    for (std::size_t a = 0; a < kBlockRows; ++a)
+        for (std::size_t k = 0; k < 2; ++k) std::memcpy(c[a][k], counts + (a * 2 + k) * 8, sizeof(i8));
+    // Whether any pair passed each of the first `done` samples (vector compares, one test).
+    auto alive_after = [&](std::int32_t done) {
+        const i8 full = i8{} + done;
+        const i8 alive = (c00 == full) | (c01 == full) | (c10 == full) | (c11 == full) | (c20 == full) | (c21 == full) |
+                         (c30 == full) | (c31 == full);
+        std::uint64_t words[4];
+        std::memcpy(words, &alive, sizeof words);
+        return (words[0] | words[1] | words[2] | words[3]) != 0;
+    };
     for (std::size_t s = 0; s < samples; ++s) {
         f8 y0, y1;
         std::memcpy(&y0, ypack + s * kPanelCols, sizeof y0);
         std::memcpy(&y1, ypack + s * kPanelCols + 8, sizeof y1);
-#pragma GCC unroll 4
-        for (std::size_t a = 0; a < kBlockRows; ++a) {
-            const f8 xa = f8{} + xs[a][s * ldx];
-            const f8 d0 = (f8)((i8)(xa - y0) & abs_mask);
-            const f8 d1 = (f8)((i8)(xa - y1) & abs_mask);
-            c[a][0] -= (d0 < t);  // a true comparison is -1
-            c[a][1] -= (d1 < t);
-        }
-        if (stop_when_dead && (s & 15) == 15) {
-            const i8 full = i8{} + (seen + static_cast<std::int32_t>(s) + 1);
-            i8 alive = i8{};
-            for (std::size_t a = 0; a < kBlockRows; ++a) alive |= (c[a][0] == full) | (c[a][1] == full);
-            bool any = false;
-            for (int k = 0; k < 8; ++k) any |= alive[k] != 0;
-            if (!any) {
-                std::memcpy(counts, c, sizeof c);
-                return false;
-            }
-        }
+        auto count = [&](i8& lo, i8& hi, float x) {
+            const f8 xa = {x, x, x, x, x, x, x, x};  // a broadcast (f8{} + x would add 0.0f)
+            lo -= (f8)((i8)(xa - y0) & abs_mask) < t;  // a true comparison is -1
+            hi -= (f8)((i8)(xa - y1) & abs_mask) < t;
+        };
+        const float* xs = x_panel + s * kPanelCols;
+        count(c00, c01, xs[0]);
+        count(c10, c11, xs[1]);
+        count(c20, c21, xs[2]);
+        count(c30, c31, xs[3]);
+        if (stop_when_dead && (s & 15) == 15 && !alive_after(seen + static_cast<std::int32_t>(s) + 1)) break;
     }
-    std::memcpy(counts, c, sizeof c);
-    return true;
+    for (std::size_t a = 0; a < kBlockRows; ++a)
+        for (std::size_t k = 0; k < 2; ++k) std::memcpy(counts + (a * 2 + k) * 8, c[a][k], sizeof(i8));
+    return !stop_when_dead || alive_after(seen + static_cast<std::int32_t>(samples));
 }
 
 template <class T>
@@ -109,8 +121,24 @@ void store_counts(const Count* counts, std::size_t ldc, std::size_t rows, std::s
                 const Count* row_counts = counts + a * ldc;
                 auto* row = static_cast<std::uint8_t*>(out.data) + (r + a) * out.row_stride_bytes + c / 8;
                 for (std::size_t b0 = 0; b0 < cols; b0 += 8) {
-                    row[b0 / 8] = encode_bitmask_byte([&](unsigned b) { return pass(row_counts[b0 + b]); },
-                                                      static_cast<unsigned>(std::min<std::size_t>(8, cols - b0)));
+                    const auto bit = [&](unsigned b) { return pass(row_counts[b0 + b]); };
+                    if (cols - b0 < 8) {
+                        row[b0 / 8] = encode_bitmask_byte(bit, static_cast<unsigned>(cols - b0));
+                        continue;
+                    }
+#if defined(__SSE2__)
+                    if constexpr (std::is_same_v<Count, std::int32_t>) {
+                        // encode_bitmask_byte for 8 counts in two compares: lane k's pass is bit k.
+                        const __m128i full = _mm_set1_epi32(static_cast<std::int32_t>(samples));
+                        const auto lanes = [&](std::size_t k) {
+                            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row_counts + b0 + k));
+                            return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, full)));
+                        };
+                        row[b0 / 8] = static_cast<std::uint8_t>(lanes(0) | lanes(4) << 4);
+                        continue;
+                    }
+#endif
+                    row[b0 / 8] = encode_bitmask_byte(bit, 8);  // a constant count of bits: no test per bit once inlined
                 }
             }
             break;
@@ -134,12 +162,40 @@ void put(const RegionOutput& o, std::size_t a, std::size_t b, T v) {
 }
 
 template <class Visit>
-void with_count_type(SimilarityOutput output, Visit&& visit) {
+void with_element_type(SimilarityOutput output, Visit&& visit) {
     switch (output) {
         case SimilarityOutput::Int32: return visit(std::int32_t{});
         case SimilarityOutput::UInt16: return visit(std::uint16_t{});
-        default: return visit(std::uint8_t{});  // UInt8 (symmetry is used in mode Count only)
+        default: return visit(std::uint8_t{});  // UInt8, Bool (Bitmask has its own functions)
     }
+}
+
+// dst(a0 + a, b0 + b) = src(b0 + b, a0 + a) for a < cols, b < rows: one block of a transpose,
+// 4 x 4 at a time by SSE shuffles for 32-bit elements (a move of bits, whatever they hold),
+// element by element elsewhere.
+template <class T>
+void transpose_block(const RegionOutput& src, std::size_t b0, std::size_t a0, std::size_t rows, std::size_t cols,
+                     const RegionOutput& dst) {
+    std::size_t whole_rows = 0, whole_cols = 0;  // the part done 4 x 4
+#if defined(__SSE2__)
+    if constexpr (sizeof(T) == 4) {
+        whole_rows = rows / 4 * 4;
+        whole_cols = cols / 4 * 4;
+        const auto* s = static_cast<const unsigned char*>(src.data);
+        auto* d = static_cast<unsigned char*>(dst.data);
+        for (std::size_t b = 0; b < whole_rows; b += 4)
+            for (std::size_t a = 0; a < whole_cols; a += 4) {
+                __m128 r[4];
+                for (int k = 0; k < 4; ++k)
+                    r[k] = _mm_loadu_ps(reinterpret_cast<const float*>(s + (b0 + b + k) * src.row_stride_bytes + (a0 + a) * 4));
+                _MM_TRANSPOSE4_PS(r[0], r[1], r[2], r[3]);
+                for (int k = 0; k < 4; ++k)
+                    _mm_storeu_ps(reinterpret_cast<float*>(d + (a0 + a + k) * dst.row_stride_bytes + (b0 + b) * 4), r[k]);
+            }
+    }
+#endif
+    for (std::size_t a = 0; a < cols; ++a)
+        for (std::size_t b = a < whole_cols ? whole_rows : 0; b < rows; ++b) put<T>(dst, a0 + a, b0 + b, get<T>(src, b0 + b, a0 + a));
 }
 
 // dst(a, b) = src(b, a) for a < cols, b < rows, in 32 x 32 blocks so that the column reads
@@ -150,8 +206,7 @@ void transpose(const RegionOutput& src, std::size_t rows, std::size_t cols, cons
 #pragma omp parallel for schedule(static)
     for (std::size_t a0 = 0; a0 < cols; a0 += kBlock)
         for (std::size_t b0 = 0; b0 < rows; b0 += kBlock)
-            for (std::size_t a = a0; a < std::min(a0 + kBlock, cols); ++a)
-                for (std::size_t b = b0; b < std::min(b0 + kBlock, rows); ++b) put<T>(dst, a, b, get<T>(src, b, a));
+            transpose_block<T>(src, b0, a0, std::min(kBlock, rows - b0), std::min(kBlock, cols - a0), dst);
 }
 
 // The lower triangle of a square region on the diagonal from its upper triangle, in 32 x 32
@@ -161,33 +216,139 @@ template <class T>
 void mirror_lower(std::size_t size, const RegionOutput& out) {
     constexpr std::size_t kBlock = 32;
 #pragma omp parallel for schedule(dynamic)
-    for (std::size_t i0 = 0; i0 < size; i0 += kBlock)
-        for (std::size_t j0 = 0; j0 <= i0; j0 += kBlock)
-            for (std::size_t i = i0; i < std::min(i0 + kBlock, size); ++i)
-                for (std::size_t j = j0; j < std::min({j0 + kBlock, size, i}); ++j) put<T>(out, i, j, get<T>(out, j, i));
+    for (std::size_t i0 = 0; i0 < size; i0 += kBlock) {
+        for (std::size_t j0 = 0; j0 < i0; j0 += kBlock)  // wholly below the diagonal
+            transpose_block<T>(out, j0, i0, kBlock, std::min(kBlock, size - i0), out);
+        for (std::size_t i = i0; i < std::min(i0 + kBlock, size); ++i)
+            for (std::size_t j = i0; j < i; ++j) put<T>(out, i, j, get<T>(out, j, i));
+    }
 }
+
+// The 8 x 8 bit matrix in x (bit c of byte r is element (r, c)) transposed: Hacker's
+// Delight's three swap stages.
+std::uint64_t transpose_8x8_bits(std::uint64_t x) {
+    std::uint64_t t = (x ^ (x >> 7)) & 0x00AA00AA00AA00AAull;
+    x ^= t ^ (t << 7);
+    t = (x ^ (x >> 14)) & 0x0000CCCC0000CCCCull;
+    x ^= t ^ (t << 14);
+    t = (x ^ (x >> 28)) & 0x00000000F0F0F0F0ull;
+    return x ^ t ^ (t << 28);
+}
+
+// Bitmask element (r, c) is bit c % 8 of byte c / 8 of row r. An 8 x 8 block is the byte
+// `byte` of rows r0..r0+7 (rows past `rows` read as 0).
+std::uint64_t load_bit_block(const RegionOutput& o, std::size_t r0, std::size_t rows, std::size_t byte) {
+    std::uint64_t block = 0;
+    for (std::size_t k = 0; k < 8 && r0 + k < rows; ++k)
+        block |= std::uint64_t{static_cast<const std::uint8_t*>(o.data)[(r0 + k) * o.row_stride_bytes + byte]} << (8 * k);
+    return block;
+}
+
+void store_bit_block(const RegionOutput& o, std::size_t r0, std::size_t rows, std::size_t byte, std::uint64_t block) {
+    for (std::size_t k = 0; k < 8 && r0 + k < rows; ++k)
+        static_cast<std::uint8_t*>(o.data)[(r0 + k) * o.row_stride_bytes + byte] = static_cast<std::uint8_t>(block >> (8 * k));
+}
+
+// Visits the 8 x 8 blocks (b0, a0) of a rows x cols bitmask (rows b0.., byte a0 / 8): threads
+// over bands of 256 rows, the columns in order inside a band, so that the band's source lines
+// stay in L1 while they are read one byte at a time (a band's 8-row blocks column after column
+// would miss the cache on every block of a wide mask).
+template <class Visit>
+void for_each_bit_block(std::size_t rows, std::size_t cols, Visit&& visit) {
+    constexpr std::size_t kBand = 256;
+#pragma omp parallel for schedule(dynamic)
+    for (std::size_t band = 0; band < rows; band += kBand)
+        for (std::size_t a0 = 0; a0 < cols; a0 += 8)
+            for (std::size_t b0 = band; b0 < std::min(band + kBand, rows); b0 += 8) visit(b0, a0);
+}
+
+// transpose<T> for Bitmask: dst's rows a < cols get bytes b0 / 8 for b0 < rows. The region's
+// column edges are multiples of 8 or the output's edge, where the padding bits stay 0 (rows
+// past `rows` read as 0).
+void transpose_bits(const RegionOutput& src, std::size_t rows, std::size_t cols, const RegionOutput& dst) {
+    for_each_bit_block(rows, cols, [&](std::size_t b0, std::size_t a0) {
+        store_bit_block(dst, a0, cols, b0 / 8, transpose_8x8_bits(load_bit_block(src, b0, rows, a0 / 8)));
+    });
+}
+
+// mirror_lower<T> for Bitmask: blocks below the diagonal are transposed copies of those above
+// (which no thread writes); a block on it keeps its upper triangle (the diagonal included) and
+// takes the rest from its own transpose.
+void mirror_lower_bits(std::size_t size, const RegionOutput& out) {
+    constexpr std::uint64_t kUpper = 0x80C0E0F0F8FCFEFFull;  // bits c >= r of each byte r
+    for_each_bit_block(size, size, [&](std::size_t b0, std::size_t a0) {
+        if (a0 > b0) {
+            store_bit_block(out, a0, size, b0 / 8, transpose_8x8_bits(load_bit_block(out, b0, size, a0 / 8)));
+        } else if (a0 == b0) {
+            const std::uint64_t diagonal = load_bit_block(out, b0, size, b0 / 8);
+            store_bit_block(out, b0, size, b0 / 8, (diagonal & kUpper) | (transpose_8x8_bits(diagonal) & ~kUpper));
+        }
+    });
+}
+
+// Features [first, first + count) of a samples x features matrix (element (s, f) at
+// data[s * ld + f]), packed once per region as [panel of 16 features][sample][16], NaN past
+// the last feature, 64-byte aligned: the micro-kernel's loads are then sequential, where the
+// user's layout strides by a whole sample row (which, for wide inputs, maps every load of a
+// panel to the same cache set and defeats the prefetcher).
+class Packed {
+public:
+    Packed() = default;
+    Packed(const float* data, std::size_t ld, std::size_t first, std::size_t count, std::size_t samples,
+           detail::MemoryTracker& tracker, const char* what)
+        : samples_(samples) {
+        const std::size_t panels = (count + kPanelCols - 1) / kPanelCols;
+        buffer_ = detail::HostBuffer<float>(tracker, panels * samples * kPanelCols + kAlignFloats, what);
+        data_ = buffer_.data() + (kAlignFloats - reinterpret_cast<std::uintptr_t>(buffer_.data()) / sizeof(float) % kAlignFloats) %
+                                     kAlignFloats;
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+#pragma omp parallel for schedule(static)
+        for (std::size_t s = 0; s < samples; ++s) {  // each sample row read once, in order
+            const float* row = data + s * ld + first;
+            for (std::size_t panel = 0; panel < panels; ++panel) {
+                const std::size_t f0 = panel * kPanelCols, valid = std::min(kPanelCols, count - f0);
+                float* dst = data_ + (panel * samples + s) * kPanelCols;
+                std::memcpy(dst, row + f0, valid * sizeof(float));
+                std::fill(dst + valid, dst + kPanelCols, nan);
+            }
+        }
+    }
+    // Samples from s0 on of a panel: [sample][16].
+    const float* panel(std::size_t panel, std::size_t s0) const { return data_ + (panel * samples_ + s0) * kPanelCols; }
+
+private:
+    static constexpr std::size_t kAlignFloats = 16;  // 64 bytes: a packed sample of a panel is one cache line
+    detail::HostBuffer<float> buffer_;
+    float* data_ = nullptr;
+    std::size_t samples_ = 0;
+};
 
 }  // namespace
 
 void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out,
                detail::MemoryTracker& tracker) {
     if (region.rows == 0 || region.cols == 0) return;
+    constexpr std::size_t kBandBlocks = kBandRows / kBlockRows;
     const std::size_t panels = (region.cols + kPanelCols - 1) / kPanelCols;
-    const std::size_t row_items = (region.rows + kItemRows - 1) / kItemRows;
-    const std::size_t items = panels * row_items;
+    const std::size_t groups = (panels + kGroupPanels - 1) / kGroupPanels;
+    const std::size_t bands = (region.rows + kBandRows - 1) / kBandRows;
+    const std::size_t items = bands * groups;
 #ifdef _OPENMP
     const int threads = static_cast<int>(std::min<std::size_t>(items, omp_get_max_threads()));
 #else
     const int threads = 1;
 #endif
-    const std::size_t chunk = std::min(kSampleChunk, std::max<std::size_t>(p.samples, 1));
-    detail::HostBuffer<float> ypacks(tracker, threads * chunk * kPanelCols, "similarity cpu y panels");
-    detail::HostBuffer<std::int32_t> accumulators(tracker, threads * kItemRows * kPanelCols,
-                                                  "similarity cpu accumulators");
-    const bool all_mode = p.mode == SimilarityMode::All;
-    const float nan = std::numeric_limits<float>::quiet_NaN();
-    // y is x and this region straddles the diagonal: items on and above it only (~half the work).
+    // y is x and this region straddles the diagonal: blocks on and above it only (~half the work).
     const bool diagonal = p.symmetric && region.row0 == region.col0 && region.rows == region.cols;
+    const Packed ypacked(p.y, p.ldy, region.col0, region.cols, p.samples, tracker, "similarity cpu packed y");
+    const Packed xpacked = diagonal ? Packed{}
+                                    : Packed(p.x, p.ldx, region.row0, region.rows, p.samples, tracker, "similarity cpu packed x");
+    const Packed& xsource = diagonal ? ypacked : xpacked;  // the same features, packed once
+    const std::size_t chunk = std::min(kSampleChunk, std::max<std::size_t>(p.samples, 1));
+    const std::size_t band_rows = std::min(kBandRows, (region.rows + kBlockRows - 1) / kBlockRows * kBlockRows);
+    const std::size_t acc_size = std::min(kGroupPanels, panels) * band_rows * kPanelCols;
+    detail::HostBuffer<std::int32_t> accumulators(tracker, threads * acc_size, "similarity cpu accumulators");
+    const bool all_mode = p.mode == SimilarityMode::All;
 
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
     for (std::size_t item = 0; item < items; ++item) {
@@ -196,45 +357,59 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out,
 #else
         const std::size_t thread = 0;
 #endif
-        float* ypack = ypacks.data() + thread * chunk * kPanelCols;
-        std::int32_t* acc = accumulators.data() + thread * kItemRows * kPanelCols;
-        const std::size_t j0 = (item % panels) * kPanelCols;
-        const std::size_t i0 = (item / panels) * kItemRows;
-        const std::size_t jn = std::min(kPanelCols, region.cols - j0);
-        const std::size_t in = std::min(kItemRows, region.rows - i0);
-        if (diagonal && j0 + jn <= i0) continue;  // below the diagonal: mirrored afterwards
+        std::int32_t* acc = accumulators.data() + thread * acc_size;
+        const std::size_t i0 = (item / groups) * kBandRows;
+        const std::size_t in = std::min(kBandRows, region.rows - i0);
+        const std::size_t first_panel = (item % groups) * kGroupPanels;
+        const std::size_t group_panels = std::min(kGroupPanels, panels - first_panel);
         const std::size_t blocks = (in + kBlockRows - 1) / kBlockRows;
-        bool alive[kItemRows / kBlockRows];
-        std::fill(alive, alive + blocks, true);
-        std::fill(acc, acc + blocks * kBlockRows * kPanelCols, 0);
+        // Columns [j0, j0 + jn) of a panel; below the diagonal (mirrored afterwards) when
+        // they end at or before the first row of the band, or of a block.
+        auto panel_cols = [&](std::size_t panel) {
+            const std::size_t j0 = (first_panel + panel) * kPanelCols;
+            return std::pair{j0, std::min(kPanelCols, region.cols - j0)};
+        };
+        auto below = [&](std::size_t panel, std::size_t first_row) {
+            const auto [j0, jn] = panel_cols(panel);
+            return diagonal && j0 + jn <= first_row;
+        };
+        if (below(group_panels - 1, i0)) continue;
+        bool alive[kGroupPanels][kBandBlocks];
+        for (auto& panel_alive : alive) std::fill(panel_alive, panel_alive + kBandBlocks, true);
+        std::fill(acc, acc + group_panels * band_rows * kPanelCols, 0);
 
+        // Chunks of samples outermost, so that the band's and a panel's packed samples stay in cache.
         for (std::size_t s0 = 0; s0 < p.samples; s0 += chunk) {
             const std::size_t sc = std::min(chunk, p.samples - s0);
-            for (std::size_t s = 0; s < sc; ++s) {
-                const float* y_row = p.y + (s0 + s) * p.ldy + region.col0 + j0;
-                for (std::size_t b = 0; b < kPanelCols; ++b) ypack[s * kPanelCols + b] = b < jn ? y_row[b] : nan;
-            }
-            for (std::size_t block = 0; block < blocks; ++block) {
-                if (!alive[block]) continue;
-                if (diagonal && i0 + block * kBlockRows >= j0 + jn) continue;  // all below: mirrored
-                const float* x_rows[kBlockRows];
-                for (std::size_t a = 0; a < kBlockRows; ++a) {
-                    // Rows past the edge repeat the last one; their counts are never stored.
-                    const std::size_t i = std::min(block * kBlockRows + a, in - 1);
-                    x_rows[a] = p.x + s0 * p.ldx + region.row0 + i0 + i;
+            for (std::size_t panel = 0; panel < group_panels; ++panel) {
+                if (below(panel, i0) || std::none_of(alive[panel], alive[panel] + blocks, [](bool a) { return a; })) continue;
+                const float* ypanel = ypacked.panel(first_panel + panel, s0);
+                for (std::size_t block = 0; block < blocks; ++block) {
+                    const std::size_t row = i0 + block * kBlockRows;  // rows past the edge are NaN: never counted
+                    if (!alive[panel][block] || below(panel, row)) continue;
+                    const float* xs = xsource.panel(row / kPanelCols, s0) + row % kPanelCols;
+                    alive[panel][block] = count_block_4x16(xs, ypanel, sc, p.threshold,
+                                                           acc + (panel * band_rows + block * kBlockRows) * kPanelCols,
+                                                           all_mode, static_cast<std::int32_t>(s0));
                 }
-                alive[block] = count_block_4x16(x_rows[0], x_rows[1], x_rows[2], x_rows[3], p.ldx, ypack, sc,
-                                                p.threshold, acc + block * kBlockRows * kPanelCols, all_mode,
-                                                static_cast<std::int32_t>(s0));
             }
         }
-        store_counts(acc, kPanelCols, in, jn, i0, j0, p, out);
+        for (std::size_t panel = 0; panel < group_panels; ++panel) {
+            if (below(panel, i0)) continue;
+            const auto [j0, jn] = panel_cols(panel);
+            store_counts(acc + panel * band_rows * kPanelCols, kPanelCols, in, jn, i0, j0, p, out);
+        }
     }
-    if (diagonal) with_count_type(p.output, [&](auto type) { mirror_lower<decltype(type)>(region.rows, out); });
+    if (diagonal && p.output == SimilarityOutput::Bitmask) {
+        mirror_lower_bits(region.rows, out);
+    } else if (diagonal) {
+        with_element_type(p.output, [&](auto type) { mirror_lower<decltype(type)>(region.rows, out); });
+    }
 }
 
 void cpu_transpose(const Problem& p, const RegionOutput& src, std::size_t rows, std::size_t cols, const RegionOutput& dst) {
-    with_count_type(p.output, [&](auto type) { transpose<decltype(type)>(src, rows, cols, dst); });
+    if (p.output == SimilarityOutput::Bitmask) return transpose_bits(src, rows, cols, dst);
+    with_element_type(p.output, [&](auto type) { transpose<decltype(type)>(src, rows, cols, dst); });
 }
 
 void cpu_naive(const Problem& p, const Region& region, const RegionOutput& out,

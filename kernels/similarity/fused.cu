@@ -12,9 +12,11 @@
 // Samples past the end and features past the region edge are loaded as NaN, which never
 // compares true, so partial tiles need no special inner loop.
 //
-// Cost model (count mode): 3 instructions per pair and sample (FADD, FSETP on |d|, IADD),
-// so the issue-rate floor on sm_90 is 128 / 3 = 42.7 pair-samples per clock per SM: about
-// 1.1e13 /s on a 132-SM H100 SXM at 1.98 GHz. Memory is negligible: each loaded float is
+// Cost model: 3 instructions per pair and sample (FADD d = x - y, FSET.BF |d| < t giving 1.0
+// or 0.0, FADD into the count), so the issue-rate floor on sm_90 is 128 / 3 = 42.7
+// pair-samples per clock per SM: about 1.1e13 /s on a 132-SM H100 SXM at 1.98 GHz. Counts
+// are floats, exact below 2^24 samples; above that the kernel counts in integers, which nvcc
+// compiles to 4 instructions (FSETP, then an add and a predicated move back). Memory is negligible: each loaded float is
 // reused 128 times, and the output is 4 bytes per pair against n_samples compare-counts.
 // All mode stops a block once none of its pairs passed every sample so far (a block vote
 // every 16 samples); on random data that is after the first 16.
@@ -58,26 +60,29 @@ __device__ __forceinline__ float4 load4(const float* base, std::size_t ld, std::
                        col + 2 < limit ? p[2] : nan, col + 3 < limit ? p[3] : nan);
 }
 
+// Counts arrive as the kernel kept them (float or unsigned; whole numbers either way).
 template <class T>
 struct StoreCounts {
-    __device__ static void store(const unsigned (&counts)[kTM][kTN], const FusedArgs& a, int r, int c) {
+    template <class Count>
+    __device__ static void store(const Count (&counts)[kTM][kTN], const FusedArgs& a, int r, int c) {
         for (int i = 0; i < kTM && r + i < a.rows; ++i) {
             T* row = reinterpret_cast<T*>(a.out + static_cast<std::size_t>(r + i) * a.out_stride);
 #pragma unroll
             for (int j = 0; j < kTN; ++j)
-                if (c + j < a.cols) row[c + j] = encode_count<T>(counts[i][j]);
+                if (c + j < a.cols) row[c + j] = encode_count<T>(static_cast<unsigned>(counts[i][j]));
         }
     }
 };
 
 struct StoreBool {
-    __device__ static void store(const unsigned (&counts)[kTM][kTN], const FusedArgs& a, int r, int c) {
+    template <class Count>
+    __device__ static void store(const Count (&counts)[kTM][kTN], const FusedArgs& a, int r, int c) {
         const auto samples = static_cast<std::uint32_t>(a.samples);
         for (int i = 0; i < kTM && r + i < a.rows; ++i) {
             unsigned char* row = a.out + static_cast<std::size_t>(r + i) * a.out_stride;
 #pragma unroll
             for (int j = 0; j < kTN; ++j)
-                if (c + j < a.cols) row[c + j] = encode_bool(all_within(counts[i][j], samples));
+                if (c + j < a.cols) row[c + j] = encode_bool(all_within(static_cast<unsigned>(counts[i][j]), samples));
         }
     }
 };
@@ -85,18 +90,22 @@ struct StoreBool {
 // A thread's 8 columns start at a multiple of 8, so each row's 8 results are one byte.
 static_assert(kTN == 8, "one bitmask byte per thread row");
 struct StoreBitmask {
-    __device__ static void store(const unsigned (&counts)[kTM][kTN], const FusedArgs& a, int r, int c) {
+    template <class Count>
+    __device__ static void store(const Count (&counts)[kTM][kTN], const FusedArgs& a, int r, int c) {
         const auto samples = static_cast<std::uint32_t>(a.samples);
         if (c >= a.cols) return;
         const auto valid = static_cast<unsigned>(a.cols - c);
         for (int i = 0; i < kTM && r + i < a.rows; ++i) {
             a.out[static_cast<std::size_t>(r + i) * a.out_stride + c / 8] =
-                encode_bitmask_byte([&](unsigned j) { return all_within(counts[i][j], samples); }, valid);
+                encode_bitmask_byte([&](unsigned j) { return all_within(static_cast<unsigned>(counts[i][j]), samples); }, valid);
         }
     }
 };
 
-template <class Store, bool Vec4, bool StopWhenDead>
+// Float counts are exact integers below 2^24: every sample adds 1.0f or 0.0f.
+constexpr std::size_t kFloatCountLimit = std::size_t{1} << 24;
+
+template <class Store, bool Vec4, bool StopWhenDead, class Count>
 __global__ void __launch_bounds__(kThreads, 2) similarity_fused_kernel(const FusedArgs a) {
     __shared__ __align__(16) float xs[kBK][kBM];
     __shared__ __align__(16) float ys[kBK][kBN];
@@ -127,7 +136,7 @@ __global__ void __launch_bounds__(kThreads, 2) similarity_fused_kernel(const Fus
         }
     };
 
-    unsigned counts[kTM][kTN] = {};
+    Count counts[kTM][kTN] = {};
     const float t = a.threshold;
     fetch(0);
     stash();
@@ -145,10 +154,10 @@ __global__ void __launch_bounds__(kThreads, 2) similarity_fused_kernel(const Fus
 #pragma unroll
             for (int i = 0; i < kTM; ++i)
 #pragma unroll
-                for (int j = 0; j < kTN; ++j) counts[i][j] += within_threshold(xr[i], yr[j], t);
+                for (int j = 0; j < kTN; ++j) counts[i][j] += within_threshold(xr[i], yr[j], t) ? Count{1} : Count{0};
         }
         if constexpr (StopWhenDead) {
-            const auto seen = static_cast<unsigned>(more ? s0 + kBK : a.samples);
+            const auto seen = static_cast<Count>(more ? s0 + kBK : a.samples);
             bool alive = false;
 #pragma unroll
             for (int i = 0; i < kTM; ++i)
@@ -170,18 +179,22 @@ __global__ void __launch_bounds__(kThreads, 2) similarity_fused_kernel(const Fus
 using FusedKernel = void (*)(FusedArgs);
 
 template <class Store, bool StopWhenDead>
-FusedKernel with_loads(bool vec4) {
-    return vec4 ? similarity_fused_kernel<Store, true, StopWhenDead> : similarity_fused_kernel<Store, false, StopWhenDead>;
+FusedKernel with_loads(bool vec4, bool float_counts) {
+    if (float_counts)
+        return vec4 ? similarity_fused_kernel<Store, true, StopWhenDead, float> : similarity_fused_kernel<Store, false, StopWhenDead, float>;
+    return vec4 ? similarity_fused_kernel<Store, true, StopWhenDead, unsigned> : similarity_fused_kernel<Store, false, StopWhenDead, unsigned>;
 }
 
-// The instantiation that writes `output`, with 16-byte loads when `vec4`.
-FusedKernel fused_kernel(SimilarityOutput output, bool vec4) {
+// The instantiation that writes `output`, with 16-byte loads when `vec4`, counting in floats
+// where they are exact.
+FusedKernel fused_kernel(SimilarityOutput output, bool vec4, std::size_t samples) {
+    const bool float_counts = samples < kFloatCountLimit;
     switch (output) {
-        case SimilarityOutput::Int32: return with_loads<StoreCounts<std::int32_t>, false>(vec4);
-        case SimilarityOutput::UInt16: return with_loads<StoreCounts<std::uint16_t>, false>(vec4);
-        case SimilarityOutput::UInt8: return with_loads<StoreCounts<std::uint8_t>, false>(vec4);
-        case SimilarityOutput::Bool: return with_loads<StoreBool, true>(vec4);
-        case SimilarityOutput::Bitmask: return with_loads<StoreBitmask, true>(vec4);
+        case SimilarityOutput::Int32: return with_loads<StoreCounts<std::int32_t>, false>(vec4, float_counts);
+        case SimilarityOutput::UInt16: return with_loads<StoreCounts<std::uint16_t>, false>(vec4, float_counts);
+        case SimilarityOutput::UInt8: return with_loads<StoreCounts<std::uint8_t>, false>(vec4, float_counts);
+        case SimilarityOutput::Bool: return with_loads<StoreBool, true>(vec4, float_counts);
+        case SimilarityOutput::Bitmask: return with_loads<StoreBitmask, true>(vec4, float_counts);
         case SimilarityOutput::Default: break;
     }
     detail::raise(ErrorKind::Internal, "similarity: unresolved output type");
@@ -197,7 +210,7 @@ bool vec4_loads(const float* x, std::size_t ldx, const float* y, std::size_t ldy
 }  // namespace
 
 std::size_t fused_resident_blocks(const Problem& p) {
-    const FusedKernel kernel = fused_kernel(p.output, vec4_loads(p.x, p.ldx, p.y, p.ldy));
+    const FusedKernel kernel = fused_kernel(p.output, vec4_loads(p.x, p.ldx, p.y, p.ldy), p.samples);
     return detail::resident_blocks(reinterpret_cast<const void*>(kernel), kThreads, 0);
 }
 
@@ -209,7 +222,7 @@ void launch_fused(const Problem& p, const Region& region, const RegionOutput& ou
     FusedArgs args{p.x + region.row0, p.y + region.col0, p.ldx, p.ldy, p.samples,
                    static_cast<int>(region.rows), static_cast<int>(region.cols), p.threshold,
                    static_cast<unsigned char*>(out.data), out.row_stride_bytes};
-    const FusedKernel kernel = fused_kernel(p.output, vec4_loads(args.x, p.ldx, args.y, p.ldy));
+    const FusedKernel kernel = fused_kernel(p.output, vec4_loads(args.x, p.ldx, args.y, p.ldy), p.samples);
     const dim3 grid(static_cast<unsigned>((args.cols + kBN - 1) / kBN), static_cast<unsigned>((args.rows + kBM - 1) / kBM));
     kernel<<<grid, kThreads, 0, stream>>>(args);
     HPCML_LAUNCH_CHECK("similarity_fused_kernel");
