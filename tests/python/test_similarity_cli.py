@@ -61,6 +61,115 @@ def test_mpirun_gives_identical_bytes(data, self_similarity):
         assert (d / "one.npy").read_bytes() == (d / "three.npy").read_bytes()
 
 
+@pytest.mark.parametrize("mode,dtype", [("count", "int32"), ("count", "uint16"), ("count", "uint8"), ("all", "bool"),
+                                        ("all", "bitmask")])
+def test_symmetric_blocks_write_their_mirrors(tmp_path, mode, dtype):
+    # y omitted: only blocks on and above the diagonal are computed, each writing its mirror.
+    # Features are offsets plus noise so that about a third of the pairs pass in mode all; NaN
+    # and inf among them. The bytes equal a run with y a copy of x (no symmetry), whatever the
+    # tile (tiles of 1 and 13 round up to 8 for bitmask), with bands split into several blocks
+    # (a block then starts right of its band's first row), and under mpirun.
+    rng = np.random.default_rng(1)
+    x = (rng.uniform(0, 8, 101) + rng.uniform(-0.2, 0.2, (20, 101))).astype(np.float32)
+    x[3, 50], x[5, 1] = np.nan, np.inf
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "copy.npy", x)
+    expected = hpcml.similarity(x, x.copy(), mode=mode, dtype=dtype, threshold=2.0)
+    if mode == "all":
+        assert 0.2 < np.mean(np.unpackbits(expected, axis=1, count=101, bitorder="little") if dtype == "bitmask" else expected) < 0.6
+    for tile, block_bytes in ((1, 1), (8, 300), (13, 1), (13, 2000), (100, 1), (1000, 1 << 28)):
+        args = ["--mode", mode, "--dtype", dtype, "--tile", tile, "--threshold", 2.0, "--block-bytes", block_bytes]
+        run(tmp_path / "x.npy", "--output", tmp_path / "sym.npy", *args)
+        run(tmp_path / "x.npy", "--y", tmp_path / "copy.npy", "--output", tmp_path / "plain.npy", *args)
+        np.testing.assert_array_equal(np.load(tmp_path / "sym.npy"), expected, err_msg=f"tile {tile}")
+        assert (tmp_path / "sym.npy").read_bytes() == (tmp_path / "plain.npy").read_bytes()
+        if MPIRUN and tile == 13:
+            run(tmp_path / "x.npy", "--output", tmp_path / "mpi.npy", *args, mpi=3)
+            assert (tmp_path / "mpi.npy").read_bytes() == (tmp_path / "plain.npy").read_bytes()
+
+
+@pytest.mark.parametrize("options", [["--mode", "all", "--dtype", "bitmask", "--threshold", "3"], ["--mode", "count"]])
+def test_symmetric_resume_after_a_crash(data, options):
+    # A crash after 3 of the mirrored blocks: the resumed file equals an uninterrupted run.
+    d, _, _ = data
+    run(d / "x.npy", "--output", d / "full.npy", "--tile", 16, *options)
+    crashed = run(d / "x.npy", "--output", d / "s.npy", "--tile", 16, *options, "--stop-after", 3, check=False)
+    assert crashed.returncode == 3
+    resumed = subprocess.run([str(TOOL), str(d / "x.npy"), "--output", str(d / "s.npy"), "--tile", "16", *options], env=ENV,
+                             capture_output=True, text=True, check=True)
+    assert "3 already done" in resumed.stderr, resumed.stderr
+    assert (d / "s.npy").read_bytes() == (d / "full.npy").read_bytes()
+
+
+def _pair_data(tmp_path):
+    rng = np.random.default_rng(2)
+    x = (rng.uniform(0, 8, 90) + rng.uniform(-0.2, 0.2, (20, 90))).astype(np.float32)
+    y = (rng.uniform(0, 8, 70) + rng.uniform(-0.2, 0.2, (20, 70))).astype(np.float32)
+    x[3, 40], x[5, 1], x[6, 2] = np.nan, np.inf, -np.inf
+    x[:, 7] = x[:, 8] + np.float32(2.0)  # differences of exactly t do not count
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    return x, y
+
+
+def _expected_pairs(x, y, mode, min_count):
+    s = hpcml.similarity(x, y.copy(), mode=mode, threshold=2.0)
+    if mode == "all":
+        return np.stack(np.nonzero(s), axis=1).astype(np.int64)
+    i, j = np.nonzero(s >= min_count)
+    return np.stack([i, j, s[i, j]], axis=1).astype(np.int64)
+
+
+@pytest.mark.parametrize("mode,min_count", [("all", None), ("count", 1), ("count", 17), ("count", 21)])
+@pytest.mark.parametrize("self_similarity", [True, False])
+def test_pairs_equal_numpy(tmp_path, mode, min_count, self_similarity):
+    # (i, j[, count]) rows in np.nonzero's order, for y = x (mirrored blocks) and --y, tiles that
+    # split the output in many ways, one process and mpirun; min_count 21 > samples: no pairs.
+    x, y = _pair_data(tmp_path)
+    extra = [] if self_similarity else ["--y", tmp_path / "y.npy"]
+    expected = _expected_pairs(x, x if self_similarity else y, mode, min_count)
+    assert expected.shape[1] == (2 if mode == "all" else 3) and (min_count == 21) == (len(expected) == 0)
+    options = ["--mode", mode, "--threshold", 2.0, "--pairs"] + (["--min-count", min_count] if min_count else [])
+    for tile, block_bytes in ((1, 1 << 28), (13, 1 << 28), (13, 1), (16, 5000), (1000, 1 << 28)):
+        run(tmp_path / "x.npy", *extra, "--output", tmp_path / "p.npy", "--tile", tile, "--block-bytes", block_bytes, *options)
+        got = np.load(tmp_path / "p.npy")
+        assert got.dtype == np.int64 and got.shape == expected.shape, (tile, got.shape)
+        np.testing.assert_array_equal(got, expected, err_msg=f"tile {tile}")
+    if MPIRUN:
+        run(tmp_path / "x.npy", *extra, "--output", tmp_path / "mpi.npy", "--tile", 13, *options, mpi=3)
+        assert (tmp_path / "mpi.npy").read_bytes() == (tmp_path / "p.npy").read_bytes()
+    assert not (tmp_path / "p.npy.journal").exists() and not (tmp_path / "p.npy.partial").exists()
+
+
+def test_pairs_resume_after_a_gathering_cut_short(tmp_path):
+    # Every block done and journaled, the partial output left half-written by a gathering that
+    # died: the rerun reuses every part and writes the output again.
+    _pair_data(tmp_path)
+    cmd = [tmp_path / "x.npy", "--output", tmp_path / "p.npy", "--tile", 16, "--mode", "all", "--threshold", 2.0, "--pairs"]
+    run(*cmd[:1], "--output", tmp_path / "whole.npy", *cmd[3:])
+    blocks = (90 + 15) // 16
+    assert run(*cmd, "--stop-after", blocks, check=False).returncode == 3  # dies after the last block, before gathering
+    (tmp_path / "p.npy.partial").write_bytes((tmp_path / "whole.npy").read_bytes()[:1000])
+    resumed = subprocess.run([str(TOOL), *map(str, cmd)], env=ENV, capture_output=True, text=True, check=True)
+    assert f"0 blocks computed, {blocks} already done" in resumed.stderr, resumed.stderr
+    assert (tmp_path / "p.npy").read_bytes() == (tmp_path / "whole.npy").read_bytes()
+
+
+def test_pairs_resume_after_a_crash(tmp_path):
+    # Killed after 3 blocks (their part files journaled), resumed: the same file as one run; a
+    # part file damaged meanwhile is recomputed, not trusted.
+    _pair_data(tmp_path)
+    cmd = [tmp_path / "x.npy", "--output", tmp_path / "p.npy", "--tile", 13, "--mode", "count", "--threshold", 2.0, "--pairs"]
+    run(*cmd[:1], "--output", tmp_path / "whole.npy", *cmd[3:])
+    assert run(*cmd, "--stop-after", 3, check=False).returncode == 3
+    parts = sorted((tmp_path / "p.npy.journal").glob("pairs-*"))
+    assert len(parts) == 3
+    parts[0].write_bytes(parts[0].read_bytes()[:-8] + b"\0" * 8)
+    resumed = subprocess.run([str(TOOL), *map(str, cmd)], env=ENV, capture_output=True, text=True, check=True)
+    assert "2 already done" in resumed.stderr, resumed.stderr
+    assert (tmp_path / "p.npy").read_bytes() == (tmp_path / "whole.npy").read_bytes()
+
+
 def test_resume_computes_only_the_missing_blocks(data):
     d, x, _ = data
     run(d / "x.npy", "--output", d / "full.npy", "--tile", 20)
@@ -113,6 +222,14 @@ def _raw_npy(path, header: bytes, payload=b""):
         (lambda d: np.save(d / "a.npy", np.zeros((300, 4), np.float32)), ["a.npy", "--output", "o.npy", "--dtype", "uint8"], "output"),
         (lambda d: np.save(d / "a.npy", np.zeros((3, 4), np.float32)), ["a.npy", "--output", "o.npy", "--threshold", "-1"], "threshold"),
         (lambda d: np.save(d / "a.npy", np.zeros((3, 4), np.float32)), ["a.npy"], "--output: missing"),
+        (lambda d: np.save(d / "a.npy", np.zeros((3, 4), np.float32)), ["a.npy", "--output", "o.npy", "--min-count", "2"],
+         "--min-count: goes with --pairs"),
+        (lambda d: np.save(d / "a.npy", np.zeros((3, 4), np.float32)),
+         ["a.npy", "--output", "o.npy", "--pairs", "--mode", "all", "--min-count", "2"], "--min-count: goes with --pairs"),
+        (lambda d: np.save(d / "a.npy", np.zeros((3, 4), np.float32)), ["a.npy", "--output", "o.npy", "--pairs", "--min-count", "0"],
+         "--min-count"),
+        (lambda d: np.save(d / "a.npy", np.zeros((3, 4), np.float32)), ["a.npy", "--output", "o.npy", "--pairs", "--dtype", "uint8"],
+         "--dtype: --pairs"),
         (lambda d: _raw_npy(d / "h.npy", b"{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967297), }\n"),
          ["h.npy", "--output", "o.npy"], "too large"),
         (lambda d: _raw_npy(d / "h.npy", b"{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000), }\n", b"\0" * 64),

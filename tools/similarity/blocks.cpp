@@ -10,18 +10,26 @@
 
 namespace hpcml::tools {
 
-std::vector<Block> plan_blocks(std::size_t n, std::size_t m, std::size_t tile, SimilarityOutput output) {
+std::optional<Block> mirror_of(const Block& b) {
+    const std::size_t first = std::max(b.c0, b.r0 + b.rows);
+    if (!b.mirrored || first >= b.c0 + b.cols) return std::nullopt;
+    return Block{first, b.r0, b.c0 + b.cols - first, b.rows};
+}
+
+std::vector<Block> plan_blocks(std::size_t n, std::size_t m, std::size_t tile, SimilarityOutput output, bool symmetric,
+                               std::size_t budget) {
     // One block is one library call (which tiles it and, on the GPU, batches its tiles per
     // launch), and its rows go to the file in long writes.
     // A tile past the output is the whole output (and no product below can overflow).
     tile = std::min(tile, std::max<std::size_t>({n, m, 1}));
     const std::size_t tile_cols = output == SimilarityOutput::Bitmask ? (tile + 7) / 8 * 8 : tile;
-    const std::size_t budget = std::size_t{256} << 20;
+    if (symmetric) tile = tile_cols;  // a band's first row is a mirror's first column
     const std::size_t tiles_in_budget = budget / std::max<std::size_t>(similarity_output_bytes(tile, tile_cols, output), 1);
     const std::size_t block_cols = std::min(std::max<std::size_t>(m, 1), std::max<std::size_t>(tiles_in_budget, 1) * tile_cols);
     std::vector<Block> blocks;
     for (std::size_t r = 0; r < n; r += tile)
-        for (std::size_t c = 0; c < m; c += block_cols) blocks.push_back({r, c, std::min(tile, n - r), std::min(block_cols, m - c)});
+        for (std::size_t c = symmetric ? r : 0; c < m; c += block_cols)
+            blocks.push_back({r, c, std::min(tile, n - r), std::min(block_cols, m - c), symmetric});
     return blocks;
 }
 
@@ -112,6 +120,18 @@ const unsigned char* BlockComputer::compute(const Block& b) {
 #endif
     similarity(view(x_.data.data(), b.r0, b.rows, x_.cols), view(y_.data.data(), b.c0, b.cols, y_.cols), host_out_.data(), options_);
     return host_out_.data();
+}
+
+const unsigned char* BlockComputer::mirror(const Block& b) {
+    const std::optional<Block> m = mirror_of(b);
+    if (!m) return nullptr;
+    const std::size_t row_bytes = similarity_output_bytes(1, b.cols, output_);
+    const std::size_t skipped = similarity_output_bytes(1, m->r0 - b.c0, output_);  // whole bytes: m->r0 - c0 is a band
+    const std::size_t mirror_row_bytes = similarity_output_bytes(1, m->cols, output_);
+    mirror_out_.resize(std::max(mirror_out_.size(), m->rows * mirror_row_bytes));
+    similarity_transpose(SimilarityTile{b.r0, m->r0, b.rows, m->rows, host_out_.data() + skipped, row_bytes, output_},
+                         mirror_out_.data(), mirror_row_bytes);
+    return mirror_out_.data();
 }
 
 }  // namespace hpcml::tools

@@ -1,10 +1,12 @@
 // hpcml-similarity's unit of work: a block of the output (a band of --tile rows by as many
-// columns as fit in 256 MB), computed by one library call from views of x and y.
+// columns as fit in 256 MB, whole tiles of them), computed by one library call from views of x and y. Where y is x
+// only the blocks on and above the diagonal are computed, each also writing its mirror.
 #pragma once
 
 #include <hpcml/similarity.hpp>
 
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "npy.hpp"
@@ -13,11 +15,19 @@ namespace hpcml::tools {
 
 struct Block {
     std::size_t r0 = 0, c0 = 0, rows = 0, cols = 0;
+    bool mirrored = false;  // y is x: the block also writes the mirror of its columns past its rows
 };
 
+// The region a mirrored block writes besides its own: the transpose of its columns from
+// max(c0, r0 + rows) on (those past its diagonal square), as rows of S; none when it has none.
+std::optional<Block> mirror_of(const Block& b);
+
 // The blocks of an n x m output, row band by row band. A block spans all m columns unless
-// tile rows of them pass 256 MB; Bitmask blocks start on a byte.
-std::vector<Block> plan_blocks(std::size_t n, std::size_t m, std::size_t tile, SimilarityOutput output);
+// tile rows of them pass `budget` bytes (whole tiles per block); Bitmask blocks start on a
+// byte. With `symmetric` (y is x, n == m) a band's blocks start at its first row, and are
+// mirrored; Bitmask bands are then a multiple of 8 rows (the mirror's columns start on a byte).
+std::vector<Block> plan_blocks(std::size_t n, std::size_t m, std::size_t tile, SimilarityOutput output, bool symmetric,
+                               std::size_t budget);
 
 // Where blocks lie in the output .npy: after the header, row i of S at row_bytes * i.
 struct FileLayout {
@@ -51,13 +61,16 @@ public:
     // The block's rows of S, packed (similarity_output_bytes(1, block.cols, output) bytes each),
     // valid until the next call.
     const unsigned char* compute(const Block& block);
+    // The rows of mirror_of(block), packed, from the block's rows computed last; valid until
+    // the next call.
+    const unsigned char* mirror(const Block& block);
 
 private:
     const Matrix& x_;
     const Matrix& y_;
     SimilarityOptions options_;
     SimilarityOutput output_;
-    std::vector<unsigned char> host_out_;
+    std::vector<unsigned char> host_out_, mirror_out_;
 #if HPCML_WITH_CUDA
     struct Device;
     Device* device_ = nullptr;

@@ -17,10 +17,13 @@ cli::Flags declare() {
     flags.add("tile", "1000", "output tile edge; work goes in blocks of this many rows", "N");
     flags.add("dtype", "", "int32 (count default), uint16, uint8, bool (all default), bitmask", "D");
     flags.add("backend", "auto", "auto, cpu or cuda", "B");
+    flags.add_switch("pairs", "write the pairs that pass as rows (i, j[, count]) of int64, not S");
+    flags.add("min-count", "1", "with --pairs in mode count: the count a pair needs", "N");
     flags.add_switch("quiet", "no progress line on stderr");
     flags.add_switch("restart", "ignore and replace an existing journal and output");
     flags.add("stop-after", "-1", "testing: exit with status 3 after N blocks, as a crash would", "N");
     flags.add("delay-ms", "0", "testing: sleep MS after each block", "MS");
+    flags.add("block-bytes", "268435456", "testing: the most output bytes per block (a band of --tile rows splits beyond)", "B");
     return flags;
 }
 
@@ -30,13 +33,17 @@ void print_usage(std::FILE* out) {
     std::fprintf(out,
                  "usage: hpcml-similarity INPUT.npy [--y Y.npy] --output OUT.npy [--mode count|all]\n"
                  "                        [--threshold t] [--tile 1000] [--dtype int32|uint16|uint8|bool|bitmask]\n"
-                 "                        [--backend auto|cpu|cuda] [--quiet] [--restart]\n"
+                 "                        [--backend auto|cpu|cuda] [--pairs [--min-count N]] [--quiet] [--restart]\n"
                  "\n"
                  "S[i,j] = #{s : |x[s,i] - y[s,j]| < t} (count) or every sample within t (all), for x in\n"
                  "INPUT.npy, shape (samples, features); y = x unless --y. OUT.npy opens with\n"
                  "np.load(OUT, mmap_mode='r'); bitmask output has shape (n, ceil(m / 8)), rows packed as\n"
                  "np.packbits(S, axis=1, bitorder='little'). Inputs: float32 C order is read as is; Fortran\n"
                  "order is transposed and other real dtypes converted to float32.\n"
+                 "\n"
+                 "--pairs writes, instead of S, the pairs that pass: an int64 array of rows (i, j) where\n"
+                 "every sample is within t (all), or (i, j, count) with count >= --min-count (count), in\n"
+                 "row-major order (np.nonzero's). Memory grows with the pairs, not with n x m.\n"
                  "\n"
                  "Work goes in blocks of --tile rows, written to OUT.npy.partial, which becomes OUT.npy\n"
                  "when every block is in it. Resumable: finished blocks are journaled (with checksums) in\n"
@@ -69,11 +76,19 @@ Config parse_command_line(int argc, char** argv) {
         c.tile = static_cast<std::size_t>(flags.integer("tile", 1));
         o.tile = c.tile;
         o.output = resolve_output({.mode = o.mode, .output = parse_similarity_output(flags.given("dtype") ? flags.str("dtype") : "default", "--dtype")});
+        c.pairs = flags.on("pairs");
+        c.min_count = static_cast<std::size_t>(flags.integer("min-count", 1));
+        if (flags.given("min-count") && !(c.pairs && o.mode == SimilarityMode::Count))
+            throw Exit{1, "--min-count: goes with --pairs in mode count"};
+        if (c.pairs && flags.given("dtype")) throw Exit{1, "--dtype: --pairs writes int64 pairs, not S; leave --dtype out"};
+        // The blocks are reduced to pairs from counts (count) or bits (all).
+        if (c.pairs) o.output = o.mode == SimilarityMode::Count ? SimilarityOutput::Int32 : SimilarityOutput::Bitmask;
         o.backend = parse_backend(flags.str("backend"), "--backend");
         c.quiet = flags.on("quiet");
         c.restart = flags.on("restart");
         c.stop_after = static_cast<long>(flags.integer("stop-after", -1));
         c.delay_ms = static_cast<long>(flags.integer("delay-ms", 0));
+        c.block_bytes = static_cast<std::size_t>(flags.integer("block-bytes", 1));
     } catch (const Error& e) {
         throw Exit{1, e.what()};
     }

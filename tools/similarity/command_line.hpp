@@ -21,9 +21,12 @@ struct Config {
     // asked: Auto until the ranks choose), tile.
     SimilarityOptions similarity;
     std::size_t tile = 1000;
+    bool pairs = false;         // --pairs: the pairs that pass, not S (similarity.output: Int32 or Bitmask)
+    std::size_t min_count = 1;  // --min-count: a pair of mode count passes with at least this count
     bool quiet = false, restart = false;
     long stop_after = -1;  // test hook: exit after this many blocks (as a crash would)
     long delay_ms = 0;     // test hook: sleep after each block, so that a test can kill a run midway
+    std::size_t block_bytes = std::size_t{256} << 20;  // the most output bytes of one block (tests lower it)
 };
 
 // Throws Exit{0} after printing the help for --help, Exit{1, message} for a bad command line.

@@ -37,8 +37,18 @@ std::string read_text(const fs::path& path) {
 }  // namespace
 
 std::uint64_t checksum(const void* data, std::size_t bytes, std::uint64_t state) {
+    // FNV-1a over 8-byte words (a byte at a time ran at 1 GB/s: seconds for a 9 GB output),
+    // with the high half folded down after each multiply (which moves bits up only), then
+    // over the bytes left.
     const auto* p = static_cast<const unsigned char*>(data);
-    for (std::size_t i = 0; i < bytes; ++i) state = (state ^ p[i]) * 1099511628211ull;
+    std::size_t i = 0;
+    for (; i + 8 <= bytes; i += 8) {
+        std::uint64_t word;
+        std::memcpy(&word, p + i, sizeof word);
+        state = (state ^ word) * 1099511628211ull;
+        state ^= state >> 32;
+    }
+    for (; i < bytes; ++i) state = (state ^ p[i]) * 1099511628211ull;
     return state;
 }
 
@@ -63,7 +73,7 @@ std::string fingerprint(const Config& c, const Matrix& x, const Matrix* y) {
         stat(path.c_str(), &st);
         f << fs::absolute(path).string() << " bytes=" << st.st_size << " mtime=" << st.st_mtim.tv_sec << "." << st.st_mtim.tv_nsec;
     };
-    f << "hpcml-similarity 2\nx ";
+    f << "hpcml-similarity 3\nx ";
     file(c.input);
     f << " shape=" << x.rows << "x" << x.cols << "\ny ";
     if (y) {
@@ -76,6 +86,8 @@ std::string fingerprint(const Config& c, const Matrix& x, const Matrix* y) {
     std::snprintf(threshold, sizeof threshold, "%.9g", c.similarity.threshold);
     f << "\nmode=" << to_string(c.similarity.mode) << " threshold=" << threshold << " tile=" << c.tile
       << " dtype=" << to_string(c.similarity.output) << "\n";
+    if (c.pairs) f << "pairs min_count=" << c.min_count << "\n";
+    f << "block_bytes=" << c.block_bytes << "\n";
     return f.str();
 }
 
@@ -117,9 +129,14 @@ std::map<std::size_t, std::uint64_t> Journal::open_or_start(const Config& c, con
         const std::string nonce = read_text(dir_ / "nonce");
         char* end = nullptr;
         nonce_ = std::strtoull(nonce.c_str(), &end, 16);
-        const bool resume = nonce.size() == 16 && *end == '\0' && fs::file_size(partial_) == total_bytes &&
-                            pread(fd_, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()) && head == header;
+        // With --pairs (no header) the parts are the journal's data: a gathering cut short
+        // leaves the partial file to be written again, never a reason to start over.
+        const bool pairs = header.empty();
+        const bool resume = nonce.size() == 16 && *end == '\0' &&
+                            (pairs || (fs::file_size(partial_) == total_bytes &&
+                                       pread(fd_, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()) && head == header));
         if (resume) {
+            if (pairs && ftruncate(fd_, 0) != 0) fail("cannot write", partial_);
             for (const auto& entry : fs::directory_iterator(dir_))
                 if (entry.path().filename().string().rfind("rank-", 0) == 0) read_claims(read_text(entry.path()), blocks, claims);
             return claims;
@@ -148,6 +165,10 @@ std::map<std::size_t, std::uint64_t> Journal::open_or_start(const Config& c, con
         if (!ok || std::rename(tmp.c_str(), (dir_ / name).c_str()) != 0) fail("cannot write the journal in", dir_.string());
     }
     return claims;
+}
+
+std::string Journal::part(std::size_t block) const {
+    return (dir_ / ("pairs-" + std::to_string(block))).string();
 }
 
 void Journal::open_log(int rank) {

@@ -25,7 +25,7 @@ namespace hpcml::tools {
 // shape) and every option that changes the output's bytes or its blocks.
 std::string fingerprint(const Config& c, const Matrix& x, const Matrix* y);
 
-// FNV-1a, 64 bits: the checksum a journal line gives for a block's bytes.
+// FNV-1a over 64-bit words, 64 bits: the checksum a journal line gives for a block's bytes.
 std::uint64_t checksum(const void* data, std::size_t bytes, std::uint64_t state = 14695981039346656037ull);
 
 // The blocks a journal's logs claim, with their checksums. Only whole, well-formed lines with a
@@ -45,7 +45,8 @@ public:
     void lock();
 
     // Rank 0, under the lock: resumes when the journal was written by the same command and the
-    // partial output has the expected size and header, returning the blocks its logs claim;
+    // partial output has the expected size and header (with --pairs, header "": any partial
+    // output, emptied), returning the blocks its logs claim;
     // otherwise (or with --restart) starts over (the partial output sized and headed, a new
     // journal with the fingerprint and a fresh nonce) and returns none. Throws Exit (or a
     // filesystem_error).
@@ -65,6 +66,9 @@ public:
     // Rank 0, once every block is written and flushed: OUT.npy.partial becomes OUT.npy, the
     // journal and the lock file go.
     void finish();
+
+    // With --pairs: the file of a block's pairs, in the journal (pairs.hpp).
+    std::string part(std::size_t block) const;
 
     const std::string& partial() const { return partial_; }
     int partial_fd() const { return fd_; }  // rank 0's descriptor of the partial output

@@ -2,15 +2,18 @@
 // and machines.
 //
 //   hpcml-similarity INPUT.npy [--y Y.npy] --output OUT.npy [--mode count|all] [--threshold t]
-//                    [--tile 1000] [--dtype ...] [--backend ...] [--quiet] [--restart]
+//                    [--tile 1000] [--dtype ...] [--backend ...] [--pairs [--min-count N]]
+//                    [--quiet] [--restart]
 //
-// The output is split into blocks (blocks.hpp). Blocks are handed out dynamically (an MPI
+// The output is split into blocks (blocks.hpp; where y is x, the blocks on and above the
+// diagonal, each writing its mirror too). Blocks are handed out dynamically (an MPI
 // one-sided counter on rank 0 under mpirun, a plain counter otherwise; cluster.hpp), each
 // computed by one library call and written at its offset in the output .npy (MPI-IO under
 // mpirun, pwrite otherwise) of OUT.npy.partial; no process ever holds the whole output. A block
 // is journaled with its checksum only after its bytes are written (journal.hpp), so a rerun
 // after a crash or Ctrl-C computes only the missing blocks; a finished run renames the file to
-// OUT.npy and removes the journal.
+// OUT.npy and removes the journal. With --pairs each block's pairs go to a part file in the
+// journal instead (pairs.hpp), gathered into OUT.npy at the end.
 #include <hpcml/device.hpp>
 #include <hpcml/similarity.hpp>
 
@@ -40,6 +43,7 @@
 #include "command_line.hpp"
 #include "journal.hpp"
 #include "npy.hpp"
+#include "pairs.hpp"
 
 namespace fs = std::filesystem;
 using namespace hpcml::tools;
@@ -108,10 +112,12 @@ Plan prepare(int argc, char** argv, const World& world) {
     // Checked before any file is touched: counts that fit the output type need the sample count.
     hpcml::check_similarity_options(options, samples);
 
-    p.blocks = plan_blocks(n, m, c.tile, p.output);
-    p.header = npy_header(descr_of(p.output), n, p.output == hpcml::SimilarityOutput::Bitmask ? (m + 7) / 8 : m);
-    p.layout = {p.header.size(), m, hpcml::similarity_output_bytes(1, m, p.output), p.output};
-    p.total_bytes = p.header.size() + hpcml::similarity_output_bytes(n, m, p.output);  // checked: throws on overflow
+    p.blocks = plan_blocks(n, m, c.tile, p.output, /*symmetric=*/!p.has_y, c.block_bytes);
+    if (!c.pairs) {  // with --pairs the partial output stays empty until the parts are gathered
+        p.header = npy_header(descr_of(p.output), n, p.output == hpcml::SimilarityOutput::Bitmask ? (m + 7) / 8 : m);
+        p.layout = {p.header.size(), m, hpcml::similarity_output_bytes(1, m, p.output), p.output};
+        p.total_bytes = p.header.size() + hpcml::similarity_output_bytes(n, m, p.output);  // checked: throws on overflow
+    }
     p.print = fingerprint(c, p.x, p.y());
     return p;
 }
@@ -123,19 +129,34 @@ std::uint64_t block_seed(std::uint64_t nonce, std::size_t k, const Block& b) {
     return checksum(identity, sizeof identity);
 }
 
+// The regions of S a block writes, in the order they are written and checksummed: its own,
+// then its mirror's.
+template <class Visit>
+void for_each_region(const Block& b, Visit&& visit) {
+    visit(b);
+    if (const std::optional<Block> m = mirror_of(b)) visit(*m);
+}
+
 // The journal's claims that the partial output bears out: a block counts as done only when its
 // bytes in the file have the checksum its journal line gives.
 std::vector<char> verified_blocks(const std::map<std::size_t, std::uint64_t>& claims, const Plan& p, const Journal& journal) {
     std::vector<char> done(p.blocks.size(), 0);
     std::vector<unsigned char> bytes;
+    std::vector<std::int64_t> pairs;
     for (const auto& [k, claimed] : claims) {
         std::uint64_t sum = block_seed(journal.nonce(), k, p.blocks[k]);
+        if (p.c.pairs) {
+            done[k] = read_part(journal.part(k), pairs) && checksum(pairs.data(), pairs.size() * sizeof pairs[0], sum) == claimed;
+            continue;
+        }
         bool readable = true;
-        p.layout.for_each_range(p.blocks[k], [&](std::size_t offset, std::size_t length) {
-            bytes.resize(length);
-            readable = readable &&
-                       pread(journal.partial_fd(), bytes.data(), length, static_cast<off_t>(offset)) == static_cast<ssize_t>(length);
-            sum = checksum(bytes.data(), length, sum);
+        for_each_region(p.blocks[k], [&](const Block& region) {
+            p.layout.for_each_range(region, [&](std::size_t offset, std::size_t length) {
+                bytes.resize(length);
+                readable = readable &&
+                           pread(journal.partial_fd(), bytes.data(), length, static_cast<off_t>(offset)) == static_cast<ssize_t>(length);
+                sum = checksum(bytes.data(), length, sum);
+            });
         });
         done[k] = readable && sum == claimed;
     }
@@ -180,6 +201,7 @@ int run(int argc, char** argv, World& world) {
     const Plan& p = *plan;
     const Config& c = p.c;
     const std::vector<Block>& blocks = p.blocks;
+    const std::size_t pair_width = p.options.mode == hpcml::SimilarityMode::Count ? 3 : 2;  // --pairs: (i, j[, count])
 
     // Rank 0 decides between resuming and starting over, prepares the files and reads what is
     // done; every rank gets its decision and list (ranks on other machines may see a shared
@@ -226,17 +248,33 @@ int run(int argc, char** argv, World& world) {
 
         auto last_progress = start;
         long computed = 0;
+        std::vector<std::int64_t> pairs;
         for (long long next = counter->next(); next < static_cast<long long>(pending.size()); next = counter->next()) {
             const std::size_t k = pending[static_cast<std::size_t>(next)];
             const Block& b = blocks[k];
             const unsigned char* rows = computer->compute(b);
-            std::size_t written = 0;
-            p.layout.for_each_range(b, [&](std::size_t offset, std::size_t length) {
-                file->write_at(offset, rows + written, length);
-                written += length;
-            });
+            std::uint64_t sum = block_seed(journal.nonce(), k, b);
+            if (c.pairs) {  // the mirror's pairs are the block's, swapped: no transpose
+                pairs.clear();
+                append_pairs(b, rows, p.output, c.min_count, pairs);
+                if (b.mirrored) append_mirror_pairs(b, pair_width, pairs);
+                write_part(journal.part(k), pairs);
+                sum = checksum(pairs.data(), pairs.size() * sizeof pairs[0], sum);
+            } else {
+                const unsigned char* regions[] = {rows, computer->mirror(b)};
+                int which = 0;
+                for_each_region(b, [&](const Block& region) {
+                    std::size_t written = 0;
+                    p.layout.for_each_range(region, [&](std::size_t offset, std::size_t length) {
+                        file->write_at(offset, regions[which] + written, length);
+                        sum = checksum(regions[which] + written, length, sum);
+                        written += length;
+                    });
+                    ++which;
+                });
+            }
             // Journaled only now that the block's bytes are in the file.
-            journal.record(k, checksum(rows, written, block_seed(journal.nonce(), k, b)));
+            journal.record(k, sum);
             ++computed;
             if (c.stop_after >= 0 && computed >= c.stop_after) world.abort_now(3);  // the test hook: die like a crash
             if (c.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(c.delay_ms));
@@ -262,18 +300,26 @@ int run(int argc, char** argv, World& world) {
         if (!close_error.empty()) std::fprintf(stderr, "hpcml-similarity: error on rank %d: %s\n", world.rank, close_error.c_str());
         return 1;
     }
+    std::size_t pair_count = 0;
     if (world.rank == 0) {
         try {
+            if (c.pairs) {  // every part is written and journaled: gather them
+                computer.reset();  // its block buffers are not needed now
+                std::vector<std::string> parts;
+                for (std::size_t k = 0; k < blocks.size(); ++k) parts.push_back(journal.part(k));
+                pair_count = write_pairs_npy(journal.partial_fd(), parts, pair_width, journal.partial());
+            }
             journal.finish();  // complete: OUT.npy.partial becomes OUT.npy
         } catch (...) {
             throw std::runtime_error(current_message());
         }
     }
     if (world.rank == 0 && !c.quiet) {
-        std::fprintf(stderr, "hpcml-similarity: %zu blocks computed, %zu already done, %d rank(s), %s backend, %.2f s -> %s\n",
+        std::fprintf(stderr, "hpcml-similarity: %zu blocks computed, %zu already done, %d rank(s), %s backend, %.2f s -> %s%s\n",
                      pending.size(), blocks.size() - pending.size(), world.size,
                      std::string(hpcml::to_string(p.options.backend)).c_str(),
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), c.output.c_str());
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), c.output.c_str(),
+                     c.pairs ? (" (" + std::to_string(pair_count) + " pairs)").c_str() : "");
     }
     return 0;
 }
