@@ -162,6 +162,45 @@ def empty(like, shape, dtype: str, argument="x"):
     raise TypeError(f"{argument}: CUDA arrays from {library(like)!r} are not supported; pass a torch or CuPy array")
 
 
+def _byte_range(a):
+    """[first, last) bytes of a contiguous array's memory."""
+    if isinstance(a, np.ndarray):
+        start = a.__array_interface__["data"][0]
+    elif library(a) == "torch":
+        start = a.data_ptr()
+        return start, start + a.numel() * a.element_size()
+    else:
+        start = a.__cuda_array_interface__["data"][0]
+    return start, start + a.nbytes
+
+
+def check_output(out, shape, dtype: str, device, inputs: dict, argument="out"):
+    """Checks a caller's output array: `shape` and `dtype` (a NumPy name), C-contiguous and
+    writable, a NumPy array for host inputs (device None) or a CUDA array on `device`, sharing no
+    memory with the inputs ({argument: array}, as the kernels read them). It is written in place,
+    so nothing is converted: a copy would silently take the results."""
+    on_device = device is not None
+    if on_device != is_cuda(out) or (not on_device and not isinstance(out, np.ndarray)):
+        kind = "a CUDA array (torch, CuPy), as the inputs are" if on_device else "a NumPy array, as the inputs are host arrays"
+        raise TypeError(f"{argument}: must be {kind}; got {type(out).__module__}.{type(out).__name__}")
+    if on_device and int(out.__dlpack_device__()[1]) != device:
+        raise ValueError(f"{argument}: is on CUDA device {int(out.__dlpack_device__()[1])}, the inputs on {device}")
+    if tuple(out.shape) != tuple(shape) or dtype_name(out.dtype) != dtype:
+        raise ValueError(f"{argument}: has shape {tuple(out.shape)} and dtype {dtype_name(out.dtype)}, "
+                         f"needs {tuple(shape)} and {dtype}")
+    contiguous = out.is_contiguous() if library(out) == "torch" else out.flags.c_contiguous
+    if not contiguous:
+        raise ValueError(f"{argument}: must be C-contiguous")
+    if isinstance(out, np.ndarray) and not out.flags.writeable:
+        raise ValueError(f"{argument}: is read-only")
+    first, last = _byte_range(out)
+    for name, a in inputs.items():
+        if a is not None and last > first:
+            a_first, a_last = _byte_range(a)
+            if a_first < last and first < a_last:
+                raise ValueError(f"{argument}: shares memory with {name}")
+
+
 def integer(value, argument: str, minimum=None) -> int:
     """`value` as an int, which it must be already (2.5 is not taken as 2); `minimum` only where
     the C++ parameter cannot hold what lies below it (an unsigned size), or cannot see it."""

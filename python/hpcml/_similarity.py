@@ -21,7 +21,7 @@ def _operands(x, y, tile, on_device):
 
 
 def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="auto", method="fused",
-               dtype=None, device=None, return_stats=False):
+               dtype=None, device=None, out=None, return_stats=False):
     """Pairwise similarity counts S[i, j] = #{s : |x[s, i] - y[s, j]| < threshold}.
 
     x is (n_samples, n) and y is (n_samples, m) (y defaults to x). Inputs are taken as float32:
@@ -37,6 +37,9 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
     Arrays on a CUDA device (torch, CuPy: anything with DLPack) are used in place and the
     result is returned on the same device, computed on the library's current stream there
     (``torch.cuda.current_stream()``, CuPy's current stream), so it is ordered with your own work.
+    out: an array to write S into (returned), of S's shape and dtype, C-contiguous, where the
+    inputs are (NumPy for host inputs); reusing one saves allocating and first touching a large
+    result on every call.
     With return_stats=True, returns (S, stats) where stats has backend, method, seconds,
     peak_device_bytes and peak_host_bytes.
     """
@@ -48,7 +51,11 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
     n = x.shape[1]
     m = n if y is None else y.shape[1]
     shape = (n, (m + 7) // 8) if output == "bitmask" else (n, m)
-    out = _arrays.empty(x, shape, "uint8" if output == "bitmask" else output)
+    dtype = "uint8" if output == "bitmask" else output
+    if out is None:
+        out = _arrays.empty(x, shape, dtype)
+    else:
+        _arrays.check_output(out, shape, dtype, device if on_device else None, {"x": x, "y": y})
     stats = _hpcml._similarity(x, y, out, float(threshold), mode, tile, backend, method, output, device, on_device,
                                _arrays.current_stream(x))
     return (out, stats) if return_stats else out

@@ -117,6 +117,74 @@ def test_naive_that_would_not_fit_raises_memory_error():
         hpcml.similarity(x, backend="cpu", method="naive")
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_out_is_written_in_place_and_reused(backend):
+    rng = np.random.default_rng(12)
+    x, y = data(rng, (40, 37)), data(rng, (40, 29))
+    out = np.full((37, 29), -5, np.int32)
+    assert hpcml.similarity(x, y, out=out, backend=backend, tile=16) is out
+    np.testing.assert_array_equal(out, numpy_counts(x, y))
+    x2 = data(rng, (40, 37))
+    assert hpcml.similarity(x2, y, out=out, backend=backend) is out  # every element rewritten
+    np.testing.assert_array_equal(out, numpy_counts(x2, y))
+    small = np.zeros((37, 29), np.uint8)
+    s, stats = hpcml.similarity(x, y, out=small, dtype="uint8", backend=backend, return_stats=True)
+    assert s is small and stats["backend"] == backend
+    np.testing.assert_array_equal(small, numpy_counts(x, y))
+    bits = np.zeros((37, 4), np.uint8)
+    hpcml.similarity(x, y, mode="all", dtype="bitmask", out=bits, backend=backend)
+    all_ = numpy_counts(x, y) == 40
+    np.testing.assert_array_equal(bits, np.packbits(all_, axis=1, bitorder="little"))
+    flags = np.zeros((37, 37), bool)
+    hpcml.similarity(x, mode="all", out=flags, backend=backend)  # y = x, symmetric
+    np.testing.assert_array_equal(flags, numpy_counts(x, x) == 40)
+
+
+def test_bad_out_raises_naming_it():
+    rng = np.random.default_rng(13)
+    x = data(rng, (10, 6))
+    bad = [
+        (np.zeros((6, 6), np.int64), ValueError, "out: has shape \\(6, 6\\) and dtype int64, needs \\(6, 6\\) and int32"),
+        (np.zeros((6, 5), np.int32), ValueError, "needs \\(6, 6\\)"),
+        (np.zeros((6, 12), np.int32)[:, ::2], ValueError, "out: must be C-contiguous"),
+        (np.asfortranarray(np.zeros((6, 6), np.int32)), ValueError, "out: must be C-contiguous"),
+        ([[0] * 6] * 6, TypeError, "out: must be a NumPy array"),
+    ]
+    ro = np.zeros((6, 6), np.int32)
+    ro.flags.writeable = False
+    bad.append((ro, ValueError, "out: is read-only"))
+    for out, error, match in bad:
+        with pytest.raises(error, match=match):
+            hpcml.similarity(x, out=out)
+    # Sharing memory with an input the kernels read while writing out.
+    buf = np.zeros(10 * 6 + 36, np.float32)
+    xs = buf[:60].reshape(10, 6)
+    with pytest.raises(ValueError, match="out: shares memory with x"):
+        hpcml.similarity(xs, out=buf[24:60].view(np.int32).reshape(6, 6))
+    with pytest.raises(ValueError, match="out: shares memory with y"):
+        hpcml.similarity(x, xs, out=buf[24:60].view(np.int32).reshape(6, 6))
+    ok = buf[60:].view(np.int32).reshape(6, 6)  # right after x: no overlap
+    hpcml.similarity(xs, out=ok)
+    np.testing.assert_array_equal(ok, numpy_counts(xs, xs))
+
+
+@pytest.mark.skipif("cuda" not in BACKENDS, reason="no usable CUDA device")
+def test_cuda_out():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(14)
+    x = data(rng, (30, 70))
+    xd = torch.from_numpy(x).cuda()
+    out = torch.full((70, 70), -1, dtype=torch.int32, device="cuda")
+    assert hpcml.similarity(xd, out=out) is out
+    np.testing.assert_array_equal(out.cpu().numpy(), numpy_counts(x, x))
+    with pytest.raises(TypeError, match="out: must be a CUDA array"):
+        hpcml.similarity(xd, out=np.zeros((70, 70), np.int32))
+    with pytest.raises(TypeError, match="out: must be a NumPy array"):
+        hpcml.similarity(x, out=out)
+    with pytest.raises(ValueError, match="out: must be C-contiguous"):
+        hpcml.similarity(xd, out=torch.zeros((70, 140), dtype=torch.int32, device="cuda")[:, ::2])
+
+
 @pytest.mark.skipif("cuda" not in BACKENDS, reason="no usable CUDA device")
 def test_cuda_arrays_stay_on_device():
     torch = pytest.importorskip("torch")
@@ -179,16 +247,17 @@ def _dense_pairs(x, y, t, mode, min_count=1):
     return i, j, counts[i, j]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("self_pairs", [True, False])
 @pytest.mark.parametrize("tile", [None, 1, 7, 64])
-def test_pairs_equal_numpy(self_pairs, tile):
+def test_pairs_equal_numpy(self_pairs, tile, backend):
     rng = np.random.default_rng(11)
     x = rng.standard_normal((9, 45)).astype(np.float32) * 0.6
     y = None if self_pairs else rng.standard_normal((9, 38)).astype(np.float32) * 0.6
     x[0, 3] = np.nan
     x[:, 5] = x[:, 4] + 1.0  # differences of exactly t: not within (strict <)
     for mode, min_count in [("all", None), ("count", 1), ("count", 6)]:
-        got = hpcml.similarity_pairs(x, y, threshold=1.0, mode=mode, min_count=min_count, tile=tile, backend="cpu")
+        got = hpcml.similarity_pairs(x, y, threshold=1.0, mode=mode, min_count=min_count, tile=tile, backend=backend)
         expected = _dense_pairs(x, y, 1.0, mode, min_count or 1)
         assert len(got) == len(expected)
         for g, e in zip(got, expected):
