@@ -75,13 +75,14 @@ double instruction_floor(const hpcml::Context& context) {
 
 // Inputs and the whole output in device memory, timed with CUDA events: the kernels alone,
 // which against the host run shows what the device-to-host copies cost.
-void run_on_device(benchmark::State& state, const Workload& w, const hpcml::SimilarityOptions& options,
-                   hpcml::RunStats& stats) {
+// y_host empty: y = x.
+void run_on_device(benchmark::State& state, const Workload& w, const std::vector<float>& y_host,
+                   const hpcml::SimilarityOptions& options, hpcml::RunStats& stats) {
 #if HPCML_WITH_CUDA
     const hpcml::SimilarityOutput output = hpcml::resolve_output(options);
     float *x = nullptr, *y = nullptr;
     void* out = nullptr;
-    const std::size_t x_bytes = w.x.size() * sizeof(float), y_bytes = w.y.size() * sizeof(float);
+    const std::size_t x_bytes = w.x.size() * sizeof(float), y_bytes = y_host.size() * sizeof(float);
     const std::size_t out_bytes = hpcml::similarity_output_bytes(w.n, w.m, output);
     if (cudaMalloc(&x, x_bytes) != cudaSuccess || (y_bytes && cudaMalloc(&y, y_bytes) != cudaSuccess) ||
         cudaMalloc(&out, out_bytes) != cudaSuccess) {
@@ -89,7 +90,7 @@ void run_on_device(benchmark::State& state, const Workload& w, const hpcml::Simi
         state.SkipWithError("--where device: the inputs and output do not fit in device memory");
     } else {
         cudaMemcpy(x, w.x.data(), x_bytes, cudaMemcpyHostToDevice);
-        if (y_bytes) cudaMemcpy(y, w.y.data(), y_bytes, cudaMemcpyHostToDevice);
+        if (y_bytes) cudaMemcpy(y, y_host.data(), y_bytes, cudaMemcpyHostToDevice);
         const hpcml::Context context = hpcml::make_context(hpcml::Backend::Cuda, options.device, options.stream);
         const hpcml::MatrixView xv{x, w.samples, w.n};
         const hpcml::MatrixView yv = y ? hpcml::MatrixView{y, w.samples, w.m} : hpcml::MatrixView{};
@@ -106,7 +107,7 @@ void run_on_device(benchmark::State& state, const Workload& w, const hpcml::Simi
     cudaFree(y);
     cudaFree(out);
 #else
-    (void)w, (void)options, (void)stats;
+    (void)w, (void)y_host, (void)options, (void)stats;
     state.SkipWithError("--where device needs the CUDA backend");
 #endif
 }
@@ -124,7 +125,7 @@ void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w,
     hpcml::RunStats stats;
     hpcml::bench::EnergyWindow energy(context);
     if (w->on_device) {
-        run_on_device(state, *w, options, stats);
+        run_on_device(state, *w, plain ? w->x_copy : w->y, options, stats);
         if (state.error_occurred()) return;
     } else {
         for (auto _ : state) {
@@ -205,9 +206,10 @@ void register_benchmarks(const Flags& flags) {
     if (!flags.str("dim-y").empty()) w->y = randn(w->samples * w->m, 2);
     check(*w);
 
-    // Where y is x, the library uses the symmetry (the CPU computes half the pairs); "fused-plain"
-    // times the same pairs with y a copy of x, which the library cannot know is x.
-    const bool plain = w->y.empty() && !w->on_device && flags.choice("symmetric", {"both", "on"}) == "both";
+    // Where y is x, the library uses the symmetry (the CPU and --where device compute half the
+    // pairs); "fused-plain" times the same pairs with y a copy of x, which the library cannot
+    // know is x.
+    const bool plain = w->y.empty() && flags.choice("symmetric", {"both", "on"}) == "both";
     if (plain) w->x_copy = w->x;
     for (hpcml::Method method : hpcml::bench::methods(flags))
         for (bool copy : {false, true}) {

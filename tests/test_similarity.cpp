@@ -255,17 +255,25 @@ TEST(Similarity, SymmetricTilingEqualsTheReference) {
 // Mode All with y = x where about a third of the pairs pass (features are offsets plus small
 // noise), so that every bit of a mirrored bitmask block is exercised: 8 x 8 blocks across and
 // on the diagonal, edges that are not multiples of 8, tiles, and the tiles through a sink.
+// samples x n features that are offsets in [0, 8) plus noise in +-0.2: with threshold 2 about
+// a third of the pairs pass in mode All. Feature n / 2 has a NaN (it passes with nothing,
+// itself included) and feature 1 an inf.
+std::vector<float> clustered_data(std::size_t samples, std::size_t n) {
+    std::mt19937 rng(static_cast<unsigned>(n));
+    std::uniform_real_distribution<float> offset(0.0f, 8.0f), noise(-0.2f, 0.2f);
+    std::vector<float> base(n), x(samples * n);
+    for (float& b : base) b = offset(rng);
+    for (std::size_t s = 0; s < samples; ++s)
+        for (std::size_t i = 0; i < n; ++i) x[s * n + i] = base[i] + noise(rng);
+    x[3 * n + n / 2] = NAN;
+    x[5 * n + 1] = INFINITY;
+    return x;
+}
+
 TEST(Similarity, SymmetricAllModeMirrorsEveryBit) {
     // 300 samples: more than one 256-sample chunk of the CPU kernel, with pairs alive across it.
     for (const auto [n, samples] : {std::pair<std::size_t, std::size_t>{301, 20}, {64, 20}, {17, 20}, {131, 300}}) {
-        std::mt19937 rng(static_cast<unsigned>(n));
-        std::uniform_real_distribution<float> offset(0.0f, 8.0f), noise(-0.2f, 0.2f);
-        std::vector<float> base(n), x(samples * n);
-        for (float& b : base) b = offset(rng);
-        for (std::size_t s = 0; s < samples; ++s)
-            for (std::size_t i = 0; i < n; ++i) x[s * n + i] = base[i] + noise(rng);
-        x[3 * n + n / 2] = NAN;  // feature n / 2 passes with nothing, itself included
-        x[5 * n + 1] = INFINITY;
+        const auto x = clustered_data(samples, n);
         const auto counts = reference_counts(x, x, samples, n, n, 2.0f);
         for (SimilarityOutput output : {SimilarityOutput::Bool, SimilarityOutput::Bitmask}) {
             const auto expected = encode(counts, n, n, samples, output);
@@ -602,6 +610,82 @@ TEST(SimilarityCuda, DevicePointersEveryOutputAndMethodOnAUserStream) {
             EXPECT_EQ(got, expected) << label(Backend::Cuda, method, output, std::nullopt);
         }
     cudaStreamDestroy(stream);
+}
+
+// y = x on the device path: blocks on and above the diagonal in bands of whole 128-row blocks,
+// then the mirror kernels (elements by 32 x 32 tiles, Bitmask bit by bit). Sizes across one,
+// two and three block rows that are not multiples of 8, 32 or 128; tiles that are not
+// multiples of 128; every output, on data where a third of the pairs pass in mode All and on
+// data with NaN and inf; every byte written (the output starts as 0xAB).
+TEST(SimilarityCuda, SymmetricDevicePathEqualsTheReference) {
+    HPCML_SKIP_WITHOUT_GPU();
+    for (const std::size_t n : {std::size_t{131}, std::size_t{257}, std::size_t{301}})
+        for (const bool clustered : {true, false}) {
+            const std::size_t samples = clustered ? 20 : 40;
+            const float threshold = clustered ? 2.0f : 1.0f;
+            const auto x = clustered ? clustered_data(samples, n) : make_data(samples * n, static_cast<unsigned>(n));
+            DeviceArray<float> dx(x.size());
+            ASSERT_EQ(cudaMemcpy(dx.data, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+            const auto counts = reference_counts(x, x, samples, n, n, threshold);
+            for (const auto& [mode, output] : {std::pair{SimilarityMode::Count, SimilarityOutput::Int32},
+                                               std::pair{SimilarityMode::Count, SimilarityOutput::UInt16},
+                                               std::pair{SimilarityMode::Count, SimilarityOutput::UInt8},
+                                               std::pair{SimilarityMode::All, SimilarityOutput::Bool},
+                                               std::pair{SimilarityMode::All, SimilarityOutput::Bitmask}}) {
+                const auto expected = encode(counts, n, n, samples, output);
+                for (const std::optional<std::size_t> tile : {std::optional<std::size_t>{}, std::optional<std::size_t>{1},
+                                                              std::optional<std::size_t>{100}, std::optional<std::size_t>{200}}) {
+                    DeviceArray<unsigned char> out(expected.size());
+                    ASSERT_EQ(cudaMemset(out.data, 0xAB, expected.size()), cudaSuccess);
+                    SimilarityOptions o;
+                    o.mode = mode;
+                    o.output = output;
+                    o.threshold = threshold;
+                    o.tile = tile;
+                    o.backend = Backend::Cuda;
+                    hpcml::similarity_device({dx.data, samples, n}, {}, out.data, o);
+                    std::vector<unsigned char> got(expected.size());
+                    ASSERT_EQ(cudaMemcpy(got.data(), out.data, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+                    ASSERT_EQ(got, expected) << label(Backend::Cuda, Method::Fused, output, tile) << " n " << n
+                                             << (clustered ? " clustered" : " special values");
+                }
+            }
+        }
+}
+
+// Pair lists reduced on the device (select_passing over launches of several tiles, whose pairs
+// arrive out of row-major order and are sorted) against the CPU's, which the test above checks
+// against the reference: y = x and not, mode All where a third of the pairs pass, mode Count
+// at several min_count (one above every count: nothing), tiles that do not divide n.
+TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const std::size_t samples = 24, n = 700, m = 515;
+    const auto x = clustered_data(samples, n);
+    const auto y = clustered_data(samples, m);
+    for (const bool self : {true, false})
+        for (const std::optional<std::size_t> tile : {std::optional<std::size_t>{}, std::optional<std::size_t>{100},
+                                                      std::optional<std::size_t>{300}})
+            for (const auto& [mode, min_count] : {std::pair{SimilarityMode::All, std::size_t{1}}, std::pair{SimilarityMode::Count, std::size_t{1}},
+                                                  std::pair{SimilarityMode::Count, std::size_t{20}},
+                                                  std::pair{SimilarityMode::Count, samples + 1}}) {
+                SimilarityOptions o;
+                o.mode = mode;
+                o.threshold = 2.0f;
+                o.tile = tile;
+                o.backend = Backend::Cpu;
+                const MatrixView xv{x.data(), samples, n};
+                const MatrixView yv = self ? MatrixView{} : MatrixView{y.data(), samples, m};
+                const hpcml::SimilarityPairs cpu = hpcml::similarity_pairs(xv, yv, o, min_count);
+                o.backend = Backend::Cuda;
+                const hpcml::SimilarityPairs gpu = hpcml::similarity_pairs(xv, yv, o, min_count);
+                const std::string what = std::string(self ? "y = x" : "y") + " tile " + (tile ? std::to_string(*tile) : "unset") +
+                                         " mode " + std::string(hpcml::to_string(mode)) + " min_count " + std::to_string(min_count);
+                EXPECT_EQ(gpu.stats.backend, Backend::Cuda);
+                if (min_count <= samples) EXPECT_GT(cpu.i.size(), n) << what;
+                EXPECT_EQ(gpu.i, cpu.i) << what;
+                EXPECT_EQ(gpu.j, cpu.j) << what;
+                EXPECT_EQ(gpu.count, cpu.count) << what;
+            }
 }
 
 TEST(SimilarityCuda, HostPointersToTheDeviceApiAreRefused) {

@@ -98,7 +98,7 @@ RunStats similarity(MatrixView x, MatrixView y, void* out, const SimilarityOptio
 // The same, handing each finished tile to `sink` instead of filling one host buffer, so that
 // outputs larger than host memory can be written to disk or reduced as they stream. Tiles come
 // in row-major order, each once; except where the CPU's fused method uses the symmetry (y is
-// x, mode Count, 16 samples or more): it computes the tiles on and above the diagonal
+// x, 16 samples or more): it computes the tiles on and above the diagonal
 // (row-major among themselves) and hands each one above the diagonal to the sink followed at
 // once by its mirror.
 RunStats similarity(MatrixView x, MatrixView y, const SimilarityTileSink& sink,
@@ -107,7 +107,8 @@ RunStats similarity(MatrixView x, MatrixView y, const SimilarityTileSink& sink,
 // The pairs that pass, instead of a dense S: in All mode the (i, j) with every sample within the
 // threshold; in Count mode those with S[i, j] >= min_count, with their counts. Row-major order
 // (NumPy's nonzero order). Computed tile by tile (options.tile, 1024 when unset) and reduced per
-// tile, so memory grows with the number of pairs, not with n x m. options.output is ignored.
+// tile, so memory grows with the number of pairs, not with n x m; on the GPU each launch's
+// output is reduced on the device and only its pairs are copied back. options.output is ignored.
 struct SimilarityPairs {
     std::vector<std::uint64_t> i, j;
     std::vector<std::int32_t> count;  // Count mode only; empty in All mode

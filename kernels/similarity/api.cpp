@@ -138,9 +138,7 @@ void run_cpu(const Problem& p, TilePlan plan, Method method, void* out, const Si
     using detail::similarity::row_bytes;
     const auto compute = method == Method::Fused ? detail::similarity::cpu_fused : detail::similarity::cpu_naive;
     Problem problem = p;
-    // Where the mirror pays: the baseline stays naive, and with few samples a pair costs less
-    // than its mirrored copy.
-    problem.symmetric = p.symmetric && method == Method::Fused && p.samples >= 16;
+    problem.symmetric = detail::similarity::uses_symmetry(p, method);
     if (problem.symmetric) plan.tile_rows = plan.tile_cols = std::max(plan.tile_rows, plan.tile_cols);
     const std::size_t tile_bytes = detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols, p.output), "tile");
     detail::HostBuffer<unsigned char> tile_buffer, mirror_buffer;
@@ -205,31 +203,45 @@ RunStats similarity(MatrixView x, MatrixView y, const SimilarityTileSink& sink, 
 SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOptions& options, std::size_t min_count) {
     detail::require(options.mode == SimilarityMode::All || min_count >= 1, "min_count: must be >= 1 in mode Count, got 0");
     SimilarityOptions o = options;
-    o.output = o.mode == SimilarityMode::Count ? SimilarityOutput::Int32 : SimilarityOutput::Bool;
+    const bool count = o.mode == SimilarityMode::Count;
+    o.output = count ? SimilarityOutput::Int32 : SimilarityOutput::Bool;
     if (!o.tile) o.tile = 1024;  // never the whole output at once
+    const Problem p = make_problem(x, y, o);
+    // Counts are at most samples <= 2^31 - 1: a larger min_count passes nothing either way.
+    const auto least = count ? static_cast<std::int32_t>(std::min<std::size_t>(min_count, std::numeric_limits<std::int32_t>::max())) : 1;
     SimilarityPairs pairs;
-    // Tiles arrive row-major, or (with symmetry) a tile above the diagonal then its mirror:
-    // each tile's pairs are row-major within it, and the whole is sorted once at the end.
+    // Tiles arrive row-major, or (with symmetry, or GPU launches of several tiles) in another
+    // order: each tile's pairs are row-major within it, and the whole is sorted once at the end.
     bool ordered = true;
-    std::uint64_t last_i = 0, last_j = 0;
-    const SimilarityTileSink reduce = [&](const SimilarityTile& t) {
+    auto add = [&](std::uint64_t i, std::uint64_t j, std::int32_t value) {
+        if (!pairs.i.empty() && (i < pairs.i.back() || (i == pairs.i.back() && j < pairs.j.back()))) ordered = false;
+        pairs.i.push_back(i);
+        pairs.j.push_back(j);
+        if (count) pairs.count.push_back(value);
+    };
+    // CPU: each tile reduced as it is handed over. GPU: each launch reduced on the device.
+    const SimilarityTileSink reduce_tile = [&](const SimilarityTile& t) {
         for (std::size_t r = 0; r < t.rows; ++r) {
             const auto* row = static_cast<const unsigned char*>(t.data) + r * t.row_stride_bytes;
             for (std::size_t c = 0; c < t.cols; ++c) {
-                std::int32_t value = 0;
-                if (o.mode == SimilarityMode::Count) std::memcpy(&value, row + c * sizeof value, sizeof value);
-                if (o.mode == SimilarityMode::Count ? static_cast<std::size_t>(value) < min_count : row[c] == 0) continue;
-                const std::uint64_t i = t.row0 + r, j = t.col0 + c;
-                if (!pairs.i.empty() && (i < last_i || (i == last_i && j < last_j))) ordered = false;
-                last_i = i;
-                last_j = j;
-                pairs.i.push_back(i);
-                pairs.j.push_back(j);
-                if (o.mode == SimilarityMode::Count) pairs.count.push_back(value);
+                std::int32_t value = row[c];
+                if (count) std::memcpy(&value, row + c * sizeof value, sizeof value);
+                if (value >= least) add(t.row0 + r, t.col0 + c, value);
             }
         }
     };
-    pairs.stats = similarity(x, y, reduce, o);
+    [[maybe_unused]] const detail::similarity::PassingSink add_passing = [&](const Region& region, const detail::similarity::PassingElement* passing,
+                                                            std::size_t n) {
+        for (std::size_t k = 0; k < n; ++k)
+            add(region.row0 + passing[k].index / region.cols, region.col0 + passing[k].index % region.cols, passing[k].count);
+    };
+    pairs.stats = detail::dispatch(
+        o.backend, o.device, nullptr, o.method,
+        [&](detail::MemoryTracker& tracker) { run_cpu(p, make_plan(p, o, Backend::Cpu), o.method, nullptr, &reduce_tile, tracker); },
+        [&](const auto& context, auto& tracker) {
+            HPCML_IF_CUDA(detail::similarity::cuda_run_pairs(p, make_plan(p, o, Backend::Cuda), o.method, least, add_passing, context,
+                                                             tracker);)
+        });
     if (!ordered) {
         std::vector<std::size_t> order(pairs.i.size());
         for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;

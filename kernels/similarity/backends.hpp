@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "common/memory.hpp"
 #include "math.hpp"
@@ -45,7 +46,14 @@ void cpu_fused(const Problem& problem, const Region& region, const RegionOutput&
 void cpu_naive(const Problem& problem, const Region& region, const RegionOutput& out,
                detail::MemoryTracker& tracker);
 
-// Symmetry on the CPU (fused, 16 samples or more): with problem.symmetric, cpu_fused computes a region
+// Where y is x, the fused method computes S on and above the diagonal only and mirrors the
+// rest, where that pays: with few samples a pair costs less than its mirrored copy, and the
+// naive baseline stays naive.
+inline bool uses_symmetry(const Problem& problem, Method method) {
+    return problem.symmetric && method == Method::Fused && problem.samples >= 16;
+}
+
+// Symmetry on the CPU (uses_symmetry): with problem.symmetric, cpu_fused computes a region
 // on the diagonal (row0 == col0, rows == cols) from its items on and above the diagonal and
 // mirrors the rest; an off-diagonal region's mirror is written by cpu_transpose:
 // dst(a, b) = src(b, a) for the rows x cols block `src`.
@@ -58,15 +66,31 @@ struct TilePlan {
     std::size_t tile_rows = 0, tile_cols = 0;
 };
 
+// A pair list's element of a region: its index in the region (row-major, row * cols + col)
+// and its count (mode All: 1).
+struct PassingElement {
+    std::uint32_t index;
+    std::int32_t count;
+};
+using PassingSink = std::function<void(const Region& region, const PassingElement* passing, std::size_t count)>;
+
 #if HPCML_WITH_CUDA
 // CUDA backend (cuda_driver.cpp). Host inputs: x and y are copied to the device once, tiles
 // are computed several per launch and streamed back through pinned buffers on two streams,
-// each finished tile handed to `sink`. Device inputs: everything stays on the device and
-// `out` (device memory, n x m packed) is filled in place.
+// each finished tile handed to `sink` (no symmetry: every byte of S crosses PCIe anyway,
+// and that copy, not the kernel, bounds the time unless samples are in the thousands).
+// Device inputs: everything stays on the device and `out` (device memory, n x m packed) is
+// filled in place, using the symmetry (uses_symmetry: blocks on and above the diagonal, then
+// a mirror kernel).
 void cuda_run_host(const Problem& problem, const TilePlan& plan, Method method,
                    const SimilarityTileSink& sink, const Context& context, detail::MemoryTracker& tracker);
 void cuda_run_device(const Problem& problem, const TilePlan& plan, Method method, void* out,
                      const Context& context, detail::MemoryTracker& tracker);
+// Host inputs, a pair list: each launch's output (problem.output Int32 or Bool) is reduced on
+// the device to its elements reaching min_count (select_passing), and only those are copied
+// back and handed to `sink`, region by region.
+void cuda_run_pairs(const Problem& problem, const TilePlan& plan, Method method, std::int32_t min_count,
+                    const PassingSink& sink, const Context& context, detail::MemoryTracker& tracker);
 #endif
 
 }  // namespace hpcml::detail::similarity

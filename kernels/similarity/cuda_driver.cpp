@@ -41,6 +41,35 @@ std::vector<Region> launch_regions(const Problem& p, const TilePlan& plan, std::
     return regions;
 }
 
+// x and y copied to the device once, packed: a view of a column block of a wider matrix copies
+// only its columns. y is not copied when it is x, or a prefix of x's columns. `problem` is the
+// host problem with its pointers on the device.
+struct DeviceInputs {
+    detail::DeviceBuffer<float> x, y;
+    Problem problem;
+};
+
+DeviceInputs upload(const Problem& host, cudaStream_t stream, detail::MemoryTracker& tracker) {
+    auto copy = [&](const float* data, std::size_t ld, std::size_t cols, const char* what) {
+        detail::DeviceBuffer<float> buffer(tracker, detail::checked_mul(host.samples, cols, what), stream, what);
+        if (buffer.size())
+            HPCML_CUDA_CHECK(cudaMemcpy2DAsync(buffer.data(), cols * sizeof(float), data, ld * sizeof(float), cols * sizeof(float),
+                                               host.samples, cudaMemcpyHostToDevice, stream));
+        return buffer;
+    };
+    const bool self = host.y == host.x && host.ldy == host.ldx && host.m <= host.n;
+    DeviceInputs in;
+    in.x = copy(host.x, host.ldx, host.n, "similarity x on device");
+    if (!self) in.y = copy(host.y, host.ldy, host.m, "similarity y on device");
+    HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
+    in.problem = host;
+    in.problem.x = in.x.data();
+    in.problem.ldx = host.n;
+    in.problem.y = self ? in.x.data() : in.y.data();
+    in.problem.ldy = self ? host.n : host.m;
+    return in;
+}
+
 void launch(const Problem& p, const Region& region, const RegionOutput& out, Method method,
             detail::MemoryTracker& tracker, cudaStream_t stream) {
     if (method == Method::Fused) {
@@ -59,25 +88,8 @@ void cuda_run_host(const Problem& host, const TilePlan& plan, Method method, con
     std::array<Stream, 2> streams;
     std::array<Event, 2> copied;
 
-    // Inputs go to the device once, packed: a view of a column block of a wider matrix copies
-    // only its columns. y is not copied when it is x, or a prefix of x's columns.
-    Problem dev = host;
-    const cudaStream_t copy_stream = streams[0].get();
-    auto upload = [&](const float* data, std::size_t ld, std::size_t cols, const char* what) {
-        detail::DeviceBuffer<float> buffer(tracker, detail::checked_mul(host.samples, cols, what), copy_stream, what);
-        if (buffer.size())
-            HPCML_CUDA_CHECK(cudaMemcpy2DAsync(buffer.data(), cols * sizeof(float), data, ld * sizeof(float), cols * sizeof(float),
-                                               host.samples, cudaMemcpyHostToDevice, copy_stream));
-        return buffer;
-    };
-    const bool self = host.y == host.x && host.ldy == host.ldx && host.m <= host.n;
-    const detail::DeviceBuffer<float> x_dev = upload(host.x, host.ldx, host.n, "similarity x on device");
-    const detail::DeviceBuffer<float> y_dev = self ? detail::DeviceBuffer<float>() : upload(host.y, host.ldy, host.m, "similarity y on device");
-    HPCML_CUDA_CHECK(cudaStreamSynchronize(copy_stream));
-    dev.x = x_dev.data();
-    dev.ldx = host.n;
-    dev.y = self ? x_dev.data() : y_dev.data();
-    dev.ldy = self ? host.n : host.m;
+    const DeviceInputs inputs = upload(host, streams[0].get(), tracker);
+    const Problem& dev = inputs.problem;
 
     const std::size_t group = tiles_per_launch(dev, plan, method);
     const std::vector<Region> regions = launch_regions(host, plan, group);
@@ -131,11 +143,71 @@ void cuda_run_device(const Problem& p, const TilePlan& plan, Method method, void
     const detail::DeviceGuard guard(context.device);
     const cudaStream_t stream = static_cast<cudaStream_t>(context.stream);
     const std::size_t out_row_bytes = row_bytes(p.m, p.output);
-    for (const Region& region : launch_regions(p, plan, tiles_per_launch(p, plan, method))) {
-        auto* base = static_cast<unsigned char*>(out) + region.row0 * out_row_bytes + row_bytes(region.col0, p.output);
-        launch(p, region, RegionOutput{base, out_row_bytes}, method, tracker, stream);
+    auto at = [&](std::size_t row0, std::size_t col0) {
+        return RegionOutput{static_cast<unsigned char*>(out) + row0 * out_row_bytes + row_bytes(col0, p.output), out_row_bytes};
+    };
+    // Where y is x: row bands of whole 128-row blocks, each from its diagonal to the last
+    // column with the blocks below the diagonal skipped, then one mirror of everything below
+    // it. The output is on the device, so the mirror costs a read and a write per element
+    // instead of `samples` compare-counts.
+    if (uses_symmetry(p, method)) {
+        const std::size_t band = (plan.tile_rows + kFusedBlockRows - 1) / kFusedBlockRows * kFusedBlockRows;
+        for (std::size_t r = 0; r < p.n; r += band)
+            launch_fused(p, Region{r, r, std::min(band, p.n - r), p.m - r}, at(r, r), stream, true);
+        launch_mirror_lower(p, out, out_row_bytes, stream);
+    } else {
+        for (const Region& region : launch_regions(p, plan, tiles_per_launch(p, plan, method)))
+            launch(p, region, at(region.row0, region.col0), method, tracker, stream);
     }
     HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+}  // namespace hpcml::detail::similarity
+
+namespace hpcml::detail::similarity {
+
+void cuda_run_pairs(const Problem& host, const TilePlan& plan, Method method, std::int32_t min_count, const PassingSink& sink,
+                    const Context& context, detail::MemoryTracker& tracker) {
+    if (host.n == 0 || host.m == 0) return;
+    const detail::DeviceGuard guard(context.device);
+    const Stream stream;
+    const DeviceInputs inputs = upload(host, stream.get(), tracker);
+    // A launch's selection indexes its elements in 31 bits (select_passing refuses a larger tile).
+    constexpr std::size_t kMostElements = (std::size_t{1} << 31) - 1;
+    const std::size_t group = std::max<std::size_t>(
+        1, std::min(tiles_per_launch(inputs.problem, plan, method), kMostElements / (plan.tile_rows * plan.tile_cols)));
+    const std::vector<Region> regions = launch_regions(host, plan, group);
+    const std::size_t most = plan.tile_rows * std::min(plan.tile_cols * group, host.m);
+    const std::size_t temp_bytes = select_passing(nullptr, host.output, most, min_count, nullptr, nullptr, nullptr, 0, stream.get());
+    detail::DeviceBuffer<unsigned char> out(tracker, detail::checked_mul(most, row_bytes(1, host.output), "tile group"), stream.get(),
+                                            "similarity output tiles");
+    detail::DeviceBuffer<PassingElement> selected(tracker, most, stream.get(), "similarity selected pairs");
+    detail::DeviceBuffer<unsigned long long> selected_count(tracker, 1, stream.get(), "similarity selected count");
+    detail::DeviceBuffer<unsigned char> temp(tracker, temp_bytes, stream.get(), "similarity selection scratch");
+    detail::PinnedBuffer<unsigned long long> count_host(tracker, 1, "similarity selected count");
+    std::vector<PassingElement> passing;
+    // On every exit (a throwing sink included) the stream finishes before the buffers above
+    // are freed: a copy may still be writing into the pinned count.
+    struct Drain {
+        cudaStream_t stream;
+        ~Drain() { (void)cudaStreamSynchronize(stream); }
+    } drain{stream.get()};
+    for (const Region& region : regions) {
+        const std::size_t elements = region.rows * region.cols;
+        launch(inputs.problem, region, RegionOutput{out.data(), row_bytes(region.cols, host.output)}, method, tracker, stream.get());
+        select_passing(out.data(), host.output, elements, min_count, selected.data(), selected_count.data(), temp.data(), temp.size(),
+                       stream.get());
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(count_host.data(), selected_count.data(), sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                                         stream.get()));
+        HPCML_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        const std::size_t count = static_cast<std::size_t>(*count_host.data());
+        passing.resize(count);
+        if (count)
+            HPCML_CUDA_CHECK(cudaMemcpyAsync(passing.data(), selected.data(), count * sizeof(PassingElement), cudaMemcpyDeviceToHost,
+                                             stream.get()));
+        HPCML_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        sink(region, passing.data(), count);
+    }
 }
 
 }  // namespace hpcml::detail::similarity

@@ -46,6 +46,7 @@ struct FusedArgs {
     float threshold;
     unsigned char* out;
     std::size_t out_stride;  // bytes
+    bool upper_blocks_only;  // a region on the diagonal of S = S^T: blocks below it are mirrored later
 };
 
 // Four consecutive features of sample s, NaN past the sample count or the feature limit.
@@ -110,6 +111,7 @@ __global__ void __launch_bounds__(kThreads, 2) similarity_fused_kernel(const Fus
     __shared__ __align__(16) float xs[kBK][kBM];
     __shared__ __align__(16) float ys[kBK][kBN];
 
+    if (a.upper_blocks_only && blockIdx.y > blockIdx.x) return;  // the whole block: no barrier is left waiting
     const int tid = static_cast<int>(threadIdx.x);
     const int tx = tid % (kBN / kTN);
     const int ty = tid / (kBN / kTN);
@@ -214,14 +216,14 @@ std::size_t fused_resident_blocks(const Problem& p) {
     return detail::resident_blocks(reinterpret_cast<const void*>(kernel), kThreads, 0);
 }
 
-void launch_fused(const Problem& p, const Region& region, const RegionOutput& out, cudaStream_t stream) {
+void launch_fused(const Problem& p, const Region& region, const RegionOutput& out, cudaStream_t stream, bool upper_blocks_only) {
     if (region.rows == 0 || region.cols == 0) return;
     // gridDim.y is at most 65535; columns go on x, which reaches 2^31 - 1.
     detail::require(region.rows <= std::size_t{65535} * kBM && region.cols < (std::size_t{1} << 30),
                     "tile: at most 8388480 rows and 2^30 columns per tile on the GPU");
     FusedArgs args{p.x + region.row0, p.y + region.col0, p.ldx, p.ldy, p.samples,
                    static_cast<int>(region.rows), static_cast<int>(region.cols), p.threshold,
-                   static_cast<unsigned char*>(out.data), out.row_stride_bytes};
+                   static_cast<unsigned char*>(out.data), out.row_stride_bytes, upper_blocks_only};
     const FusedKernel kernel = fused_kernel(p.output, vec4_loads(args.x, p.ldx, args.y, p.ldy), p.samples);
     const dim3 grid(static_cast<unsigned>((args.cols + kBN - 1) / kBN), static_cast<unsigned>((args.rows + kBM - 1) / kBM));
     kernel<<<grid, kThreads, 0, stream>>>(args);

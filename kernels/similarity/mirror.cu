@@ -1,0 +1,84 @@
+// The mirror of the symmetric device path: where y is x, S = S^T, and the fused kernel writes
+// only the 128 x 128 blocks on and above the diagonal (rows in bands of whole blocks); these
+// kernels fill every element below it, out(a, b) = out(b, a) with a / 128 > b / 128.
+//
+// Elements (Int32, UInt16, UInt8, Bool): 32 x 32 tiles through shared memory, so that both the
+// read of the source rows and the write of the destination rows are coalesced. A 32-tile lies in
+// one 128-block, so a tile is wholly mirrored or wholly left alone. Bitmask: one thread per
+// destination byte, gathering bit a % 8 of the 8 source bytes (b, a / 8) of its columns.
+// Cost: about 2 bytes moved per mirrored output byte (read once, written once): n^2 / 2 output
+// elements over the memory bandwidth, against the n^2 / 2 x samples compare-counts saved.
+#include <cstdint>
+
+#include "common/cuda_check.hpp"
+#include "cuda_launchers.hpp"
+#include "math.hpp"
+
+namespace hpcml::detail::similarity {
+
+namespace {
+
+constexpr int kTile = 32, kRowsPerPass = 8;
+constexpr std::size_t kBlock = kFusedBlockRows;
+static_assert(kFusedBlockRows == kFusedBlockCols && kFusedBlockRows % kTile == 0, "a 32-tile lies in one block");
+
+// Grid: x over destination column tiles, y (striding) over destination row tiles.
+template <class T>
+__global__ void mirror_lower_kernel(unsigned char* out, std::size_t stride, std::size_t n) {
+    __shared__ T tile[kTile][kTile + 1];  // +1: the transposed read hits 32 banks
+    const std::size_t b0 = std::size_t{blockIdx.x} * kTile;
+    const std::size_t tiles = (n + kTile - 1) / kTile;
+    for (std::size_t ty = blockIdx.y; ty < tiles; ty += gridDim.y) {
+        const std::size_t a0 = ty * kTile;
+        if (a0 / kBlock <= b0 / kBlock) continue;  // computed by the fused kernel (uniform per block)
+        for (int k = static_cast<int>(threadIdx.y); k < kTile; k += kRowsPerPass) {
+            const std::size_t b = b0 + k, a = a0 + threadIdx.x;
+            if (b < n && a < n) tile[k][threadIdx.x] = reinterpret_cast<const T*>(out + b * stride)[a];
+        }
+        __syncthreads();
+        for (int k = static_cast<int>(threadIdx.y); k < kTile; k += kRowsPerPass) {
+            const std::size_t a = a0 + k, b = b0 + threadIdx.x;
+            if (a < n && b < n) reinterpret_cast<T*>(out + a * stride)[b] = tile[threadIdx.x][k];
+        }
+        __syncthreads();  // the tile is read before the next one overwrites it
+    }
+}
+
+// Grid: x over destination bytes of a row, y (striding) over rows. Bits past n stay 0.
+__global__ void mirror_lower_bits_kernel(unsigned char* out, std::size_t stride, std::size_t n) {
+    const std::size_t row_bytes = (n + 7) / 8;
+    const std::size_t byte = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+    if (byte >= row_bytes) return;
+    for (std::size_t a = blockIdx.y; a < n; a += gridDim.y) {
+        if (a / kBlock <= byte * 8 / kBlock) continue;
+        out[a * stride + byte] = encode_bitmask_byte(
+            [&](unsigned k) { return ((out[(byte * 8 + k) * stride + a / 8] >> (a % 8)) & 1u) != 0; }, static_cast<unsigned>(n - byte * 8 < 8 ? n - byte * 8 : 8));
+    }
+}
+
+unsigned grid_rows(std::size_t rows) { return static_cast<unsigned>(rows < 65535 ? (rows ? rows : 1) : 65535); }
+
+}  // namespace
+
+void launch_mirror_lower(const Problem& p, void* out, std::size_t out_row_bytes, cudaStream_t stream) {
+    const std::size_t n = p.n;
+    if (n <= kBlock) return;  // one block row: nothing below the diagonal blocks
+    auto* bytes = static_cast<unsigned char*>(out);
+    if (p.output == SimilarityOutput::Bitmask) {
+        constexpr unsigned kThreads = 128;
+        const dim3 grid(static_cast<unsigned>(((n + 7) / 8 + kThreads - 1) / kThreads), grid_rows(n));
+        mirror_lower_bits_kernel<<<grid, kThreads, 0, stream>>>(bytes, out_row_bytes, n);
+        HPCML_LAUNCH_CHECK("mirror_lower_bits_kernel");
+        return;
+    }
+    const std::size_t tiles = (n + kTile - 1) / kTile;
+    const dim3 grid(static_cast<unsigned>(tiles), grid_rows(tiles)), block(kTile, kRowsPerPass);
+    switch (row_bytes(1, p.output)) {
+        case 4: mirror_lower_kernel<std::uint32_t><<<grid, block, 0, stream>>>(bytes, out_row_bytes, n); break;
+        case 2: mirror_lower_kernel<std::uint16_t><<<grid, block, 0, stream>>>(bytes, out_row_bytes, n); break;
+        default: mirror_lower_kernel<std::uint8_t><<<grid, block, 0, stream>>>(bytes, out_row_bytes, n); break;
+    }
+    HPCML_LAUNCH_CHECK("mirror_lower_kernel");
+}
+
+}  // namespace hpcml::detail::similarity
