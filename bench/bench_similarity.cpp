@@ -46,10 +46,11 @@ std::vector<float> randn(std::size_t count, unsigned seed) {
 }
 
 // Pair-samples per second the instruction issue allows. GPU: 128 thread-instructions per
-// clock per SM, 3 instructions per pair-sample (kernels/similarity/fused.cu). CPU: 8 per cycle
-// per physical core (4 vector instructions per 8 pair-samples on 4 vector pipes, kernels/
-// similarity/cpu.cpp) at the clock /proc/cpuinfo gives (a virtual machine's may be the nominal one);
-// 0 where unknown.
+// clock per SM, 3 instructions per pair-sample (kernels/similarity/fused.cu). CPU: 4 vector
+// instructions per vector of pairs (kernels/similarity/cpu.cpp) on 4 vector pipes, per
+// physical core: 16 pair-samples per cycle with AVX-512 (full-width pipes, as on Zen 5; half
+// that where 512-bit instructions are split), 8 with AVX2, 4 baseline, at the clock
+// /proc/cpuinfo gives (a virtual machine's may be the nominal one); 0 where unknown.
 double instruction_floor(const hpcml::Context& context) {
     if (context.backend == hpcml::Backend::Cuda) {
         for (const hpcml::DeviceInfo& d : hpcml::devices())
@@ -70,7 +71,9 @@ double instruction_floor(const hpcml::Context& context) {
     }
     if (mhz.empty()) return 0.0;
     const double count = cores.empty() ? std::thread::hardware_concurrency() : static_cast<double>(cores.size());
-    return 8.0 * count * std::stod(mhz) * 1e6;
+    const std::string_view kernel = hpcml::similarity_cpu_kernel();
+    const double per_cycle = kernel == "avx512" ? 16.0 : kernel == "avx2" ? 8.0 : 4.0;
+    return per_cycle * count * std::stod(mhz) * 1e6;
 }
 
 // Inputs and the whole output in device memory, timed with CUDA events: the kernels alone,
@@ -224,12 +227,15 @@ void register_benchmarks(const Flags& flags) {
         }
 }
 
-// Ends the summary line: with y = x, fused on a copy of x beside it, and what symmetry gave.
+// Ends the summary line: with y = x, fused on a copy of x beside it, and what symmetry gave;
+// on the CPU, the instruction set its kernel ran on.
 void print_symmetry(const RunResult& fused, const std::vector<RunResult>& results) {
     const RunResult* plain = hpcml::bench::find_result(results, "similarity/fused-plain/");
     if (plain && !plain->skipped)
         std::fprintf(hpcml::bench::summary_out(), "; fused without symmetry (y a copy of x) %.4g s: symmetry %.2fx", plain->seconds,
                      plain->seconds / fused.seconds);
+    if (fused.name.find("/cpu/") != std::string::npos)
+        std::fprintf(hpcml::bench::summary_out(), "; CPU kernel %s", std::string(hpcml::similarity_cpu_kernel()).c_str());
     std::fprintf(hpcml::bench::summary_out(), "\n");
 }
 

@@ -84,13 +84,18 @@ SimilarityOutput resolve_output(const SimilarityOptions& options);
 // Every entry point checks this itself; a caller can check before it commits to a long job.
 void check_similarity_options(const SimilarityOptions& options, std::size_t samples);
 
+// The instruction set the CPU backend's fused kernel uses on this machine: "avx512" (16 pairs
+// per vector instruction), "avx2" (8) or "baseline" (x86-64's SSE2, or another CPU). The
+// environment variable HPCML_SIMILARITY_NO_AVX512 (any value) keeps an AVX-512 CPU on "avx2".
+std::string_view similarity_cpu_kernel();
+
 // Bytes of an n x m output of type `output` (rows packed; Bitmask rows are ceil(m / 8) bytes).
 std::size_t similarity_output_bytes(std::size_t n, std::size_t m, SimilarityOutput output);
 
 // Computes S into `out`, a host buffer of similarity_output_bytes(x.cols, y.cols, ...) bytes.
 // y = MatrixView{} (null, 0 x 0) means y = x; so does a view of the same memory as x. Then S is
-// symmetric, and with 16 samples or more the CPU's fused method computes only half of it and
-// mirrors the rest. Throws InvalidArgument for bad arguments (naming them), OutOfMemory when
+// symmetric, and with 16 samples or more the fused method computes only half of it and mirrors
+// the rest (on the CPU; on the GPU in similarity_device, whose output stays on the device). Throws InvalidArgument for bad arguments (naming them), OutOfMemory when
 // hpcml's own memory would not fit: the naive method's intermediate, or the fused CPU method's
 // packed inputs (samples x (rows + cols) floats of a tile; `tile` bounds them).
 RunStats similarity(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options = {});

@@ -339,6 +339,9 @@ NB_MODULE(_hpcml, m) {
     m.def("_similarity_pairs", &similarity_pairs_binding, nb::arg("x"), nb::arg("y").none(), nb::arg("threshold"),
           nb::arg("mode"), nb::arg("min_count"), nb::arg("tile").none(), nb::arg("backend"), nb::arg("method"),
           nb::arg("device"), "Low-level pair list; use hpcml.similarity_pairs.");
+    m.def("similarity_cpu_kernel", [] { return std::string(hpcml::similarity_cpu_kernel()); },
+          "The instruction set the CPU backend's fused similarity kernel uses here: 'avx512', 'avx2' or 'baseline' "
+          "(HPCML_SIMILARITY_NO_AVX512 set in the environment keeps an AVX-512 CPU on 'avx2').");
     m.def("_similarity_output", [](const std::string& mode, const std::string& dtype) {
         hpcml::SimilarityOptions o;
         o.mode = hpcml::parse_similarity_mode(mode, "mode");

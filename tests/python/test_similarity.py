@@ -1,3 +1,5 @@
+import os
+
 import numpy as np
 import pytest
 
@@ -53,6 +55,20 @@ def test_all_mode_bool_and_bitmask(backend, method):
     np.testing.assert_array_equal(got, expected)
     bits = hpcml.similarity(x, y, mode="all", dtype="bitmask", backend=backend, method=method, tile=9)
     np.testing.assert_array_equal(bits, np.packbits(expected, axis=1, bitorder="little"))
+
+
+def test_cpu_kernel_is_named_and_both_kernels_agree():
+    assert hpcml.similarity_cpu_kernel() in ("avx512", "avx2", "baseline")
+    # The AVX2 kernel where the CPU has AVX-512 (the variable is read at each call).
+    rng = np.random.default_rng(15)
+    x = data(rng, (70, 90))
+    os.environ["HPCML_SIMILARITY_NO_AVX512"] = "1"
+    try:
+        assert hpcml.similarity_cpu_kernel() in ("avx2", "baseline")
+        np.testing.assert_array_equal(hpcml.similarity(x, backend="cpu"), numpy_counts(x, x))
+    finally:
+        del os.environ["HPCML_SIMILARITY_NO_AVX512"]
+    np.testing.assert_array_equal(hpcml.similarity(x, backend="cpu"), numpy_counts(x, x))
 
 
 def test_y_defaults_to_x_and_threshold():
