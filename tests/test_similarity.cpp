@@ -686,6 +686,28 @@ TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
                 EXPECT_EQ(gpu.j, cpu.j) << what;
                 EXPECT_EQ(gpu.count, cpu.count) << what;
             }
+    // 60000 columns of 100-column tiles: a row band takes several launches, so regions start
+    // past column 0 and their pairs arrive out of row-major order; the naive method too.
+    const std::size_t wide = 60000, rows = 150;
+    const auto a = clustered_data(16, rows);
+    const auto b = clustered_data(16, wide);
+    for (const Method method : {Method::Fused, Method::Naive})
+        for (const SimilarityMode mode : {SimilarityMode::All, SimilarityMode::Count}) {
+            SimilarityOptions o;
+            o.mode = mode;
+            o.threshold = 2.0f;
+            o.tile = 100;
+            o.method = method;
+            o.backend = Backend::Cpu;
+            const hpcml::SimilarityPairs cpu = hpcml::similarity_pairs({a.data(), 16, rows}, {b.data(), 16, wide}, o, 8);
+            o.backend = Backend::Cuda;
+            const hpcml::SimilarityPairs gpu = hpcml::similarity_pairs({a.data(), 16, rows}, {b.data(), 16, wide}, o, 8);
+            const std::string what = std::string(hpcml::to_string(method)) + " " + std::string(hpcml::to_string(mode));
+            EXPECT_GT(cpu.i.size(), wide) << what;
+            EXPECT_EQ(gpu.i, cpu.i) << what;
+            EXPECT_EQ(gpu.j, cpu.j) << what;
+            EXPECT_EQ(gpu.count, cpu.count) << what;
+        }
 }
 
 TEST(SimilarityCuda, HostPointersToTheDeviceApiAreRefused) {
@@ -845,7 +867,7 @@ TEST(Similarity, PairsAreTheDenseResultsNonzeros) {
         for (Backend backend : backends())
             for (std::size_t tile : {5u, 16u, 100u})
                 for (SimilarityMode mode : {SimilarityMode::Count, SimilarityMode::All})
-                    for (std::size_t min_count : {1u, 7u}) {
+                    for (std::size_t min_count : {std::size_t{1}, std::size_t{7}, shape.samples + 1}) {  // the last passes nothing
                         SimilarityOptions o;
                         o.backend = backend;
                         o.tile = tile;

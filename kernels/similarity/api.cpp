@@ -209,8 +209,9 @@ SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOpt
     o.output = count ? SimilarityOutput::Int32 : SimilarityOutput::Bool;
     if (!o.tile) o.tile = 1024;  // never the whole output at once
     const Problem p = make_problem(x, y, o);
-    // Counts are at most samples <= 2^31 - 1: a larger min_count passes nothing either way.
-    const auto least = count ? static_cast<std::int32_t>(std::min<std::size_t>(min_count, std::numeric_limits<std::int32_t>::max())) : 1;
+    // Counts are at most samples (<= 2^31 - 1): a larger min_count passes nothing.
+    const bool none_pass = count && min_count > p.samples;
+    const auto least = count && !none_pass ? static_cast<std::int32_t>(min_count) : 1;
     SimilarityPairs pairs;
     // Tiles arrive row-major, or (with symmetry, or GPU launches of several tiles) in another
     // order: each tile's pairs are row-major within it, and the whole is sorted once at the end.
@@ -239,10 +240,12 @@ SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOpt
     };
     pairs.stats = detail::dispatch(
         o.backend, o.device, nullptr, o.method,
-        [&](detail::MemoryTracker& tracker) { run_cpu(p, make_plan(p, o, Backend::Cpu), o.method, nullptr, &reduce_tile, tracker); },
+        [&](detail::MemoryTracker& tracker) {
+            if (!none_pass) run_cpu(p, make_plan(p, o, Backend::Cpu), o.method, nullptr, &reduce_tile, tracker);
+        },
         [&](const auto& context, auto& tracker) {
-            HPCML_IF_CUDA(detail::similarity::cuda_run_pairs(p, make_plan(p, o, Backend::Cuda), o.method, least, add_passing, context,
-                                                             tracker);)
+            HPCML_IF_CUDA(if (!none_pass) detail::similarity::cuda_run_pairs(p, make_plan(p, o, Backend::Cuda), o.method, least,
+                                                                             add_passing, context, tracker);)
         });
     if (!ordered) {
         std::vector<std::size_t> order(pairs.i.size());

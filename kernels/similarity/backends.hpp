@@ -75,6 +75,7 @@ struct PassingElement {
     std::uint32_t index;
     std::int32_t count;
 };
+static_assert(sizeof(PassingElement) == 8, "the same 8 bytes on the host and the device");
 using PassingSink = std::function<void(const Region& region, const PassingElement* passing, std::size_t count)>;
 
 #if HPCML_WITH_CUDA

@@ -183,7 +183,8 @@ void cuda_run_pairs(const Problem& host, const TilePlan& plan, Method method, st
                                             "similarity output tiles");
     detail::DeviceBuffer<PassingElement> selected(tracker, most, stream.get(), "similarity selected pairs");
     detail::DeviceBuffer<unsigned long long> selected_count(tracker, 1, stream.get(), "similarity selected count");
-    detail::DeviceBuffer<unsigned char> temp(tracker, temp_bytes, stream.get(), "similarity selection scratch");
+    // Never empty: a null scratch pointer would make the selection a size query.
+    detail::DeviceBuffer<unsigned char> temp(tracker, std::max<std::size_t>(temp_bytes, 1), stream.get(), "similarity selection scratch");
     detail::PinnedBuffer<unsigned long long> count_host(tracker, 1, "similarity selected count");
     std::vector<PassingElement> passing;
     // On every exit (a throwing sink included) the stream finishes before the buffers above

@@ -4,10 +4,10 @@
 //
 // Elements (Int32, UInt16, UInt8, Bool): 32 x 32 tiles through shared memory, so that both the
 // read of the source rows and the write of the destination rows are coalesced. A 32-tile lies in
-// one 128-block, so a tile is wholly mirrored or wholly left alone. Bitmask: one thread per
-// destination byte, gathering bit a % 8 of the 8 source bytes (b, a / 8) of its columns.
-// Cost: about 2 bytes moved per mirrored output byte (read once, written once): n^2 / 2 output
-// elements over the memory bandwidth, against the n^2 / 2 x samples compare-counts saved.
+// one 128-block, so a tile is wholly mirrored or wholly left alone. Bitmask: 32 x 32 bit tiles,
+// a warp each, transposed by 32 ballots. Cost: 2 bytes moved per mirrored output byte (read
+// once, written once): n^2 / 2 output elements over the memory bandwidth, against the
+// n^2 / 2 x samples compare-counts saved.
 #include <cstdint>
 
 #include "common/cuda_check.hpp"
@@ -44,15 +44,29 @@ __global__ void mirror_lower_kernel(unsigned char* out, std::size_t stride, std:
     }
 }
 
-// Grid: x over destination bytes of a row, y (striding) over rows. Bits past n stay 0.
+// One warp per 32 x 32 bit tile: lane l holds the 32 bits of source row b0 + l at columns
+// a0..a0+31, and the k-th ballot gathers bit k of every lane, which is destination row a0 + k
+// at columns b0..b0+31 (bit l = column b0 + l, Bitmask's little bit order). Rows and bytes past
+// the output are neither read nor written; their bits are 0. Grid: x over source row tiles
+// (b), y and the block's 8 warps (striding) over destination row tiles (a).
 __global__ void mirror_lower_bits_kernel(unsigned char* out, std::size_t stride, std::size_t n) {
-    const std::size_t row_bytes = (n + 7) / 8;
-    const std::size_t byte = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
-    if (byte >= row_bytes) return;
-    for (std::size_t a = blockIdx.y; a < n; a += gridDim.y) {
-        if (a / kBlock <= byte * 8 / kBlock) continue;
-        out[a * stride + byte] = encode_bitmask_byte(
-            [&](unsigned k) { return ((out[(byte * 8 + k) * stride + a / 8] >> (a % 8)) & 1u) != 0; }, static_cast<unsigned>(n - byte * 8 < 8 ? n - byte * 8 : 8));
+    const std::size_t row_bytes = (n + 7) / 8, tiles = (n + kTile - 1) / kTile;
+    const unsigned lane = threadIdx.x;
+    const std::size_t b0 = std::size_t{blockIdx.x} * kTile;
+    for (std::size_t ta = std::size_t{blockIdx.y} * blockDim.y + threadIdx.y; ta < tiles; ta += std::size_t{gridDim.y} * blockDim.y) {
+        const std::size_t a0 = ta * kTile;
+        if (a0 / kBlock <= b0 / kBlock) continue;  // computed by the fused kernel (uniform per warp)
+        unsigned bits = 0;
+        if (b0 + lane < n)
+            for (unsigned q = 0; q < 4 && a0 / 8 + q < row_bytes; ++q) bits |= unsigned{out[(b0 + lane) * stride + a0 / 8 + q]} << (8 * q);
+        unsigned mine = 0;
+        for (unsigned k = 0; k < kTile; ++k) {
+            const unsigned row = __ballot_sync(0xffffffffu, (bits >> k) & 1u);
+            if (k == lane) mine = row;
+        }
+        if (a0 + lane < n)
+            for (unsigned q = 0; q < 4 && b0 / 8 + q < row_bytes; ++q)
+                out[(a0 + lane) * stride + b0 / 8 + q] = static_cast<unsigned char>(mine >> (8 * q));
     }
 }
 
@@ -64,15 +78,15 @@ void launch_mirror_lower(const Problem& p, void* out, std::size_t out_row_bytes,
     const std::size_t n = p.n;
     if (n <= kBlock) return;  // one block row: nothing below the diagonal blocks
     auto* bytes = static_cast<unsigned char*>(out);
+    const std::size_t tiles = (n + kTile - 1) / kTile;
+    const dim3 block(kTile, kRowsPerPass);
     if (p.output == SimilarityOutput::Bitmask) {
-        constexpr unsigned kThreads = 128;
-        const dim3 grid(static_cast<unsigned>(((n + 7) / 8 + kThreads - 1) / kThreads), grid_rows(n));
-        mirror_lower_bits_kernel<<<grid, kThreads, 0, stream>>>(bytes, out_row_bytes, n);
+        const dim3 grid(static_cast<unsigned>(tiles), grid_rows((tiles + kRowsPerPass - 1) / kRowsPerPass));
+        mirror_lower_bits_kernel<<<grid, block, 0, stream>>>(bytes, out_row_bytes, n);
         HPCML_LAUNCH_CHECK("mirror_lower_bits_kernel");
         return;
     }
-    const std::size_t tiles = (n + kTile - 1) / kTile;
-    const dim3 grid(static_cast<unsigned>(tiles), grid_rows(tiles)), block(kTile, kRowsPerPass);
+    const dim3 grid(static_cast<unsigned>(tiles), grid_rows(tiles));
     switch (row_bytes(1, p.output)) {
         case 4: mirror_lower_kernel<std::uint32_t><<<grid, block, 0, stream>>>(bytes, out_row_bytes, n); break;
         case 2: mirror_lower_kernel<std::uint16_t><<<grid, block, 0, stream>>>(bytes, out_row_bytes, n); break;
