@@ -12,7 +12,8 @@
 #   scripts/gpu-suite.sh racecheck       racecheck and synccheck over similarity and regret
 #   scripts/gpu-suite.sh initcheck       initcheck over every C++ suite
 #   scripts/gpu-suite.sh python          pytest with the carried wheel (CuPy and torch arrays included)
-#   scripts/gpu-suite.sh bench           bench_similarity (main job, 16384^2 count and all), bench_regret 16384^2
+#   scripts/gpu-suite.sh bench           bench_similarity (main job, 16384^2 count and all, on device arrays with and
+#                                        without symmetry), bench_regret 16384^2
 #   scripts/gpu-suite.sh trace           bench_regret 1e5 x 3x3, bench_invgauss, the main job under hpcml-trace
 #   scripts/gpu-suite.sh compare         the real similarity case end to end, PyTorch side by side
 #   scripts/gpu-suite.sh compare-regret  the seed's regret matching in PyTorch beside hpcml
@@ -130,7 +131,10 @@ for step in "${steps[@]}"; do
       part "bench_similarity 16384 all" 90 bench_similarity_16384_all.log \
         "$build/bin/bench_similarity" --dim 16384 --tile 4096 --mode all --method fused "${common[@]}" \
         --benchmark_out="$results/bench_similarity_16384_all.json"
-      part "bench_regret 16384" 120 bench_regret_16384.log \
+      part "bench_similarity 16384 device" 60 bench_similarity_16384_device.log \
+        "$build/bin/bench_similarity" --dim 16384 --tile 4096 --where device --method fused "${common[@]}" \
+        --benchmark_out="$results/bench_similarity_16384_device.json"
+      part "bench_regret 16384" 100 bench_regret_16384.log \
         "$build/bin/bench_regret" --actions 16384 --iterations 20 --alternating false "${common[@]}" \
         --benchmark_out="$results/bench_regret_16384.json"
       ;;
