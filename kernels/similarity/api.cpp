@@ -233,8 +233,9 @@ SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOpt
             }
         }
     };
-    [[maybe_unused]] const detail::similarity::PassingSink add_passing = [&](const Region& region, const detail::similarity::PassingElement* passing,
-                                                            std::size_t n) {
+    using detail::similarity::PassingElement;
+    [[maybe_unused]] const detail::similarity::PassingSink add_passing = [&](const Region& region, const PassingElement* passing,
+                                                                             std::size_t n) {
         for (std::size_t k = 0; k < n; ++k)
             add(region.row0 + passing[k].index / region.cols, region.col0 + passing[k].index % region.cols, passing[k].count);
     };

@@ -162,10 +162,6 @@ void cuda_run_device(const Problem& p, const TilePlan& plan, Method method, void
     HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-}  // namespace hpcml::detail::similarity
-
-namespace hpcml::detail::similarity {
-
 void cuda_run_pairs(const Problem& host, const TilePlan& plan, Method method, std::int32_t min_count, const PassingSink& sink,
                     const Context& context, detail::MemoryTracker& tracker) {
     if (host.n == 0 || host.m == 0) return;
