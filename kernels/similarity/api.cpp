@@ -130,16 +130,22 @@ void for_each_tile(const Problem& p, const TilePlan& plan, Visit&& visit) {
 }
 
 // The CPU backend: each tile written straight into `out`, or through a tile buffer to `sink`.
-// Where y is x (16 samples or more) the fused method computes tiles on and above
-// the diagonal only (square tiles; the diagonal ones half, cpu_fused) and writes each
-// off-diagonal tile's mirror from it: into `out`, or to the sink right after the tile itself.
+// Where y is x (uses_symmetry) the fused method computes tiles on and above the diagonal only
+// (square tiles; the diagonal ones half) and writes each off-diagonal tile's mirror as it
+// stores the tile: into `out`, or to the sink right after the tile itself.
 void run_cpu(const Problem& p, TilePlan plan, Method method, void* out, const SimilarityTileSink* sink,
              detail::MemoryTracker& tracker) {
     using detail::similarity::row_bytes;
-    const auto compute = method == Method::Fused ? detail::similarity::cpu_fused : detail::similarity::cpu_naive;
     Problem problem = p;
     problem.symmetric = detail::similarity::uses_symmetry(p, method);
     if (problem.symmetric) plan.tile_rows = plan.tile_cols = std::max(plan.tile_rows, plan.tile_cols);
+    auto compute = [&](const Region& region, const RegionOutput& to, const RegionOutput* mirror) {
+        if (method == Method::Fused) {
+            detail::similarity::cpu_fused(problem, region, to, tracker, mirror);
+        } else {
+            detail::similarity::cpu_naive(problem, region, to, tracker);
+        }
+    };
     const std::size_t tile_bytes = detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols, p.output), "tile");
     detail::HostBuffer<unsigned char> tile_buffer, mirror_buffer;
     if (sink) tile_buffer = detail::HostBuffer<unsigned char>(tracker, tile_bytes, "similarity tile buffer");
@@ -151,19 +157,15 @@ void run_cpu(const Problem& p, TilePlan plan, Method method, void* out, const Si
         const Region mirrored{region.col0, region.row0, region.cols, region.rows};
         if (sink) {
             const RegionOutput tile{tile_buffer.data(), row_bytes(region.cols, p.output)};
-            compute(problem, region, tile, tracker);
+            const RegionOutput back{mirror_buffer.data(), row_bytes(mirrored.cols, p.output)};
+            compute(region, tile, mirror ? &back : nullptr);
             (*sink)(SimilarityTile{region.row0, region.col0, region.rows, region.cols, tile.data, tile.row_stride_bytes, p.output});
-            if (mirror) {
-                const RegionOutput back{mirror_buffer.data(), row_bytes(mirrored.cols, p.output)};
-                detail::similarity::cpu_transpose(problem, tile, region.rows, region.cols, back);
+            if (mirror)
                 (*sink)(SimilarityTile{mirrored.row0, mirrored.col0, mirrored.rows, mirrored.cols, back.data, back.row_stride_bytes,
                                        p.output});
-            }
         } else {
-            compute(problem, region, region_of(out, p, region.row0, region.col0), tracker);
-            if (mirror)
-                detail::similarity::cpu_transpose(problem, region_of(out, p, region.row0, region.col0), region.rows, region.cols,
-                                                  region_of(out, p, mirrored.row0, mirrored.col0));
+            const RegionOutput back = region_of(out, p, mirrored.row0, mirrored.col0);
+            compute(region, region_of(out, p, region.row0, region.col0), mirror ? &back : nullptr);
         }
     });
 }

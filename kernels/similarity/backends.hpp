@@ -40,10 +40,12 @@ struct RegionOutput {
 };
 
 // CPU backend (cpu.cpp). Fused: register-blocked SIMD over 4 x 16 output blocks, threads over
-// blocks, no intermediate. Naive: NumPy's broadcast, materialising samples x rows x cols
-// differences and a boolean mask per region (checked against available memory first).
-void cpu_fused(const Problem& problem, const Region& region, const RegionOutput& out,
-               detail::MemoryTracker& tracker);
+// blocks, no intermediate; with `mirror` (y is x, a region off the diagonal) each stored block
+// is also written transposed there, mirror(b, a) = S(a, b) for the rows x cols region. Naive:
+// NumPy's broadcast, materialising samples x rows x cols differences and a boolean mask per
+// region (checked against available memory first).
+void cpu_fused(const Problem& problem, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
+               const RegionOutput* mirror = nullptr);
 void cpu_naive(const Problem& problem, const Region& region, const RegionOutput& out,
                detail::MemoryTracker& tracker);
 // The instruction set cpu_fused's inner kernel runs on here: "avx512", "avx2" or "baseline".
@@ -58,8 +60,9 @@ inline bool uses_symmetry(const Problem& problem, Method method) {
 
 // Symmetry on the CPU (uses_symmetry): with problem.symmetric, cpu_fused computes a region
 // on the diagonal (row0 == col0, rows == cols) from its items on and above the diagonal and
-// mirrors the rest; an off-diagonal region's mirror is written by cpu_transpose:
-// dst(a, b) = src(b, a) for the rows x cols block `src`.
+// writes the rest as their mirror while it stores them; an off-diagonal region's mirror goes
+// to cpu_fused's `mirror`. cpu_transpose is the mirror of a finished tile (the public
+// similarity_transpose): dst(a, b) = src(b, a) for the rows x cols block `src`.
 void cpu_transpose(const Problem& problem, const RegionOutput& src, std::size_t rows, std::size_t cols,
                    const RegionOutput& dst);
 

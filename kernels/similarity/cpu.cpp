@@ -276,17 +276,6 @@ void transpose(const RegionOutput& src, std::size_t rows, std::size_t cols, cons
 // The lower triangle of a square region on the diagonal from its upper triangle, in 32 x 32
 // blocks. Threads own rows: row i writes its elements j < i and reads (j, i), above the
 // diagonal, which no thread writes.
-template <class T>
-void mirror_lower(std::size_t size, const RegionOutput& out) {
-    constexpr std::size_t kBlock = 32;
-#pragma omp parallel for schedule(dynamic)
-    for (std::size_t i0 = 0; i0 < size; i0 += kBlock) {
-        for (std::size_t j0 = 0; j0 < i0; j0 += kBlock)  // wholly below the diagonal
-            transpose_block<T>(out, j0, i0, kBlock, std::min(kBlock, size - i0), out);
-        for (std::size_t i = i0; i < std::min(i0 + kBlock, size); ++i)
-            for (std::size_t j = i0; j < i; ++j) put<T>(out, i, j, get<T>(out, j, i));
-    }
-}
 
 // The 8 x 8 bit matrix in x (bit c of byte r is element (r, c)) transposed: Hacker's
 // Delight's three swap stages.
@@ -335,21 +324,6 @@ void transpose_bits(const RegionOutput& src, std::size_t rows, std::size_t cols,
     });
 }
 
-// mirror_lower<T> for Bitmask: blocks below the diagonal are transposed copies of those above
-// (which no thread writes); a block on it keeps its upper triangle (the diagonal included) and
-// takes the rest from its own transpose.
-void mirror_lower_bits(std::size_t size, const RegionOutput& out) {
-    constexpr std::uint64_t kUpper = 0x80C0E0F0F8FCFEFFull;  // bits c >= r of each byte r
-    for_each_bit_block(size, size, [&](std::size_t b0, std::size_t a0) {
-        if (a0 > b0) {
-            store_bit_block(out, a0, size, b0 / 8, transpose_8x8_bits(load_bit_block(out, b0, size, a0 / 8)));
-        } else if (a0 == b0) {
-            const std::uint64_t diagonal = load_bit_block(out, b0, size, b0 / 8);
-            store_bit_block(out, b0, size, b0 / 8, (diagonal & kUpper) | (transpose_8x8_bits(diagonal) & ~kUpper));
-        }
-    });
-}
-
 // Features [first, first + count) of a samples x features matrix (element (s, f) at
 // data[s * ld + f]), packed once per region as [panel of 16 features][sample][16], NaN past
 // the last feature, 64-byte aligned: the micro-kernel's loads are then sequential, where the
@@ -391,8 +365,8 @@ private:
 
 std::string_view cpu_fused_kernel() { return block_kernel().name; }
 
-void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out,
-               detail::MemoryTracker& tracker) {
+void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
+               const RegionOutput* mirror) {
     if (region.rows == 0 || region.cols == 0) return;
     const auto count_block = block_kernel().count;
     constexpr std::size_t kBandBlocks = kBandRows / kBlockRows;
@@ -415,6 +389,8 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out,
     const std::size_t band_rows = std::min(kBandRows, (region.rows + kBlockRows - 1) / kBlockRows * kBlockRows);
     const std::size_t acc_size = std::min(kGroupPanels, panels) * band_rows * kPanelCols;
     detail::HostBuffer<std::int32_t> accumulators(tracker, threads * acc_size, "similarity cpu accumulators");
+    // A panel's counts transposed, for the mirror's store.
+    detail::HostBuffer<std::int32_t> transposed(tracker, threads * kPanelCols * kBandRows, "similarity cpu mirror block");
     const bool all_mode = p.mode == SimilarityMode::All;
 
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
@@ -425,12 +401,13 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out,
         const std::size_t thread = 0;
 #endif
         std::int32_t* acc = accumulators.data() + thread * acc_size;
+        std::int32_t* across = transposed.data() + thread * kPanelCols * kBandRows;
         const std::size_t i0 = (item / groups) * kBandRows;
         const std::size_t in = std::min(kBandRows, region.rows - i0);
         const std::size_t first_panel = (item % groups) * kGroupPanels;
         const std::size_t group_panels = std::min(kGroupPanels, panels - first_panel);
         const std::size_t blocks = (in + kBlockRows - 1) / kBlockRows;
-        // Columns [j0, j0 + jn) of a panel; below the diagonal (mirrored afterwards) when
+        // Columns [j0, j0 + jn) of a panel; below the diagonal (written as mirrors) when
         // they end at or before the first row of the band, or of a block.
         auto panel_cols = [&](std::size_t panel) {
             const std::size_t j0 = (first_panel + panel) * kPanelCols;
@@ -464,13 +441,19 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out,
         for (std::size_t panel = 0; panel < group_panels; ++panel) {
             if (below(panel, i0)) continue;
             const auto [j0, jn] = panel_cols(panel);
-            store_counts(acc + panel * band_rows * kPanelCols, kPanelCols, in, jn, i0, j0, p, out);
+            const std::int32_t* counts = acc + panel * band_rows * kPanelCols;
+            // On the diagonal, element (r, c) is this kernel's where c's 16-column panel is not
+            // left of r's (the blocks below the diagonal it skips are 4 rows high, so it computes
+            // a little more); the rest, (j, i) with i in an earlier panel than j, is written as
+            // the mirror of (i, j) by the one item that holds (i, j). So no element is written twice.
+            const std::size_t stored = diagonal ? std::min(in, j0 + kPanelCols - i0) : in;
+            store_counts(counts, kPanelCols, stored, jn, i0, j0, p, out);
+            const std::size_t mirrored = diagonal ? (j0 > i0 ? std::min(in, j0 - i0) : 0) : mirror ? in : 0;
+            if (mirrored == 0) continue;
+            for (std::size_t b = 0; b < jn; ++b)
+                for (std::size_t a = 0; a < mirrored; ++a) across[b * mirrored + a] = counts[a * kPanelCols + b];
+            store_counts(across, mirrored, jn, mirrored, j0, i0, p, diagonal ? out : *mirror);
         }
-    }
-    if (diagonal && p.output == SimilarityOutput::Bitmask) {
-        mirror_lower_bits(region.rows, out);
-    } else if (diagonal) {
-        with_element_type(p.output, [&](auto type) { mirror_lower<decltype(type)>(region.rows, out); });
     }
 }
 
