@@ -682,6 +682,15 @@ TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
                                          " mode " + std::string(hpcml::to_string(mode)) + " min_count " + std::to_string(min_count);
                 EXPECT_EQ(gpu.stats.backend, Backend::Cuda);
                 if (min_count <= samples) EXPECT_GT(cpu.i.size(), n) << what;
+                // The same from device pointers.
+                DeviceArray<float> dx(x.size()), dy(y.size());
+                ASSERT_EQ(cudaMemcpy(dx.data, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+                ASSERT_EQ(cudaMemcpy(dy.data, y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+                const hpcml::SimilarityPairs device = hpcml::similarity_pairs_device(
+                    {dx.data, samples, n}, self ? MatrixView{} : MatrixView{dy.data, samples, m}, o, min_count);
+                EXPECT_EQ(device.i, cpu.i) << "device pointers, " << what;
+                EXPECT_EQ(device.j, cpu.j) << "device pointers, " << what;
+                EXPECT_EQ(device.count, cpu.count) << "device pointers, " << what;
                 EXPECT_EQ(gpu.i, cpu.i) << what;
                 EXPECT_EQ(gpu.j, cpu.j) << what;
                 EXPECT_EQ(gpu.count, cpu.count) << what;
@@ -727,6 +736,9 @@ TEST(SimilarityCuda, HostPointersToTheDeviceApiAreRefused) {
     hpcml::similarity_device({dx.data, 8, 16}, {}, out.data, o);
     ASSERT_EQ(cudaMemcpy(host_out.data(), out.data, host_out.size() * sizeof(std::int32_t), cudaMemcpyDeviceToHost), cudaSuccess);
     for (std::int32_t c : host_out) EXPECT_EQ(c, 8);
+    expect_invalid([&] { hpcml::similarity_pairs_device({x.data(), 8, 16}, {}, o); }, "x:");
+    const hpcml::SimilarityPairs pairs = hpcml::similarity_pairs_device({dx.data, 8, 16}, {}, o);
+    EXPECT_EQ(pairs.i.size(), 16u * 16u);  // every pair passes: equal columns
 }
 
 TEST(SimilarityCuda, OutputOverFourGiB) {
@@ -895,4 +907,5 @@ TEST(Similarity, PairsAreTheDenseResultsNonzeros) {
     SimilarityOptions o;
     o.backend = Backend::Cpu;
     expect_invalid([&] { hpcml::similarity_pairs({x.data(), shape.samples, shape.n}, {}, o, 0); }, "min_count");
+    expect_invalid([&] { hpcml::similarity_pairs_device({x.data(), shape.samples, shape.n}, {}, o); }, "backend");
 }

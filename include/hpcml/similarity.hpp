@@ -55,7 +55,7 @@ struct SimilarityOptions {
     Backend backend = Backend::Auto;
     Method method = Method::Fused;
     int device = 0;
-    void* stream = nullptr;  // cudaStream_t for similarity_device; ignored elsewhere
+    void* stream = nullptr;  // cudaStream_t for similarity_device and similarity_pairs_device; ignored elsewhere
 };
 
 // One finished output tile, in host memory: rows [row0, row0 + rows) and columns
@@ -95,9 +95,10 @@ std::size_t similarity_output_bytes(std::size_t n, std::size_t m, SimilarityOutp
 // Computes S into `out`, a host buffer of similarity_output_bytes(x.cols, y.cols, ...) bytes.
 // y = MatrixView{} (null, 0 x 0) means y = x; so does a view of the same memory as x. Then S is
 // symmetric, and with 16 samples or more the fused method computes only half of it and mirrors
-// the rest (on the CPU; on the GPU in similarity_device, whose output stays on the device). Throws InvalidArgument for bad arguments (naming them), OutOfMemory when
-// hpcml's own memory would not fit: the naive method's intermediate, or the fused CPU method's
-// packed inputs (samples x (rows + cols) floats of a tile; `tile` bounds them).
+// the rest (on the CPU; on the GPU in similarity_device, whose output stays on the device).
+// Throws InvalidArgument for bad arguments (naming them), OutOfMemory when hpcml's own memory
+// would not fit: the naive method's intermediate, or the fused CPU method's packed inputs
+// (samples x (rows + cols) floats of a tile; `tile` bounds them).
 RunStats similarity(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options = {});
 
 // The same, handing each finished tile to `sink` instead of filling one host buffer, so that
@@ -121,6 +122,10 @@ struct SimilarityPairs {
 };
 SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOptions& options = {},
                                  std::size_t min_count = 1);
+// The same from x and y in device memory (as similarity_device takes them; the work runs on
+// options.stream), the pairs returned in host memory.
+SimilarityPairs similarity_pairs_device(MatrixView x, MatrixView y, const SimilarityOptions& options = {},
+                                        std::size_t min_count = 1);
 
 // The mirror of a host tile, S(j, i) = S(i, j) where y is x: dst(a, b) = tile(b, a) for
 // a < tile.cols, b < tile.rows, dst's rows dst_row_stride_bytes apart (tile.row0 and col0 are

@@ -204,13 +204,19 @@ RunStats similarity(MatrixView x, MatrixView y, const SimilarityTileSink& sink, 
     return run(x, y, nullptr, &sink, options);
 }
 
-SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOptions& options, std::size_t min_count) {
+namespace {
+
+// similarity_pairs and similarity_pairs_device: x and y in host memory, or (on_device) in the
+// device's.
+SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& options, std::size_t min_count, bool on_device) {
     detail::require(options.mode == SimilarityMode::All || min_count >= 1, "min_count: must be >= 1 in mode Count, got 0");
     SimilarityOptions o = options;
     const bool count = o.mode == SimilarityMode::Count;
     o.output = count ? SimilarityOutput::Int32 : SimilarityOutput::Bool;
     if (!o.tile) o.tile = 1024;  // never the whole output at once
     const Problem p = make_problem(x, y, o);
+    if (on_device)
+        detail::require(o.backend != Backend::Cpu, "backend: similarity_pairs_device takes device pointers; use backend cuda or auto");
     // Counts are at most samples (<= 2^31 - 1): a larger min_count passes nothing.
     const bool none_pass = count && min_count > p.samples;
     const auto least = count && !none_pass ? static_cast<std::int32_t>(min_count) : 1;
@@ -242,13 +248,16 @@ SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOpt
             add(region.row0 + passing[k].index / region.cols, region.col0 + passing[k].index % region.cols, passing[k].count);
     };
     pairs.stats = detail::dispatch(
-        o.backend, o.device, nullptr, o.method,
+        on_device ? Backend::Cuda : o.backend, o.device, on_device ? o.stream : nullptr, o.method,
         [&](detail::MemoryTracker& tracker) {
             if (!none_pass) run_cpu(p, make_plan(p, o, Backend::Cpu), o.method, nullptr, &reduce_tile, tracker);
         },
         [&](const auto& context, auto& tracker) {
-            HPCML_IF_CUDA(if (!none_pass) detail::similarity::cuda_run_pairs(p, make_plan(p, o, Backend::Cuda), o.method, least,
-                                                                             add_passing, context, tracker);)
+            HPCML_IF_CUDA(if (on_device) {
+                detail::require_device_pointer(x.data, context.device, "x");
+                detail::require_device_pointer(y.data, context.device, "y");
+            } if (!none_pass) detail::similarity::cuda_run_pairs(p, on_device, make_plan(p, o, Backend::Cuda), o.method, least,
+                                                                 add_passing, context, tracker);)
         });
     if (!ordered) {
         std::vector<std::size_t> order(pairs.i.size());
@@ -266,6 +275,16 @@ SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOpt
         permute(pairs.count);
     }
     return pairs;
+}
+
+}  // namespace
+
+SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOptions& options, std::size_t min_count) {
+    return pairs_of(x, y, options, min_count, false);
+}
+
+SimilarityPairs similarity_pairs_device(MatrixView x, MatrixView y, const SimilarityOptions& options, std::size_t min_count) {
+    return pairs_of(x, y, options, min_count, true);
 }
 
 void similarity_transpose(const SimilarityTile& tile, void* dst, std::size_t dst_row_stride_bytes) {

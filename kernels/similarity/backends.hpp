@@ -93,10 +93,11 @@ void cuda_run_host(const Problem& problem, const TilePlan& plan, Method method,
                    const SimilarityTileSink& sink, const Context& context, detail::MemoryTracker& tracker);
 void cuda_run_device(const Problem& problem, const TilePlan& plan, Method method, void* out,
                      const Context& context, detail::MemoryTracker& tracker);
-// Host inputs, a pair list: each launch's output (problem.output Int32 or Bool) is reduced on
-// the device to its elements reaching min_count (select_passing), and only those are copied
-// back and handed to `sink`, region by region.
-void cuda_run_pairs(const Problem& problem, const TilePlan& plan, Method method, std::int32_t min_count,
+// A pair list from host inputs (copied to the device once) or device inputs (on_device; the
+// work then runs on context.stream): each launch's output (problem.output Int32 or Bool) is
+// reduced on the device to its elements reaching min_count (select_passing), and only those
+// are copied back and handed to `sink`, region by region.
+void cuda_run_pairs(const Problem& problem, bool on_device, const TilePlan& plan, Method method, std::int32_t min_count,
                     const PassingSink& sink, const Context& context, detail::MemoryTracker& tracker);
 #endif
 

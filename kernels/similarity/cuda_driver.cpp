@@ -4,6 +4,7 @@
 // group before it) overlaps the next group's kernel.
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <vector>
 
 #include "common/cuda_check.hpp"
@@ -162,25 +163,29 @@ void cuda_run_device(const Problem& p, const TilePlan& plan, Method method, void
     HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-void cuda_run_pairs(const Problem& host, const TilePlan& plan, Method method, std::int32_t min_count, const PassingSink& sink,
-                    const Context& context, detail::MemoryTracker& tracker) {
+void cuda_run_pairs(const Problem& host, bool on_device, const TilePlan& plan, Method method, std::int32_t min_count,
+                    const PassingSink& sink, const Context& context, detail::MemoryTracker& tracker) {
     if (host.n == 0 || host.m == 0) return;
     const detail::DeviceGuard guard(context.device);
-    const Stream stream;
-    const DeviceInputs inputs = upload(host, stream.get(), tracker);
+    std::optional<Stream> own;  // host inputs: a stream of the call's own
+    if (!on_device) own.emplace();
+    const cudaStream_t stream = own ? own->get() : static_cast<cudaStream_t>(context.stream);
+    std::optional<DeviceInputs> uploaded;
+    if (!on_device) uploaded.emplace(upload(host, stream, tracker));
+    const Problem& dev = on_device ? host : uploaded->problem;
     // A launch's selection indexes its elements in 31 bits (select_passing refuses a larger tile).
     constexpr std::size_t kMostElements = (std::size_t{1} << 31) - 1;
     const std::size_t group = std::max<std::size_t>(
-        1, std::min(tiles_per_launch(inputs.problem, plan, method), kMostElements / (plan.tile_rows * plan.tile_cols)));
+        1, std::min(tiles_per_launch(dev, plan, method), kMostElements / (plan.tile_rows * plan.tile_cols)));
     const std::vector<Region> regions = launch_regions(host, plan, group);
     const std::size_t most = plan.tile_rows * std::min(plan.tile_cols * group, host.m);
-    const std::size_t temp_bytes = select_passing(nullptr, host.output, most, min_count, nullptr, nullptr, nullptr, 0, stream.get());
-    detail::DeviceBuffer<unsigned char> out(tracker, detail::checked_mul(most, row_bytes(1, host.output), "tile group"), stream.get(),
+    const std::size_t temp_bytes = select_passing(nullptr, host.output, most, min_count, nullptr, nullptr, nullptr, 0, stream);
+    detail::DeviceBuffer<unsigned char> out(tracker, detail::checked_mul(most, row_bytes(1, host.output), "tile group"), stream,
                                             "similarity output tiles");
-    detail::DeviceBuffer<PassingElement> selected(tracker, most, stream.get(), "similarity selected pairs");
-    detail::DeviceBuffer<unsigned long long> selected_count(tracker, 1, stream.get(), "similarity selected count");
+    detail::DeviceBuffer<PassingElement> selected(tracker, most, stream, "similarity selected pairs");
+    detail::DeviceBuffer<unsigned long long> selected_count(tracker, 1, stream, "similarity selected count");
     // Never empty: a null scratch pointer would make the selection a size query.
-    detail::DeviceBuffer<unsigned char> temp(tracker, std::max<std::size_t>(temp_bytes, 1), stream.get(), "similarity selection scratch");
+    detail::DeviceBuffer<unsigned char> temp(tracker, std::max<std::size_t>(temp_bytes, 1), stream, "similarity selection scratch");
     detail::PinnedBuffer<unsigned long long> count_host(tracker, 1, "similarity selected count");
     std::vector<PassingElement> passing;
     // On every exit (a throwing sink included) the stream finishes before the buffers above
@@ -188,21 +193,21 @@ void cuda_run_pairs(const Problem& host, const TilePlan& plan, Method method, st
     struct Drain {
         cudaStream_t stream;
         ~Drain() { (void)cudaStreamSynchronize(stream); }
-    } drain{stream.get()};
+    } drain{stream};
     for (const Region& region : regions) {
         const std::size_t elements = region.rows * region.cols;
-        launch(inputs.problem, region, RegionOutput{out.data(), row_bytes(region.cols, host.output)}, method, tracker, stream.get());
+        launch(dev, region, RegionOutput{out.data(), row_bytes(region.cols, host.output)}, method, tracker, stream);
         select_passing(out.data(), host.output, elements, min_count, selected.data(), selected_count.data(), temp.data(), temp.size(),
-                       stream.get());
+                       stream);
         HPCML_CUDA_CHECK(cudaMemcpyAsync(count_host.data(), selected_count.data(), sizeof(unsigned long long), cudaMemcpyDeviceToHost,
-                                         stream.get()));
-        HPCML_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+                                         stream));
+        HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
         const std::size_t count = static_cast<std::size_t>(*count_host.data());
         passing.resize(count);
         if (count)
             HPCML_CUDA_CHECK(cudaMemcpyAsync(passing.data(), selected.data(), count * sizeof(PassingElement), cudaMemcpyDeviceToHost,
-                                             stream.get()));
-        HPCML_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+                                             stream));
+        HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
         sink(region, passing.data(), count);
     }
 }

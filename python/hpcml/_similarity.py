@@ -69,18 +69,20 @@ def similarity_pairs(x, y=None, *, threshold=1.0, mode="all", min_count=None, ti
     the pairs with S[i, j] >= min_count (default 1); returns (i, j, count). i and j are uint64
     arrays in row-major order (NumPy's ``np.nonzero(S)`` order), count int32. The output is
     computed tile by tile (tile x tile, 1024 when unset) and reduced per tile, so memory grows
-    with the number of pairs. Host arrays (NumPy and anything np.asarray takes).
+    with the number of pairs. Host arrays (NumPy and anything np.asarray takes), or CUDA arrays
+    (torch, CuPy), used in place on their device and their library's current stream; on the GPU
+    each launch's output is reduced there and only the pairs come back, as NumPy arrays.
     With return_stats=True, returns (pairs, stats).
     """
-    if _arrays.on_cuda({"x": x, "y": y}):
-        raise ValueError("x: similarity_pairs takes host arrays; the pairs come back as NumPy arrays")
-    x, y, tile = _operands(x, y, tile, False)
+    on_device = _arrays.on_cuda({"x": x, "y": y})
+    x, y, tile = _operands(x, y, tile, on_device)
     if min_count is None:
         min_count = 1
     elif mode != "count":
         raise ValueError("min_count: applies to mode 'count' only")
     min_count = _arrays.integer(min_count, "min_count", minimum=0)
     r = _hpcml._similarity_pairs(x, y, float(threshold), mode, min_count, tile, backend, method,
-                                 _arrays.resolve_device([x, y], device, False))
+                                 _arrays.resolve_device([x, y], device, on_device), on_device,
+                                 _arrays.current_stream(x))
     pairs = (r.pop("i"), r.pop("j")) + ((r.pop("count"),) if "count" in r else ())
     return (pairs, r) if return_stats else pairs

@@ -113,12 +113,13 @@ nb::ndarray<nb::numpy, T> new_array(std::initializer_list<std::size_t> shape) {
 // The pairs as NumPy arrays (i, j and, in mode count, the counts), copied out of the vectors.
 nb::dict similarity_pairs_binding(FloatMatrix x, std::optional<FloatMatrix> y, float threshold, const std::string& mode,
                                   std::size_t min_count, std::optional<std::size_t> tile, const std::string& backend,
-                                  const std::string& method, int device) {
-    const hpcml::SimilarityOptions o = similarity_options(threshold, mode, tile, backend, method, "default", device, 0);
+                                  const std::string& method, int device, bool on_device, std::uintptr_t stream) {
+    const hpcml::SimilarityOptions o = similarity_options(threshold, mode, tile, backend, method, "default", device, stream);
+    const hpcml::MatrixView yv = y ? view(*y) : hpcml::MatrixView{};
     hpcml::SimilarityPairs pairs;
     {
         nb::gil_scoped_release release;
-        pairs = hpcml::similarity_pairs(view(x), y ? view(*y) : hpcml::MatrixView{}, o, min_count);
+        pairs = on_device ? hpcml::similarity_pairs_device(view(x), yv, o, min_count) : hpcml::similarity_pairs(view(x), yv, o, min_count);
     }
     auto copy = [](const auto& v) {
         using T = typename std::decay_t<decltype(v)>::value_type;
@@ -338,7 +339,7 @@ NB_MODULE(_hpcml, m) {
 
     m.def("_similarity_pairs", &similarity_pairs_binding, nb::arg("x"), nb::arg("y").none(), nb::arg("threshold"),
           nb::arg("mode"), nb::arg("min_count"), nb::arg("tile").none(), nb::arg("backend"), nb::arg("method"),
-          nb::arg("device"), "Low-level pair list; use hpcml.similarity_pairs.");
+          nb::arg("device"), nb::arg("on_device"), nb::arg("stream"), "Low-level pair list; use hpcml.similarity_pairs.");
     m.def("similarity_cpu_kernel", [] { return std::string(hpcml::similarity_cpu_kernel()); },
           "The instruction set the CPU backend's fused similarity kernel uses here: 'avx512', 'avx2' or 'baseline' "
           "(HPCML_SIMILARITY_NO_AVX512 set in the environment keeps an AVX-512 CPU on 'avx2').");

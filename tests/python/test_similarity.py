@@ -281,6 +281,21 @@ def test_pairs_equal_numpy(self_pairs, tile, backend):
         assert got[0].dtype == np.uint64 and got[1].dtype == np.uint64
 
 
+@pytest.mark.skipif("cuda" not in BACKENDS, reason="no usable CUDA device")
+def test_pairs_of_cuda_arrays():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(16)
+    x = rng.standard_normal((9, 300)).astype(np.float32) * 0.4
+    y = rng.standard_normal((9, 170)).astype(np.float32) * 0.4
+    for mode, min_count in [("all", None), ("count", 5)]:
+        got = hpcml.similarity_pairs(torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda(), mode=mode, min_count=min_count,
+                                     tile=64)
+        expected = _dense_pairs(x, y, 1.0, mode, min_count or 1)
+        assert isinstance(got[0], np.ndarray) and len(got) == len(expected)
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g, e)
+
+
 def test_pairs_edge_cases():
     empty = hpcml.similarity_pairs(np.zeros((3, 0), np.float32), backend="cpu")
     assert empty[0].shape == (0,) and empty[1].shape == (0,)

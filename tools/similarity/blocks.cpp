@@ -122,6 +122,29 @@ const unsigned char* BlockComputer::compute(const Block& b) {
     return host_out_.data();
 }
 
+bool BlockComputer::device_pairs(const Block& b, std::size_t min_count, std::vector<std::int64_t>& pairs) {
+#if HPCML_WITH_CUDA
+    if (device_) {
+        const std::size_t samples = x_.rows;
+        const auto view = [samples](const float* base, std::size_t col0, std::size_t cols, std::size_t ld) {
+            return MatrixView{samples ? base + col0 : nullptr, samples, cols, ld};
+        };
+        SimilarityOptions o = options_;
+        o.tile.reset();  // the launch granularity only: its default
+        const SimilarityPairs found = similarity_pairs_device(view(device_->x, b.r0, b.rows, Device::pitch(x_)),
+                                                              view(device_->y, b.c0, b.cols, Device::pitch(y_)), o, min_count);
+        for (std::size_t k = 0; k < found.i.size(); ++k) {
+            pairs.push_back(static_cast<std::int64_t>(b.r0 + found.i[k]));
+            pairs.push_back(static_cast<std::int64_t>(b.c0 + found.j[k]));
+            if (!found.count.empty()) pairs.push_back(found.count[k]);
+        }
+        return true;
+    }
+#endif
+    (void)b, (void)min_count, (void)pairs;
+    return false;
+}
+
 const unsigned char* BlockComputer::mirror(const Block& b) {
     const std::optional<Block> m = mirror_of(b);
     if (!m) return nullptr;

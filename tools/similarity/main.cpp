@@ -252,16 +252,16 @@ int run(int argc, char** argv, World& world) {
         for (long long next = counter->next(); next < static_cast<long long>(pending.size()); next = counter->next()) {
             const std::size_t k = pending[static_cast<std::size_t>(next)];
             const Block& b = blocks[k];
-            const unsigned char* rows = computer->compute(b);
             std::uint64_t sum = block_seed(journal.nonce(), k, b);
             if (c.pairs) {  // the mirror's pairs are the block's, swapped: no transpose
                 pairs.clear();
-                append_pairs(b, rows, p.output, c.min_count, pairs);
+                if (!computer->device_pairs(b, c.min_count, pairs)) append_pairs(b, computer->compute(b), p.output, c.min_count, pairs);
                 if (b.mirrored) append_mirror_pairs(b, pair_width, pairs);
                 write_part(journal.part(k), pairs);
                 sum = checksum(pairs.data(), pairs.size() * sizeof pairs[0], sum);
             } else {
-                const unsigned char* regions[] = {rows, computer->mirror(b)};
+                const unsigned char* regions[] = {computer->compute(b), nullptr};
+                regions[1] = computer->mirror(b);  // from the rows just computed
                 int which = 0;
                 for_each_region(b, [&](const Block& region) {
                     std::size_t written = 0;
