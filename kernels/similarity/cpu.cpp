@@ -273,10 +273,6 @@ void transpose(const RegionOutput& src, std::size_t rows, std::size_t cols, cons
             transpose_block<T>(src, b0, a0, std::min(kBlock, rows - b0), std::min(kBlock, cols - a0), dst);
 }
 
-// The lower triangle of a square region on the diagonal from its upper triangle, in 32 x 32
-// blocks. Threads own rows: row i writes its elements j < i and reads (j, i), above the
-// diagonal, which no thread writes.
-
 // The 8 x 8 bit matrix in x (bit c of byte r is element (r, c)) transposed: Hacker's
 // Delight's three swap stages.
 std::uint64_t transpose_8x8_bits(std::uint64_t x) {
@@ -390,7 +386,9 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out, 
     const std::size_t acc_size = std::min(kGroupPanels, panels) * band_rows * kPanelCols;
     detail::HostBuffer<std::int32_t> accumulators(tracker, threads * acc_size, "similarity cpu accumulators");
     // A panel's counts transposed, for the mirror's store.
-    detail::HostBuffer<std::int32_t> transposed(tracker, threads * kPanelCols * kBandRows, "similarity cpu mirror block");
+    detail::HostBuffer<std::int32_t> transposed;
+    if (diagonal || mirror)
+        transposed = detail::HostBuffer<std::int32_t>(tracker, threads * kPanelCols * kBandRows, "similarity cpu mirror block");
     const bool all_mode = p.mode == SimilarityMode::All;
 
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
@@ -401,7 +399,7 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out, 
         const std::size_t thread = 0;
 #endif
         std::int32_t* acc = accumulators.data() + thread * acc_size;
-        std::int32_t* across = transposed.data() + thread * kPanelCols * kBandRows;
+        std::int32_t* across = transposed.size() ? transposed.data() + thread * kPanelCols * kBandRows : nullptr;
         const std::size_t i0 = (item / groups) * kBandRows;
         const std::size_t in = std::min(kBandRows, region.rows - i0);
         const std::size_t first_panel = (item % groups) * kGroupPanels;
