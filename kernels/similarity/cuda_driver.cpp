@@ -42,6 +42,15 @@ std::vector<Region> launch_regions(const Problem& p, const TilePlan& plan, std::
     return regions;
 }
 
+// Waits for its streams when it goes out of scope (a throw included): declared after the
+// buffers they use, it runs before those are freed.
+struct Drain {
+    std::vector<cudaStream_t> streams;  // 0, the default stream, included
+    ~Drain() {
+        for (cudaStream_t s : streams) (void)cudaStreamSynchronize(s);
+    }
+};
+
 // x and y copied to the device once, packed: a view of a column block of a wider matrix copies
 // only its columns. y is not copied when it is x, or a prefix of x's columns. `problem` is the
 // host problem with its pointers on the device.
@@ -100,12 +109,7 @@ void cuda_run_host(const Problem& host, const TilePlan& plan, Method method, con
     // On every exit (a throwing sink or launch included), both streams finish before the
     // buffers above are freed: a kernel may still read x_dev on the other stream, and a copy
     // may still be writing into a pinned buffer.
-    struct DrainStreams {
-        const std::array<Stream, 2>& streams;
-        ~DrainStreams() {
-            for (const Stream& s : streams) (void)cudaStreamSynchronize(s.get());
-        }
-    } drain{streams};
+    const Drain drain{{streams[0].get(), streams[1].get()}};
     for (int slot = 0; slot < 2 && static_cast<std::size_t>(slot) < regions.size(); ++slot) {
         device_out[slot] = detail::DeviceBuffer<unsigned char>(tracker, slot_bytes, streams[slot].get(), "similarity output tiles");
         staged[slot] = detail::PinnedBuffer<unsigned char>(tracker, slot_bytes, "similarity pinned output tiles");
@@ -190,10 +194,7 @@ void cuda_run_pairs(const Problem& host, bool on_device, const TilePlan& plan, M
     std::vector<PassingElement> passing;
     // On every exit (a throwing sink included) the stream finishes before the buffers above
     // are freed: a copy may still be writing into the pinned count.
-    struct Drain {
-        cudaStream_t stream;
-        ~Drain() { (void)cudaStreamSynchronize(stream); }
-    } drain{stream};
+    const Drain drain{{stream}};
     for (const Region& region : regions) {
         const std::size_t elements = region.rows * region.cols;
         launch(dev, region, RegionOutput{out.data(), row_bytes(region.cols, host.output)}, method, tracker, stream);

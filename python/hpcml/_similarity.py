@@ -51,11 +51,11 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
     n = x.shape[1]
     m = n if y is None else y.shape[1]
     shape = (n, (m + 7) // 8) if output == "bitmask" else (n, m)
-    dtype = "uint8" if output == "bitmask" else output
+    element = "uint8" if output == "bitmask" else output  # the array's NumPy dtype
     if out is None:
-        out = _arrays.empty(x, shape, dtype)
+        out = _arrays.empty(x, shape, element)
     else:
-        _arrays.check_output(out, shape, dtype, device if on_device else None, {"x": x, "y": y})
+        _arrays.check_output(out, shape, element, device if on_device else None, {"x": x, "y": y})
     stats = _hpcml._similarity(x, y, out, float(threshold), mode, tile, backend, method, output, device, on_device,
                                _arrays.current_stream(x))
     return (out, stats) if return_stats else out

@@ -10,6 +10,15 @@
 
 namespace hpcml::tools {
 
+namespace {
+
+// Columns [col0, col0 + cols) of a samples x ld matrix at `base`, in place.
+MatrixView columns(const float* base, std::size_t samples, std::size_t col0, std::size_t cols, std::size_t ld) {
+    return MatrixView{samples ? base + col0 : nullptr, samples, cols, ld};
+}
+
+}  // namespace
+
 std::optional<Block> mirror_of(const Block& b) {
     const std::size_t first = std::max(b.c0, b.r0 + b.rows);
     if (!b.mirrored || first >= b.c0 + b.cols) return std::nullopt;
@@ -96,11 +105,6 @@ BlockComputer::~BlockComputer() {
 }
 
 const unsigned char* BlockComputer::compute(const Block& b) {
-    const std::size_t samples = x_.rows;
-    // Columns [col0, col0 + cols) of a samples x ld matrix at `base`, in place.
-    const auto view = [samples](const float* base, std::size_t col0, std::size_t cols, std::size_t ld) {
-        return MatrixView{samples ? base + col0 : nullptr, samples, cols, ld};
-    };
     const std::size_t bytes = b.rows * similarity_output_bytes(1, b.cols, output_);
     host_out_.resize(std::max(host_out_.size(), bytes));
 #if HPCML_WITH_CUDA
@@ -112,27 +116,25 @@ const unsigned char* BlockComputer::compute(const Block& b) {
             check(cudaMalloc(&device_->out, bytes), "the block's output on the GPU: cudaMalloc of " + std::to_string(bytes) + " bytes");
             device_->out_bytes = bytes;
         }
-        similarity_device(view(device_->x, b.r0, b.rows, Device::pitch(x_)), view(device_->y, b.c0, b.cols, Device::pitch(y_)),
-                          device_->out, options_);
+        similarity_device(columns(device_->x, x_.rows, b.r0, b.rows, Device::pitch(x_)),
+                          columns(device_->y, x_.rows, b.c0, b.cols, Device::pitch(y_)), device_->out, options_);
         check(cudaMemcpy(host_out_.data(), device_->out, bytes, cudaMemcpyDeviceToHost), "copying a block from the GPU");
         return host_out_.data();
     }
 #endif
-    similarity(view(x_.data.data(), b.r0, b.rows, x_.cols), view(y_.data.data(), b.c0, b.cols, y_.cols), host_out_.data(), options_);
+    similarity(columns(x_.data.data(), x_.rows, b.r0, b.rows, x_.cols), columns(y_.data.data(), x_.rows, b.c0, b.cols, y_.cols),
+               host_out_.data(), options_);
     return host_out_.data();
 }
 
 bool BlockComputer::device_pairs(const Block& b, std::size_t min_count, std::vector<std::int64_t>& pairs) {
 #if HPCML_WITH_CUDA
     if (device_) {
-        const std::size_t samples = x_.rows;
-        const auto view = [samples](const float* base, std::size_t col0, std::size_t cols, std::size_t ld) {
-            return MatrixView{samples ? base + col0 : nullptr, samples, cols, ld};
-        };
         SimilarityOptions o = options_;
         o.tile.reset();  // the launch granularity only: its default
-        const SimilarityPairs found = similarity_pairs_device(view(device_->x, b.r0, b.rows, Device::pitch(x_)),
-                                                              view(device_->y, b.c0, b.cols, Device::pitch(y_)), o, min_count);
+        const SimilarityPairs found = similarity_pairs_device(columns(device_->x, x_.rows, b.r0, b.rows, Device::pitch(x_)),
+                                                              columns(device_->y, x_.rows, b.c0, b.cols, Device::pitch(y_)), o,
+                                                              min_count);
         for (std::size_t k = 0; k < found.i.size(); ++k) {
             pairs.push_back(static_cast<std::int64_t>(b.r0 + found.i[k]));
             pairs.push_back(static_cast<std::int64_t>(b.c0 + found.j[k]));
