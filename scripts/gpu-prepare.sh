@@ -28,7 +28,7 @@ fi
 rm -rf .gpu && mkdir -p .gpu/wheels .gpu/lib
 CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=90" PIP_ROOT_USER_ACTION=ignore \
   "$python312" -m pip wheel -q --no-build-isolation --no-deps -w .gpu/wheels \
-  -Cbuild-dir=build/gpu-{wheel_tag} ./python  # its own build folder: sm_90 must not stick to pip install's
+  "-Cbuild-dir=build/gpu-{wheel_tag}" ./python  # its own build folder: sm_90 must not stick to pip install's
 cp -L "$(ldconfig -p | awk '/libbenchmark\.so/ {print $NF; exit}')" .gpu/lib/
 # Object files are not needed to run; the static library is (the find_package consumer test).
 tar -cJf .gpu/bundle.tar.xz --exclude='*.o' --exclude='.ninja_*' build-gpu .gpu/wheels .gpu/lib

@@ -8,13 +8,14 @@
 # line per part.
 #
 #   scripts/gpu-suite.sh tests           devicequery, ctest: every C++ test, the GPU ones included
-#   scripts/gpu-suite.sh memcheck        compute-sanitizer memcheck (leaks too) over every C++ suite
-#   scripts/gpu-suite.sh racecheck       racecheck and synccheck over similarity and regret
-#   scripts/gpu-suite.sh initcheck       initcheck over every C++ suite
+#   scripts/gpu-suite.sh memcheck        compute-sanitizer memcheck (leaks too) over every C++ suite's GPU cases
+#   scripts/gpu-suite.sh racecheck       racecheck and synccheck over similarity's and regret's GPU cases
+#   scripts/gpu-suite.sh initcheck       initcheck over every C++ suite's GPU cases
 #   scripts/gpu-suite.sh python          pytest with the carried wheel (CuPy and torch arrays included)
 #   scripts/gpu-suite.sh bench           bench_similarity (main job, 16384^2 count and all, on device arrays with and
 #                                        without symmetry), bench_regret 16384^2
-#   scripts/gpu-suite.sh trace           bench_regret 1e5 x 3x3, bench_invgauss, the main job under hpcml-trace
+#   scripts/gpu-suite.sh trace           bench_regret 1e5 x 3x3, bench_invgauss, the main job under hpcml-trace,
+#                                        the main job's host-side cost (host arrays against device arrays)
 #   scripts/gpu-suite.sh compare         the real similarity case end to end, PyTorch side by side
 #   scripts/gpu-suite.sh compare-regret  the seed's regret matching in PyTorch beside hpcml
 #   scripts/gpu-suite.sh STEP... [--results DIR]
@@ -22,18 +23,18 @@
 # Each step's parts add up to at most 500 s of limits; a part that outlives its own limit is
 # stopped and reported as such, and the step goes on.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 steps=()
 results=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --results) results="$2"; shift 2 ;;
     tests|memcheck|racecheck|initcheck|python|bench|trace|compare|compare-regret) steps+=("$1"); shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "gpu-suite: unknown step or option '$1' (see --help)" >&2; exit 1 ;;
   esac
 done
-[ ${#steps[@]} -gt 0 ] || { sed -n '2,22p' "$0"; exit 1; }
+[ ${#steps[@]} -gt 0 ] || { sed -n '2,24p' "$0"; exit 1; }
 results="${results:-bench/results/gpu-$(date +%Y-%m-%d)}"
 mkdir -p "$results"
 
@@ -46,7 +47,7 @@ if [ "$(pwd -P)" != /work/main ]; then
   fi
   mkdir -p /work && ln -sfn "$(pwd -P)" /work/main || { echo "gpu-suite: cannot link /work/main" >&2; exit 1; }
 fi
-cd /work/main
+cd /work/main || exit 1
 [ -f .gpu/bundle.tar.xz ] || { echo "gpu-suite: no .gpu/bundle.tar.xz: run scripts/gpu-prepare.sh and carry .gpu" >&2; exit 1; }
 # A warm machine keeps the last bundle's files: unpack again when the bundle changed.
 bundle_sum="$(sha256sum .gpu/bundle.tar.xz | cut -d' ' -f1)"
@@ -54,7 +55,7 @@ if [ "$(cat .gpu/unpacked.sha256 2>/dev/null)" != "$bundle_sum" ]; then
   rm -rf build-gpu .gpu/wheels .gpu/lib
   tar -xJf .gpu/bundle.tar.xz && echo "$bundle_sum" > .gpu/unpacked.sha256
 fi
-build=build-gpu
+build="build-gpu"
 export HPCML_QUIET=1 PIP_ROOT_USER_ACTION=ignore PYTHONUNBUFFERED=1 PATH="/usr/local/cuda/bin:$PATH"
 export LD_LIBRARY_PATH="/work/main/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 { date -u +"date: %Y-%m-%dT%H:%M:%SZ"; echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)";
@@ -79,12 +80,16 @@ part() {
 }
 
 tests=(test_core test_similarity test_regret test_invgauss test_telemetry)
-sanitize() {  # sanitize TOOL BINARY...: each test binary under compute-sanitizer
+sanitize() {  # sanitize TOOL BINARY...: each test binary's GPU cases under compute-sanitizer
   local tool=$1 rc=0; shift
   for t in "$@"; do
     echo "--- $tool $t"
-    compute-sanitizer --tool "$tool" --error-exitcode 1 $([ "$tool" = memcheck ] && echo --leak-check full) \
-      "$build/bin/$t" --gtest_brief=1 || rc=1
+    # The family suites' CPU instances gain nothing under the sanitizer and cost minutes.
+    local only_gpu=()
+    case "$t" in test_similarity|test_regret|test_invgauss) only_gpu=("--gtest_filter=*/cuda:*Cuda*") ;; esac
+    local leaks=()
+    [ "$tool" = memcheck ] && leaks=(--leak-check full)
+    compute-sanitizer --tool "$tool" --error-exitcode 1 "${leaks[@]}" "$build/bin/$t" --gtest_brief=1 "${only_gpu[@]}" || rc=1
   done
   return $rc
 }
@@ -147,6 +152,14 @@ for step in "${steps[@]}"; do
         --benchmark_out="$results/bench_invgauss.json"
       part "trace of the main job" 120 trace.log \
         "$build/bin/hpcml-trace" --output "$results/trace_bench_similarity.csv" -- "$build/bin/bench_similarity" --tile 1000
+      # Per-call cost of the main job beside bench's host-array run: the same call on device
+      # arrays (kernels only), and a call so small that it is all overhead.
+      part "main job on device arrays" 40 bench_similarity_tile1000_device.log \
+        "$build/bin/bench_similarity" --tile 1000 --where device --method fused "${common[@]}" \
+        --benchmark_out="$results/bench_similarity_tile1000_device.json"
+      part "similarity per-call overhead" 40 bench_similarity_overhead.log \
+        "$build/bin/bench_similarity" --samples 16 --dim 128 --method fused --symmetric on "${common[@]}" \
+        --benchmark_out="$results/bench_similarity_overhead.json"
       ;;
     compare)
       part "similarity real case" 300 real_case.log real_case

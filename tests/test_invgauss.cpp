@@ -23,6 +23,8 @@
 
 #include <limits>
 #include <type_traits>
+
+#include "support/late_upload.hpp"
 #endif
 
 namespace {
@@ -347,10 +349,13 @@ void expect_gpu_matches_cpu_per_element() {
         std::vector<T> host(n), device(n), via_pointers(n);
         ig::evaluate<T>(f, in.data(), n, mu.data(), n, lam.data(), n, host.data(), kCpu);
         ig::evaluate<T>(f, in.data(), n, mu.data(), n, lam.data(), n, device.data(), gpu);
-        ASSERT_EQ(cudaMemcpy(d_in, in.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
         ig::InvGaussOptions on_stream = gpu;
         on_stream.stream = stream;
-        ig::evaluate_device<T>(f, d_in, n, d_mu, n, d_lam, n, d_out, on_stream);
+        {
+            // x arrives on the stream behind a wait: a call that did not follow it would read NaN.
+            const hpcml_test::LateUpload late(stream, d_in, in.data(), n * sizeof(T));
+            ig::evaluate_device<T>(f, d_in, n, d_mu, n, d_lam, n, d_out, on_stream);
+        }
         ASSERT_EQ(cudaMemcpy(via_pointers.data(), d_out, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
         for (std::size_t k = 0; k < n; ++k) {
             const double h = host[k];

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <stdexcept>
@@ -23,6 +24,8 @@
 
 #include <algorithm>
 #include <new>
+
+#include "support/late_upload.hpp"
 #endif
 
 namespace {
@@ -100,11 +103,12 @@ std::vector<float> make_data(std::size_t count, unsigned seed, double special_fr
     return v;
 }
 
-std::vector<Backend> backends() {
-    std::vector<Backend> b{Backend::Cpu};
-    if (hpcml_test::gpu_available()) b.push_back(Backend::Cuda);
-    return b;
-}
+// Tests of every backend: the CUDA instances skip, saying why, where no usable GPU exists.
+class SimilarityOnBackend : public ::testing::TestWithParam<Backend> {
+protected:
+    void SetUp() override { HPCML_SKIP_UNLESS_AVAILABLE(GetParam()); }
+};
+INSTANTIATE_TEST_SUITE_P(, SimilarityOnBackend, ::testing::ValuesIn(hpcml_test::kBackends), hpcml_test::backend_name);
 
 std::string label(Backend b, Method m, SimilarityOutput o, std::optional<std::size_t> tile) {
     return std::string(hpcml::to_string(b)) + "/" + std::string(hpcml::to_string(m)) + " output " +
@@ -115,7 +119,7 @@ struct Shape {
     std::size_t samples, n, m;
 };
 
-void check_all_outputs(const Shape& shape, float threshold, bool self, const std::vector<std::optional<std::size_t>>& tiles,
+void check_all_outputs(Backend backend, const Shape& shape, float threshold, bool self, const std::vector<std::optional<std::size_t>>& tiles,
                        unsigned seed) {
     const auto x = make_data(shape.samples * shape.n, seed);
     const auto y = self ? x : make_data(shape.samples * shape.m, seed + 1);
@@ -130,79 +134,93 @@ void check_all_outputs(const Shape& shape, float threshold, bool self, const std
     if (shape.samples <= 255) outputs.push_back({SimilarityMode::Count, SimilarityOutput::UInt8});
     for (const auto& [mode, output] : outputs) {
         const auto expected = encode(counts, shape.n, m, shape.samples, output);
-        for (Backend backend : backends())
-            for (Method method : {Method::Fused, Method::Naive})
-                for (const auto& tile : tiles) {
-                    SimilarityOptions o;
-                    o.threshold = threshold;
-                    o.mode = mode;
-                    o.output = output;
-                    o.tile = tile;
-                    o.backend = backend;
-                    o.method = method;
-                    std::vector<unsigned char> got(expected.size(), 0xAB);
-                    const hpcml::RunStats stats = hpcml::similarity(xv, yv, got.data(), o);
-                    EXPECT_EQ(stats.backend, backend);
-                    ASSERT_EQ(got, expected) << label(backend, method, output, tile) << " shape " << shape.samples
-                                             << "x" << shape.n << "x" << m << " t=" << threshold;
-                }
+        for (Method method : {Method::Fused, Method::Naive})
+            for (const auto& tile : tiles) {
+                SimilarityOptions o;
+                o.threshold = threshold;
+                o.mode = mode;
+                o.output = output;
+                o.tile = tile;
+                o.backend = backend;
+                o.method = method;
+                std::vector<unsigned char> got(expected.size(), 0xAB);
+                const hpcml::RunStats stats = hpcml::similarity(xv, yv, got.data(), o);
+                EXPECT_EQ(stats.backend, backend);
+                ASSERT_EQ(got, expected) << label(backend, method, output, tile) << " shape " << shape.samples << "x"
+                                         << shape.n << "x" << m << " t=" << threshold;
+            }
     }
 }
 
-TEST(Similarity, OneByOne) { check_all_outputs({1, 1, 1}, 1.0f, false, {std::nullopt, 1}, 1); }
+TEST_P(SimilarityOnBackend, OneByOne) { check_all_outputs(GetParam(), {1, 1, 1}, 1.0f, false, {std::nullopt, 1}, 1); }
 
-TEST(Similarity, ShapesNotMultiplesOfAnyTile) {
-    check_all_outputs({37, 19, 23}, 1.0f, false, {std::nullopt, 1, 7, 1000}, 2);
-    check_all_outputs({300, 131, 5}, 1.0f, false, {std::nullopt, 13}, 3);
-    check_all_outputs({5, 3, 150}, 0.5f, false, {std::nullopt, 17}, 4);
+TEST_P(SimilarityOnBackend, ShapesNotMultiplesOfAnyTile) {
+    check_all_outputs(GetParam(), {37, 19, 23}, 1.0f, false, {std::nullopt, 1, 7, 1000}, 2);
+    check_all_outputs(GetParam(), {300, 131, 5}, 1.0f, false, {std::nullopt, 13}, 3);
+    check_all_outputs(GetParam(), {5, 3, 150}, 0.5f, false, {std::nullopt, 17}, 4);
 }
 
-TEST(Similarity, LargerThanOneGpuBlock) {
-    check_all_outputs({70, 261, 133}, 1.0f, false, {std::nullopt, 129}, 5);
+TEST_P(SimilarityOnBackend, LargerThanOneGpuBlock) {
+    check_all_outputs(GetParam(), {70, 261, 133}, 1.0f, false, {std::nullopt, 129}, 5);
 }
 
-TEST(Similarity, VectorisedLoadsAndTilesThatBreakAlignment) {
+TEST_P(SimilarityOnBackend, VectorisedLoadsAndTilesThatBreakAlignment) {
     // Feature counts that are multiples of 4 (the GPU's 16-byte loads), with tiles that start
     // rows at offsets that are not.
-    check_all_outputs({40, 256, 132}, 1.0f, false, {std::nullopt, 130, 64, 3}, 15);
+    check_all_outputs(GetParam(), {40, 256, 132}, 1.0f, false, {std::nullopt, 130, 64, 3}, 15);
 }
 
-TEST(Similarity, ManyColumnRegionsPerRowBand) { check_all_outputs({3, 5, 1500}, 1.0f, false, {1, 7}, 16); }
+TEST_P(SimilarityOnBackend, ManyColumnRegionsPerRowBand) { check_all_outputs(GetParam(), {3, 5, 1500}, 1.0f, false, {1, 7}, 16); }
 
-TEST(Similarity, AllModeStopsOnlyWhenEveryPairHasFailed) {
-    // Pairs that pass at every sample but one, the failing sample placed at each stage of the
-    // GPU's early exit (its block vote every 16 samples) and of the CPU's panels; and pairs that
-    // pass everywhere. Random data elsewhere fails within a few samples, so a block that stops
-    // too early, or skips a stage, gets these pairs wrong.
-    const std::size_t samples = 70, n = 150, m = 140;
+TEST_P(SimilarityOnBackend, AllModeStopsOnlyWhenEveryPairHasFailed) {
+    // One pair per GPU block (128 x 128) that passes at every sample but one, that sample at
+    // each stage of the early exit (a block vote every 16 samples; the CPU's panels), so the
+    // block lives until then and must count on; partial blocks at the edges too. Random data
+    // elsewhere fails within a few samples. Three pairs pass everywhere (one shares a block
+    // with a dying pair). A block that stops too early, or skips a stage, gets these wrong.
+    const std::size_t samples = 70, n = 3 * 128 + 11, m = 4 * 128 + 9;
     std::vector<float> x(samples * n, 0.0f), y(samples * m, 0.0f);
     std::mt19937 rng(17);
     std::normal_distribution<float> normal(0.0f, 3.0f);
     for (float& v : x) v = normal(rng);
     for (float& v : y) v = normal(rng);
+    struct Planted {
+        std::size_t i, j;
+        std::optional<std::size_t> fails_at;
+    };
+    std::vector<Planted> planted;
     const std::size_t stages[] = {0, 1, 15, 16, 17, 31, 32, 47, 48, 63, 64, 69};
-    for (std::size_t k = 0; k < 40; ++k) {  // pair (i, j) = (3k, 2k + 1)
-        const std::size_t i = 3 * k, j = 2 * k + 1;
-        for (std::size_t s = 0; s < samples; ++s) y[s * m + j] = x[s * n + i] + 0.25f;
-        if (k < std::size(stages)) y[stages[k] * m + j] = x[stages[k] * n + i] + 5.0f;
+    for (std::size_t k = 0; k < std::size(stages); ++k)  // block (k / 4, k % 4)
+        planted.push_back({128 * (k / 4) + 10 + 9 * k, 128 * (k % 4) + 20 + 7 * k, stages[k]});
+    planted.push_back({n - 5, m - 6, 33});  // the partial corner block
+    planted.push_back({n - 2, 100, 47});    // partial rows
+    planted.push_back({50, m - 1, 69});     // partial columns
+    planted.push_back({130, m - 4, std::nullopt});
+    planted.push_back({n - 3, 300, std::nullopt});
+    planted.push_back({260, 450, std::nullopt});  // beside the pair dying at sample 69
+    for (const Planted& p : planted) {
+        for (std::size_t s = 0; s < samples; ++s) y[s * m + p.j] = x[s * n + p.i] + 0.25f;
+        if (p.fails_at) y[*p.fails_at * m + p.j] = x[*p.fails_at * n + p.i] + 5.0f;
     }
     const auto counts = reference_counts(x, y, samples, n, m, 1.0f);
-    for (Backend backend : backends())
-        for (Method method : {Method::Fused, Method::Naive})
-            for (SimilarityOutput output : {SimilarityOutput::Bool, SimilarityOutput::Bitmask}) {
-                SimilarityOptions o;
-                o.mode = SimilarityMode::All;
-                o.output = output;
-                o.backend = backend;
-                o.method = method;
-                const auto expected = encode(counts, n, m, samples, output);
-                std::vector<unsigned char> got(expected.size(), 0xAB);
-                hpcml::similarity({x.data(), samples, n}, {y.data(), samples, m}, got.data(), o);
-                EXPECT_EQ(got, expected) << label(backend, method, output, std::nullopt);
-            }
+    std::size_t passing = 0;
+    for (const std::int64_t c : counts) passing += c == static_cast<std::int64_t>(samples);
+    ASSERT_EQ(passing, 3u);  // the random pairs all fail
+    for (Method method : {Method::Fused, Method::Naive})
+        for (SimilarityOutput output : {SimilarityOutput::Bool, SimilarityOutput::Bitmask}) {
+            SimilarityOptions o;
+            o.mode = SimilarityMode::All;
+            o.output = output;
+            o.backend = GetParam();
+            o.method = method;
+            const auto expected = encode(counts, n, m, samples, output);
+            std::vector<unsigned char> got(expected.size(), 0xAB);
+            hpcml::similarity({x.data(), samples, n}, {y.data(), samples, m}, got.data(), o);
+            EXPECT_EQ(got, expected) << label(GetParam(), method, output, std::nullopt);
+        }
 }
 
-TEST(Similarity, ColumnBlocksOfAWiderMatrixAreViewedInPlace) {
+TEST_P(SimilarityOnBackend, ColumnBlocksOfAWiderMatrixAreViewedInPlace) {
     // x and y as blocks of one 300-column matrix (ld = 300), y the last columns (a copy of
     // whole rows would read past the matrix): the same bytes as on packed copies of the blocks.
     const std::size_t samples = 29, width = 300;
@@ -215,41 +233,41 @@ TEST(Similarity, ColumnBlocksOfAWiderMatrixAreViewedInPlace) {
     };
     const auto xp = pack(37, 100), yp = pack(250, 50);
     const MatrixView xv{wide.data() + 37, samples, 100, width}, yv{wide.data() + 250, samples, 50, width};
-    for (Backend backend : backends())
-        for (Method method : {Method::Fused, Method::Naive})
-            for (auto [mode, output] : {std::pair{SimilarityMode::Count, SimilarityOutput::Int32},
-                                        std::pair{SimilarityMode::All, SimilarityOutput::Bitmask}}) {
-                SimilarityOptions o;
-                o.backend = backend;
-                o.method = method;
-                o.mode = mode;
-                o.output = output;
-                o.tile = 33;
-                std::vector<unsigned char> viewed(hpcml::similarity_output_bytes(100, 50, output)), packed(viewed.size());
-                hpcml::similarity(xv, yv, viewed.data(), o);
-                hpcml::similarity({xp.data(), samples, 100}, {yp.data(), samples, 50}, packed.data(), o);
-                EXPECT_EQ(viewed, packed) << label(backend, method, output, 33);
-                std::vector<unsigned char> self_viewed(hpcml::similarity_output_bytes(100, 100, output)), self_packed(self_viewed.size());
-                hpcml::similarity(xv, {}, self_viewed.data(), o);
-                hpcml::similarity({xp.data(), samples, 100}, {}, self_packed.data(), o);
-                EXPECT_EQ(self_viewed, self_packed) << "y = x " << label(backend, method, output, 33);
-            }
+    const Backend backend = GetParam();
+    for (Method method : {Method::Fused, Method::Naive})
+        for (auto [mode, output] : {std::pair{SimilarityMode::Count, SimilarityOutput::Int32},
+                                    std::pair{SimilarityMode::All, SimilarityOutput::Bitmask}}) {
+            SimilarityOptions o;
+            o.backend = backend;
+            o.method = method;
+            o.mode = mode;
+            o.output = output;
+            o.tile = 33;
+            std::vector<unsigned char> viewed(hpcml::similarity_output_bytes(100, 50, output)), packed(viewed.size());
+            hpcml::similarity(xv, yv, viewed.data(), o);
+            hpcml::similarity({xp.data(), samples, 100}, {yp.data(), samples, 50}, packed.data(), o);
+            EXPECT_EQ(viewed, packed) << label(backend, method, output, 33);
+            std::vector<unsigned char> self_viewed(hpcml::similarity_output_bytes(100, 100, output)), self_packed(self_viewed.size());
+            hpcml::similarity(xv, {}, self_viewed.data(), o);
+            hpcml::similarity({xp.data(), samples, 100}, {}, self_packed.data(), o);
+            EXPECT_EQ(self_viewed, self_packed) << "y = x " << label(backend, method, output, 33);
+        }
     std::vector<std::int32_t> out(100 * 50);
     SimilarityOptions o;
-    o.backend = Backend::Cpu;
+    o.backend = backend;
     expect_invalid([&] { hpcml::similarity({wide.data(), samples, 100, 99}, yv, out.data(), o); }, "x:");
     expect_invalid([&] { hpcml::similarity(xv, {wide.data(), samples, 50, 10}, out.data(), o); }, "y:");
 }
 
-TEST(Similarity, SelfSimilarity) { check_all_outputs({64, 45, 45}, 1.0f, true, {std::nullopt, 11}, 6); }
+TEST_P(SimilarityOnBackend, SelfSimilarity) { check_all_outputs(GetParam(), {64, 45, 45}, 1.0f, true, {std::nullopt, 11}, 6); }
 
 // y is x: with 16 samples or more the CPU computes tiles on and above the diagonal (the
 // diagonal ones from items on and above it) and mirrors the rest. Sizes that are not multiples
 // of the 128-row items, the 16-column panels or the tiles; NaN and inf among the data
 // (make_data); every output.
-TEST(Similarity, SymmetricTilingEqualsTheReference) {
-    check_all_outputs({33, 301, 301}, 1.0f, true, {std::nullopt, 7, 129, 302}, 30);
-    check_all_outputs({16, 17, 17}, 0.25f, true, {std::nullopt, 1, 5, 8}, 31);
+TEST_P(SimilarityOnBackend, SymmetricTilingEqualsTheReference) {
+    check_all_outputs(GetParam(), {33, 301, 301}, 1.0f, true, {std::nullopt, 7, 129, 302}, 30);
+    check_all_outputs(GetParam(), {16, 17, 17}, 0.25f, true, {std::nullopt, 1, 5, 8}, 31);
 }
 
 // Mode All with y = x where about a third of the pairs pass (features are offsets plus small
@@ -270,7 +288,7 @@ std::vector<float> clustered_data(std::size_t samples, std::size_t n) {
     return x;
 }
 
-TEST(Similarity, SymmetricAllModeMirrorsEveryBit) {
+TEST_P(SimilarityOnBackend, SymmetricAllModeMirrorsEveryBit) {
     // 300 samples: more than one 256-sample chunk of the CPU kernel, with pairs alive across it.
     for (const auto [n, samples] : {std::pair<std::size_t, std::size_t>{301, 20}, {64, 20}, {17, 20}, {131, 300}}) {
         const auto x = clustered_data(samples, n);
@@ -283,14 +301,14 @@ TEST(Similarity, SymmetricAllModeMirrorsEveryBit) {
             for (const std::optional<std::size_t> tile : {std::optional<std::size_t>{}, std::optional<std::size_t>{8},
                                                           std::optional<std::size_t>{24}, std::optional<std::size_t>{129}}) {
                 SimilarityOptions o;
-                o.backend = Backend::Cpu;
+                o.backend = GetParam();
                 o.mode = SimilarityMode::All;
                 o.output = output;
                 o.threshold = 2.0f;
                 o.tile = tile;
                 std::vector<unsigned char> got(expected.size(), 0xAB);
                 hpcml::similarity({x.data(), samples, n}, {}, got.data(), o);
-                EXPECT_EQ(got, expected) << label(Backend::Cpu, Method::Fused, output, tile) << " n " << n;
+                EXPECT_EQ(got, expected) << label(GetParam(), Method::Fused, output, tile) << " n " << n;
                 std::vector<unsigned char> assembled(expected.size(), 0xAB);
                 const std::size_t row_bytes = hpcml::similarity_output_bytes(1, n, output);
                 hpcml::similarity({x.data(), samples, n}, {}, [&](const hpcml::SimilarityTile& t) {
@@ -299,11 +317,11 @@ TEST(Similarity, SymmetricAllModeMirrorsEveryBit) {
                                     static_cast<const unsigned char*>(t.data) + r * t.row_stride_bytes,
                                     hpcml::similarity_output_bytes(1, t.cols, output));
                 }, o);
-                EXPECT_EQ(assembled, expected) << "sink " << label(Backend::Cpu, Method::Fused, output, tile) << " n " << n;
+                EXPECT_EQ(assembled, expected) << "sink " << label(GetParam(), Method::Fused, output, tile) << " n " << n;
                 const std::vector<float> copy = x;  // no symmetry: the same bytes
                 std::vector<unsigned char> plain(expected.size(), 0xAB);
                 hpcml::similarity({x.data(), samples, n}, {copy.data(), samples, n}, plain.data(), o);
-                EXPECT_EQ(plain, expected) << "copy " << label(Backend::Cpu, Method::Fused, output, tile) << " n " << n;
+                EXPECT_EQ(plain, expected) << "copy " << label(GetParam(), Method::Fused, output, tile) << " n " << n;
             }
         }
     }
@@ -388,91 +406,86 @@ TEST(Similarity, SymmetricSinkOrder) {
     }
 }
 
-TEST(Similarity, ThresholdZeroAndLarge) {
-    check_all_outputs({20, 9, 10}, 0.0f, false, {std::nullopt}, 7);
-    check_all_outputs({20, 9, 10}, 1e30f, false, {std::nullopt, 4}, 8);
+TEST_P(SimilarityOnBackend, ThresholdZeroAndLarge) {
+    check_all_outputs(GetParam(), {20, 9, 10}, 0.0f, false, {std::nullopt}, 7);
+    check_all_outputs(GetParam(), {20, 9, 10}, 1e30f, false, {std::nullopt, 4}, 8);
 }
 
-TEST(Similarity, DifferencesExactlyAtThresholdDoNotCount) {
+TEST_P(SimilarityOnBackend, DifferencesExactlyAtThresholdDoNotCount) {
     // 1.5 - 0.5 == 1 exactly; 1 - 2^-24 rounds the other way; inf - inf is NaN.
     const std::vector<float> x = {1.5f, 1.0f, INFINITY, NAN, -0.5f, 0.0f};
     const std::vector<float> y = {0.5f, 2.0f - 0x1p-23f, INFINITY, 0.0f, 0.5f, 0x1p-149f};
-    for (Backend backend : backends()) {
-        std::vector<std::int32_t> out(36);
-        SimilarityOptions o;
-        o.backend = backend;
-        hpcml::similarity({x.data(), 1, 6}, {y.data(), 1, 6}, out.data(), o);
-        EXPECT_EQ(out[0 * 6 + 0], 0);  // |1.5 - 0.5| == 1
-        EXPECT_EQ(out[1 * 6 + 1], 1);  // |1 - (2 - 2^-23)| = 1 - 2^-23 < 1
-        EXPECT_EQ(out[2 * 6 + 2], 0);  // inf - inf = NaN
-        EXPECT_EQ(out[3 * 6 + 3], 0);  // NaN
-        EXPECT_EQ(out[4 * 6 + 4], 0);  // |-0.5 - 0.5| == 1
-        EXPECT_EQ(out[5 * 6 + 5], 1);  // denormal difference, no flush to zero needed
-        const auto ref = reference_counts(x, y, 1, 6, 6, 1.0f);
-        for (std::size_t e = 0; e < 36; ++e) EXPECT_EQ(out[e], ref[e]) << hpcml::to_string(backend) << " pair " << e;
-    }
+    std::vector<std::int32_t> out(36);
+    SimilarityOptions o;
+    o.backend = GetParam();
+    hpcml::similarity({x.data(), 1, 6}, {y.data(), 1, 6}, out.data(), o);
+    EXPECT_EQ(out[0 * 6 + 0], 0);  // |1.5 - 0.5| == 1
+    EXPECT_EQ(out[1 * 6 + 1], 1);  // |1 - (2 - 2^-23)| = 1 - 2^-23 < 1
+    EXPECT_EQ(out[2 * 6 + 2], 0);  // inf - inf = NaN
+    EXPECT_EQ(out[3 * 6 + 3], 0);  // NaN
+    EXPECT_EQ(out[4 * 6 + 4], 0);  // |-0.5 - 0.5| == 1
+    EXPECT_EQ(out[5 * 6 + 5], 1);  // denormal difference, no flush to zero needed
+    const auto ref = reference_counts(x, y, 1, 6, 6, 1.0f);
+    for (std::size_t e = 0; e < 36; ++e) EXPECT_EQ(out[e], ref[e]) << "pair " << e;
 }
 
-TEST(Similarity, ZeroSamplesGiveZeroCountsAndAllTrue) {
+TEST_P(SimilarityOnBackend, ZeroSamplesGiveZeroCountsAndAllTrue) {
     const std::vector<float> none;
-    for (Backend backend : backends())
-        for (Method method : {Method::Fused, Method::Naive}) {
-            SimilarityOptions o;
-            o.backend = backend;
-            o.method = method;
-            std::vector<std::int32_t> counts(12, -1);
-            hpcml::similarity({none.data(), 0, 3}, {none.data(), 0, 4}, counts.data(), o);
-            for (auto c : counts) EXPECT_EQ(c, 0);
-            o.mode = SimilarityMode::All;
-            std::vector<std::uint8_t> all(12, 7);
-            hpcml::similarity({none.data(), 0, 3}, {none.data(), 0, 4}, all.data(), o);
-            for (auto a : all) EXPECT_EQ(a, 1);
-        }
-}
-
-TEST(Similarity, EmptyFeaturesAreANoOp) {
-    const std::vector<float> x(10, 0.0f);
-    for (Backend backend : backends()) {
+    for (Method method : {Method::Fused, Method::Naive}) {
         SimilarityOptions o;
-        o.backend = backend;
-        EXPECT_NO_THROW(hpcml::similarity({x.data(), 10, 0}, {x.data(), 10, 1}, nullptr, o));
-        EXPECT_NO_THROW(hpcml::similarity({x.data(), 10, 1}, {x.data(), 10, 0}, nullptr, o));
+        o.backend = GetParam();
+        o.method = method;
+        std::vector<std::int32_t> counts(12, -1);
+        hpcml::similarity({none.data(), 0, 3}, {none.data(), 0, 4}, counts.data(), o);
+        for (auto c : counts) EXPECT_EQ(c, 0);
+        o.mode = SimilarityMode::All;
+        std::vector<std::uint8_t> all(12, 7);
+        hpcml::similarity({none.data(), 0, 3}, {none.data(), 0, 4}, all.data(), o);
+        for (auto a : all) EXPECT_EQ(a, 1);
     }
 }
 
-TEST(Similarity, SinkSeesEveryTileOnce) {
+TEST_P(SimilarityOnBackend, EmptyFeaturesAreANoOp) {
+    const std::vector<float> x(10, 0.0f);
+    SimilarityOptions o;
+    o.backend = GetParam();
+    EXPECT_NO_THROW(hpcml::similarity({x.data(), 10, 0}, {x.data(), 10, 1}, nullptr, o));
+    EXPECT_NO_THROW(hpcml::similarity({x.data(), 10, 1}, {x.data(), 10, 0}, nullptr, o));
+}
+
+TEST_P(SimilarityOnBackend, SinkSeesEveryTileOnce) {
     const Shape shape{33, 41, 29};
     const auto x = make_data(shape.samples * shape.n, 9);
     const auto y = make_data(shape.samples * shape.m, 10);
     const auto counts = reference_counts(x, y, shape.samples, shape.n, shape.m, 1.0f);
-    for (Backend backend : backends())
-        for (SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::Bitmask}) {
-            SimilarityOptions o;
-            o.backend = backend;
-            o.tile = 10;
-            o.mode = output == SimilarityOutput::Int32 ? SimilarityMode::Count : SimilarityMode::All;
-            o.output = output;
-            const std::size_t row_bytes = hpcml::similarity_output_bytes(1, shape.m, output);
-            std::vector<unsigned char> assembled(shape.n * row_bytes, 0);
-            std::vector<int> covered(shape.n * shape.m, 0);
-            hpcml::similarity({x.data(), shape.samples, shape.n}, {y.data(), shape.samples, shape.m},
-                              [&](const hpcml::SimilarityTile& t) {
-                                  EXPECT_EQ(t.output, output);
-                                  EXPECT_LE(t.rows, 10u);
-                                  EXPECT_LE(t.cols, output == SimilarityOutput::Bitmask ? 16u : 10u);
-                                  const std::size_t bytes = hpcml::similarity_output_bytes(1, t.cols, output);
-                                  const std::size_t offset = hpcml::similarity_output_bytes(1, t.col0, output);
-                                  if (output == SimilarityOutput::Bitmask) EXPECT_EQ(t.col0 % 8, 0u);
-                                  for (std::size_t r = 0; r < t.rows; ++r) {
-                                      std::memcpy(&assembled[(t.row0 + r) * row_bytes + offset],
-                                                  static_cast<const unsigned char*>(t.data) + r * t.row_stride_bytes, bytes);
-                                      for (std::size_t c = 0; c < t.cols; ++c) ++covered[(t.row0 + r) * shape.m + t.col0 + c];
-                                  }
-                              },
-                              o);
-            for (int c : covered) ASSERT_EQ(c, 1);
-            EXPECT_EQ(assembled, encode(counts, shape.n, shape.m, shape.samples, output)) << hpcml::to_string(backend);
-        }
+    const Backend backend = GetParam();
+    for (SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::Bitmask}) {
+        SimilarityOptions o;
+        o.backend = backend;
+        o.tile = 10;
+        o.mode = output == SimilarityOutput::Int32 ? SimilarityMode::Count : SimilarityMode::All;
+        o.output = output;
+        const std::size_t row_bytes = hpcml::similarity_output_bytes(1, shape.m, output);
+        std::vector<unsigned char> assembled(shape.n * row_bytes, 0);
+        std::vector<int> covered(shape.n * shape.m, 0);
+        hpcml::similarity({x.data(), shape.samples, shape.n}, {y.data(), shape.samples, shape.m},
+                          [&](const hpcml::SimilarityTile& t) {
+                              EXPECT_EQ(t.output, output);
+                              EXPECT_LE(t.rows, 10u);
+                              EXPECT_LE(t.cols, output == SimilarityOutput::Bitmask ? 16u : 10u);
+                              const std::size_t bytes = hpcml::similarity_output_bytes(1, t.cols, output);
+                              const std::size_t offset = hpcml::similarity_output_bytes(1, t.col0, output);
+                              if (output == SimilarityOutput::Bitmask) EXPECT_EQ(t.col0 % 8, 0u);
+                              for (std::size_t r = 0; r < t.rows; ++r) {
+                                  std::memcpy(&assembled[(t.row0 + r) * row_bytes + offset],
+                                              static_cast<const unsigned char*>(t.data) + r * t.row_stride_bytes, bytes);
+                                  for (std::size_t c = 0; c < t.cols; ++c) ++covered[(t.row0 + r) * shape.m + t.col0 + c];
+                              }
+                          },
+                          o);
+        for (int c : covered) ASSERT_EQ(c, 1);
+        EXPECT_EQ(assembled, encode(counts, shape.n, shape.m, shape.samples, output)) << hpcml::to_string(backend);
+    }
 }
 
 TEST(Similarity, FusedMemoryIsBoundedNaiveGrowsWithSamples) {
@@ -580,35 +593,46 @@ struct DeviceArray {
     std::size_t count;
 };
 
+// The device-pointer API on a user stream, every output and method: y = x (70 features:
+// scalar loads) and a separate y (132 and 260 features from cudaMalloc: 16-byte loads). x is
+// uploaded on the stream behind a 200 ms wait, so a call that did not follow the stream would
+// count NaN.
 TEST(SimilarityCuda, DevicePointersEveryOutputAndMethodOnAUserStream) {
     HPCML_SKIP_WITHOUT_GPU();
-    const Shape shape{33, 70, 70};
-    const auto x = make_data(shape.samples * shape.n, 18);
-    DeviceArray<float> dx(x.size());
-    ASSERT_EQ(cudaMemcpy(dx.data, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
     cudaStream_t stream = nullptr;
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-    const auto counts = reference_counts(x, x, shape.samples, shape.n, shape.n, 1.0f);
     const std::pair<SimilarityMode, SimilarityOutput> outputs[] = {
         {SimilarityMode::Count, SimilarityOutput::Int32}, {SimilarityMode::Count, SimilarityOutput::UInt16},
         {SimilarityMode::Count, SimilarityOutput::UInt8}, {SimilarityMode::All, SimilarityOutput::Bool},
         {SimilarityMode::All, SimilarityOutput::Bitmask}};
-    for (const auto& [mode, output] : outputs)
-        for (Method method : {Method::Fused, Method::Naive}) {
-            const auto expected = encode(counts, shape.n, shape.n, shape.samples, output);
-            DeviceArray<unsigned char> out(expected.size());
-            ASSERT_EQ(cudaMemset(out.data, 0xAB, expected.size()), cudaSuccess);
-            SimilarityOptions o;
-            o.mode = mode;
-            o.output = output;
-            o.method = method;
-            o.backend = Backend::Cuda;
-            o.stream = stream;
-            hpcml::similarity_device({dx.data, shape.samples, shape.n}, {}, out.data, o);  // y = x
-            std::vector<unsigned char> got(expected.size());
-            ASSERT_EQ(cudaMemcpy(got.data(), out.data, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-            EXPECT_EQ(got, expected) << label(Backend::Cuda, method, output, std::nullopt);
-        }
+    for (const bool self : {true, false}) {
+        const Shape shape = self ? Shape{33, 70, 70} : Shape{33, 132, 260};
+        const auto x = make_data(shape.samples * shape.n, 18);
+        const auto y = self ? x : make_data(shape.samples * shape.m, 19);
+        DeviceArray<float> dx(x.size()), dy(y.size());
+        ASSERT_EQ(cudaMemcpy(dy.data, y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+        const auto counts = reference_counts(x, y, shape.samples, shape.n, shape.m, 1.0f);
+        for (const auto& [mode, output] : outputs)
+            for (Method method : {Method::Fused, Method::Naive}) {
+                const auto expected = encode(counts, shape.n, shape.m, shape.samples, output);
+                DeviceArray<unsigned char> out(expected.size());
+                ASSERT_EQ(cudaMemset(out.data, 0xAB, expected.size()), cudaSuccess);
+                SimilarityOptions o;
+                o.mode = mode;
+                o.output = output;
+                o.method = method;
+                o.backend = Backend::Cuda;
+                o.stream = stream;
+                {
+                    const hpcml_test::LateUpload late(stream, dx.data, x.data(), x.size() * sizeof(float));
+                    hpcml::similarity_device({dx.data, shape.samples, shape.n},
+                                             self ? MatrixView{} : MatrixView{dy.data, shape.samples, shape.m}, out.data, o);
+                }
+                std::vector<unsigned char> got(expected.size());
+                ASSERT_EQ(cudaMemcpy(got.data(), out.data, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+                EXPECT_EQ(got, expected) << label(Backend::Cuda, method, output, std::nullopt) << (self ? " y = x" : " y");
+            }
+    }
     cudaStreamDestroy(stream);
 }
 
@@ -762,6 +786,17 @@ TEST(SimilarityCuda, OutputOverFourGiB) {
             ASSERT_EQ(out[i * n + j], expected) << "pair " << i << ", " << j;
         }
     }
+    // The device path: the blocks on and above the diagonal, then the mirror kernels, whose
+    // writes to the last rows land past 2^32 bytes. Rows equal to those checked above.
+    DeviceArray<float> dx(x.size());
+    DeviceArray<std::int32_t> dout(n * n);
+    ASSERT_EQ(cudaMemcpy(dx.data, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    hpcml::similarity_device({dx.data, samples, n}, {}, dout.data, o);
+    std::vector<std::int32_t> row(n);
+    for (std::size_t i : {std::size_t{0}, n / 3, n / 2 + 1, n - 2, n - 1}) {
+        ASSERT_EQ(cudaMemcpy(row.data(), dout.data + i * n, n * sizeof(std::int32_t), cudaMemcpyDeviceToHost), cudaSuccess);
+        ASSERT_TRUE(std::equal(row.begin(), row.end(), out.begin() + static_cast<std::ptrdiff_t>(i * n))) << "device path, row " << i;
+    }
 }
 
 TEST(SimilarityCuda, NaiveOutOfDeviceMemoryIsAnError) {
@@ -804,32 +839,31 @@ TEST(SimilarityCuda, CpuAndGpuAgreeOnALargerProblem) {
 
 // A sink that throws ends the call with its exception (no tile after it), and the library is
 // usable again at once: on the GPU the streams, events and staging buffers in flight are undone.
-TEST(Similarity, ASinkThatThrowsEndsTheCallAndLeavesTheLibraryUsable) {
+TEST_P(SimilarityOnBackend, ASinkThatThrowsEndsTheCallAndLeavesTheLibraryUsable) {
     const Shape shape{16, 40, 37};
     const auto x = make_data(shape.samples * shape.n, 21);
     const auto y = make_data(shape.samples * shape.m, 22);
     const auto counts = reference_counts(x, y, shape.samples, shape.n, shape.m, 1.0f);
     const MatrixView xv{x.data(), shape.samples, shape.n}, yv{y.data(), shape.samples, shape.m};
-    for (Backend backend : backends()) {
-        SimilarityOptions o;
-        o.backend = backend;
-        o.tile = 8;
-        int seen = 0;
-        EXPECT_THROW(hpcml::similarity(xv, yv,
-                                       [&](const hpcml::SimilarityTile&) {
-                                           if (++seen == 3) throw std::runtime_error("the sink failed");
-                                       },
-                                       o),
-                     std::runtime_error);
-        EXPECT_EQ(seen, 3) << hpcml::to_string(backend);
-        std::vector<std::int32_t> out(shape.n * shape.m);
-        hpcml::similarity(xv, yv, out.data(), o);
-        EXPECT_EQ(std::vector<std::int64_t>(out.begin(), out.end()), counts) << hpcml::to_string(backend);
-    }
+    const Backend backend = GetParam();
+    SimilarityOptions o;
+    o.backend = backend;
+    o.tile = 8;
+    int seen = 0;
+    EXPECT_THROW(hpcml::similarity(xv, yv,
+                                   [&](const hpcml::SimilarityTile&) {
+                                       if (++seen == 3) throw std::runtime_error("the sink failed");
+                                   },
+                                   o),
+                 std::runtime_error);
+    EXPECT_EQ(seen, 3) << hpcml::to_string(backend);
+    std::vector<std::int32_t> out(shape.n * shape.m);
+    hpcml::similarity(xv, yv, out.data(), o);
+    EXPECT_EQ(std::vector<std::int64_t>(out.begin(), out.end()), counts) << hpcml::to_string(backend);
 }
 
 // Several host threads calling at once, on every backend (on the GPU: one device shared by all).
-TEST(Similarity, HostThreadsCallAtOnce) {
+TEST_P(SimilarityOnBackend, HostThreadsCallAtOnce) {
     constexpr int kThreads = 4;
     const Shape shape{24, 70, 53};
     std::vector<std::vector<float>> xs, ys;
@@ -839,35 +873,34 @@ TEST(Similarity, HostThreadsCallAtOnce) {
         ys.push_back(make_data(shape.samples * shape.m, 200 + t));
         expected.push_back(reference_counts(xs[t], ys[t], shape.samples, shape.n, shape.m, 1.0f));
     }
-    for (Backend backend : backends()) {
-        std::vector<std::vector<std::int32_t>> got(kThreads, std::vector<std::int32_t>(shape.n * shape.m));
-        std::vector<std::string> errors(kThreads);
-        std::vector<std::thread> threads;
-        for (int t = 0; t < kThreads; ++t)
-            threads.emplace_back([&, t] {
-                try {
-                    SimilarityOptions o;
-                    o.backend = backend;
-                    o.tile = 16 + t;
-                    for (int repeat = 0; repeat < 5; ++repeat)
-                        hpcml::similarity({xs[t].data(), shape.samples, shape.n}, {ys[t].data(), shape.samples, shape.m},
-                                          got[t].data(), o);
-                } catch (const std::exception& e) {
-                    errors[t] = e.what();
-                }
-            });
-        for (std::thread& thread : threads) thread.join();
-        for (int t = 0; t < kThreads; ++t) {
-            EXPECT_EQ(errors[t], "") << hpcml::to_string(backend);
-            EXPECT_EQ(std::vector<std::int64_t>(got[t].begin(), got[t].end()), expected[t]) << hpcml::to_string(backend) << " thread " << t;
-        }
+    const Backend backend = GetParam();
+    std::vector<std::vector<std::int32_t>> got(kThreads, std::vector<std::int32_t>(shape.n * shape.m));
+    std::vector<std::string> errors(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+            try {
+                SimilarityOptions o;
+                o.backend = backend;
+                o.tile = 16 + t;
+                for (int repeat = 0; repeat < 5; ++repeat)
+                    hpcml::similarity({xs[t].data(), shape.samples, shape.n}, {ys[t].data(), shape.samples, shape.m},
+                                      got[t].data(), o);
+            } catch (const std::exception& e) {
+                errors[t] = e.what();
+            }
+        });
+    for (std::thread& thread : threads) thread.join();
+    for (int t = 0; t < kThreads; ++t) {
+        EXPECT_EQ(errors[t], "") << hpcml::to_string(backend);
+        EXPECT_EQ(std::vector<std::int64_t>(got[t].begin(), got[t].end()), expected[t]) << hpcml::to_string(backend) << " thread " << t;
     }
 }
 
 // Pair lists against the dense result: every passing pair once, row-major, with its count; on
 // every backend, y = x (symmetry, mirrored tiles out of row-major order) and y separate, tiles
 // that do not divide the sizes.
-TEST(Similarity, PairsAreTheDenseResultsNonzeros) {
+TEST_P(SimilarityOnBackend, PairsAreTheDenseResultsNonzeros) {
     const Shape shape{19, 37, 29};
     const auto x = make_data(shape.samples * shape.n, 40);
     const auto y = make_data(shape.samples * shape.m, 41);
@@ -876,33 +909,33 @@ TEST(Similarity, PairsAreTheDenseResultsNonzeros) {
         const auto counts = reference_counts(x, self ? x : y, shape.samples, shape.n, m, 1.0f);
         const MatrixView xv{x.data(), shape.samples, shape.n};
         const MatrixView yv = self ? MatrixView{} : MatrixView{y.data(), shape.samples, m};
-        for (Backend backend : backends())
-            for (std::size_t tile : {5u, 16u, 100u})
-                for (SimilarityMode mode : {SimilarityMode::Count, SimilarityMode::All})
-                    for (std::size_t min_count : {std::size_t{1}, std::size_t{7}, shape.samples + 1}) {  // the last passes nothing
-                        SimilarityOptions o;
-                        o.backend = backend;
-                        o.tile = tile;
-                        o.mode = mode;
-                        const hpcml::SimilarityPairs pairs = hpcml::similarity_pairs(xv, yv, o, min_count);
-                        std::vector<std::uint64_t> i, j;
-                        std::vector<std::int32_t> c;
-                        for (std::size_t a = 0; a < shape.n; ++a)
-                            for (std::size_t b = 0; b < m; ++b) {
-                                const std::int64_t v = counts[a * m + b];
-                                if (mode == SimilarityMode::All ? v != static_cast<std::int64_t>(shape.samples)
-                                                                : v < static_cast<std::int64_t>(min_count))
-                                    continue;
-                                i.push_back(a);
-                                j.push_back(b);
-                                if (mode == SimilarityMode::Count) c.push_back(static_cast<std::int32_t>(v));
-                            }
-                        const std::string what = std::string(hpcml::to_string(backend)) + " tile " + std::to_string(tile) +
-                                                 (self ? " y = x" : "") + " min_count " + std::to_string(min_count);
-                        EXPECT_EQ(pairs.i, i) << what;
-                        EXPECT_EQ(pairs.j, j) << what;
-                        EXPECT_EQ(pairs.count, c) << what;
-                    }
+        const Backend backend = GetParam();
+        for (std::size_t tile : {5u, 16u, 100u})
+            for (SimilarityMode mode : {SimilarityMode::Count, SimilarityMode::All})
+                for (std::size_t min_count : {std::size_t{1}, std::size_t{7}, shape.samples + 1}) {  // the last passes nothing
+                    SimilarityOptions o;
+                    o.backend = backend;
+                    o.tile = tile;
+                    o.mode = mode;
+                    const hpcml::SimilarityPairs pairs = hpcml::similarity_pairs(xv, yv, o, min_count);
+                    std::vector<std::uint64_t> i, j;
+                    std::vector<std::int32_t> c;
+                    for (std::size_t a = 0; a < shape.n; ++a)
+                        for (std::size_t b = 0; b < m; ++b) {
+                            const std::int64_t v = counts[a * m + b];
+                            if (mode == SimilarityMode::All ? v != static_cast<std::int64_t>(shape.samples)
+                                                            : v < static_cast<std::int64_t>(min_count))
+                                continue;
+                            i.push_back(a);
+                            j.push_back(b);
+                            if (mode == SimilarityMode::Count) c.push_back(static_cast<std::int32_t>(v));
+                        }
+                    const std::string what = std::string(hpcml::to_string(backend)) + " tile " + std::to_string(tile) +
+                                             (self ? " y = x" : "") + " min_count " + std::to_string(min_count);
+                    EXPECT_EQ(pairs.i, i) << what;
+                    EXPECT_EQ(pairs.j, j) << what;
+                    EXPECT_EQ(pairs.count, c) << what;
+                }
     }
     SimilarityOptions o;
     o.backend = Backend::Cpu;

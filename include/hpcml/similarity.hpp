@@ -86,7 +86,8 @@ void check_similarity_options(const SimilarityOptions& options, std::size_t samp
 
 // The instruction set the CPU backend's fused kernel uses on this machine: "avx512" (16 pairs
 // per vector instruction), "avx2" (8) or "baseline" (x86-64's SSE2, or another CPU). The
-// environment variable HPCML_SIMILARITY_NO_AVX512 (any value) keeps an AVX-512 CPU on "avx2".
+// environment variable HPCML_SIMILARITY_CPU_KERNEL=avx2 or =baseline caps the choice (another
+// value makes this and every CPU similarity call raise InvalidArgument naming the variable).
 std::string_view similarity_cpu_kernel();
 
 // Bytes of an n x m output of type `output` (rows packed; Bitmask rows are ceil(m / 8) bytes).

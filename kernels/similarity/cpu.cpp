@@ -46,9 +46,9 @@ using i8 = std::int32_t __attribute__((vector_size(32)));
 // four features of a packed panel against a packed panel.
 // With stop_when_dead (All mode), returns early once no pair has passed every sample so far
 // (`seen` samples were counted before this call); returns whether any pair is still alive.
-// Cloned for AVX2 and baseline x86-64 and picked at load time, so one binary runs anywhere.
-HPCML_AVX2_CLONES bool count_block_4x16(const float* x_panel, const float* ypack, std::size_t samples, float threshold,
-                                        std::int32_t* counts, bool stop_when_dead, std::int32_t seen) {
+// Compiled twice below, for AVX2 and for any x86-64 (block_kernel picks one at run time).
+[[gnu::always_inline]] inline bool count_block_4x16(const float* x_panel, const float* ypack, std::size_t samples, float threshold,
+                                                    std::int32_t* counts, bool stop_when_dead, std::int32_t seen) {
     const f8 t = {threshold, threshold, threshold, threshold, threshold, threshold, threshold, threshold};
     const i8 abs_mask = i8{} + 0x7fffffff;
     // Eight named accumulators, not an array: GCC keeps an array that is copied in and out in
@@ -87,7 +87,17 @@ HPCML_AVX2_CLONES bool count_block_4x16(const float* x_panel, const float* ypack
     return !stop_when_dead || alive_after(seen + static_cast<std::int32_t>(samples));
 }
 
+bool count_block_4x16_baseline(const float* x_panel, const float* ypack, std::size_t samples, float threshold,
+                               std::int32_t* counts, bool stop_when_dead, std::int32_t seen) {
+    return count_block_4x16(x_panel, ypack, samples, threshold, counts, stop_when_dead, seen);
+}
+
 #if defined(__GNUC__) && defined(__x86_64__)
+[[gnu::target("avx2")]] bool count_block_4x16_avx2(const float* x_panel, const float* ypack, std::size_t samples, float threshold,
+                                                   std::int32_t* counts, bool stop_when_dead, std::int32_t seen) {
+    return count_block_4x16(x_panel, ypack, samples, threshold, counts, stop_when_dead, seen);
+}
+
 // count_block_4x16 where the CPU has AVX-512: a panel's 16 columns are one 16-float vector,
 // and the compare writes a mask register that a masked add takes, so the AVX2 loop's 4
 // instructions per 8 pairs become 4 per 16 (subtract with the x value broadcast from memory,
@@ -131,21 +141,23 @@ HPCML_AVX2_CLONES bool count_block_4x16(const float* x_panel, const float* ypack
 }
 #endif
 
-// The block kernel this CPU runs best, and its name (HPCML_SIMILARITY_NO_AVX512 set: the AVX2
-// one, for comparison and so that tests cover both on one machine).
+// The block kernel this CPU runs best, and its name. HPCML_SIMILARITY_CPU_KERNEL=avx2 or
+// baseline caps the choice, for comparisons and so that the tests cover every kernel on one
+// machine.
 struct BlockKernel {
     bool (*count)(const float*, const float*, std::size_t, float, std::int32_t*, bool, std::int32_t);
     const char* name;
 };
 BlockKernel block_kernel() {
+    const char* cap_variable = std::getenv("HPCML_SIMILARITY_CPU_KERNEL");
+    const std::string_view cap = cap_variable && *cap_variable ? cap_variable : "avx512";
+    detail::require(cap == "avx512" || cap == "avx2" || cap == "baseline",
+                    "HPCML_SIMILARITY_CPU_KERNEL: must be avx512, avx2 or baseline, got '" + std::string(cap) + "'");
 #if defined(__GNUC__) && defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f") && !std::getenv("HPCML_SIMILARITY_NO_AVX512"))
-        return {count_block_4x16_avx512, "avx512"};
+    if (cap == "avx512" && __builtin_cpu_supports("avx512f")) return {count_block_4x16_avx512, "avx512"};
+    if (cap != "baseline" && __builtin_cpu_supports("avx2")) return {count_block_4x16_avx2, "avx2"};
 #endif
-#if defined(HPCML_HAVE_AVX2_CLONES)
-    if (__builtin_cpu_supports("avx2")) return {count_block_4x16, "avx2"};  // the clone the loader picked
-#endif
-    return {count_block_4x16, "baseline"};
+    return {count_block_4x16_baseline, "baseline"};
 }
 
 template <class T>

@@ -342,7 +342,7 @@ NB_MODULE(_hpcml, m) {
           nb::arg("device"), nb::arg("on_device"), nb::arg("stream"), "Low-level pair list; use hpcml.similarity_pairs.");
     m.def("similarity_cpu_kernel", [] { return std::string(hpcml::similarity_cpu_kernel()); },
           "The instruction set the CPU backend's fused similarity kernel uses here: 'avx512', 'avx2' or 'baseline' "
-          "(HPCML_SIMILARITY_NO_AVX512 set in the environment keeps an AVX-512 CPU on 'avx2').");
+          "(HPCML_SIMILARITY_CPU_KERNEL=avx2 or =baseline in the environment caps the choice).");
     m.def("_similarity_output", [](const std::string& mode, const std::string& dtype) {
         hpcml::SimilarityOptions o;
         o.mode = hpcml::parse_similarity_mode(mode, "mode");

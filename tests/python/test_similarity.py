@@ -1,4 +1,6 @@
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -57,17 +59,21 @@ def test_all_mode_bool_and_bitmask(backend, method):
     np.testing.assert_array_equal(bits, np.packbits(expected, axis=1, bitorder="little"))
 
 
-def test_cpu_kernel_is_named_and_both_kernels_agree():
+def test_cpu_kernel_is_named_and_every_kernel_agrees():
     assert hpcml.similarity_cpu_kernel() in ("avx512", "avx2", "baseline")
-    # The AVX2 kernel where the CPU has AVX-512 (the variable is read at each call).
+    # The lesser kernels on this CPU too (the variable is read at each call).
     rng = np.random.default_rng(15)
     x = data(rng, (70, 90))
-    os.environ["HPCML_SIMILARITY_NO_AVX512"] = "1"
     try:
-        assert hpcml.similarity_cpu_kernel() in ("avx2", "baseline")
-        np.testing.assert_array_equal(hpcml.similarity(x, backend="cpu"), numpy_counts(x, x))
+        for kernel, allowed in (("avx2", ("avx2", "baseline")), ("baseline", ("baseline",))):
+            os.environ["HPCML_SIMILARITY_CPU_KERNEL"] = kernel
+            assert hpcml.similarity_cpu_kernel() in allowed
+            np.testing.assert_array_equal(hpcml.similarity(x, backend="cpu"), numpy_counts(x, x))
+        os.environ["HPCML_SIMILARITY_CPU_KERNEL"] = "sse"
+        with pytest.raises(ValueError, match="HPCML_SIMILARITY_CPU_KERNEL: must be avx512, avx2 or baseline, got 'sse'"):
+            hpcml.similarity(x, backend="cpu")
     finally:
-        del os.environ["HPCML_SIMILARITY_NO_AVX512"]
+        del os.environ["HPCML_SIMILARITY_CPU_KERNEL"]
     np.testing.assert_array_equal(hpcml.similarity(x, backend="cpu"), numpy_counts(x, x))
 
 
@@ -309,3 +315,22 @@ def test_pairs_edge_cases():
         hpcml.similarity_pairs(np.zeros((2, 3), np.float32), mode="any", backend="cpu")
     (i, j, c), stats = hpcml.similarity_pairs(np.zeros((2, 3), np.float32), mode="count", return_stats=True, backend="cpu")
     assert len(i) == 9 and (c == 2).all() and stats["backend"] == "cpu"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pairs_memory_grows_with_the_pairs_not_with_n_times_m(backend):
+    # 20000 x 20000 pairs, whose dense bool output would be 400 MB (int32 counts 1.6 GB): the
+    # process's peak resident memory stays near that of Python with NumPy. In a fresh process,
+    # so that no earlier test's peak counts.
+    code = (
+        "import resource, numpy as np, hpcml\n"
+        "x = np.random.default_rng(0).standard_normal((16, 20000)).astype(np.float32)\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        f"i, j = hpcml.similarity_pairs(x, mode='all', backend='{backend}')\n"
+        f"i, j, c = hpcml.similarity_pairs(x, mode='count', min_count=15, backend='{backend}')\n"
+        "assert (i == j).sum() == 20000 and len(i) < 1000000, len(i)\n"
+        "print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    before_mb, peak_mb = int(out[0]) / 1024, int(out[1]) / 1024
+    assert peak_mb - before_mb < 100, (before_mb, peak_mb)

@@ -213,8 +213,13 @@ def test_pairs_survive_sigkill_at_random_moments(job):
 
 
 @pytest.mark.skipif(MPIRUN is None, reason="no mpirun")
-def test_a_rank_dies_under_mpirun(job):
+@pytest.mark.parametrize("output", [[], ["--pairs", "--min-count", "40"]], ids=["dense", "pairs"])
+def test_a_rank_dies_under_mpirun(job, output):
     d, args, reference = job
+    if output:
+        args = [*args, *output]
+        run(*args, "--output", d / "whole.npy")
+        reference = (d / "whole.npy").read_bytes()
     out = d / "s.npy"
     job_ = subprocess.Popen([MPIRUN, "-np", "3", "--oversubscribe", str(TOOL), *map(str, args), "--output", str(out),
                              "--delay-ms", "300"], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
