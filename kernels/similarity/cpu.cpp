@@ -39,16 +39,67 @@ constexpr std::size_t kBandRows = 128;    // x features per work item
 constexpr std::size_t kGroupPanels = 8;   // y panels per work item (128 columns)
 constexpr std::size_t kSampleChunk = 256; // samples per pass over an item (its band and panels: 256 KiB, in L2)
 
-using f8 = float __attribute__((vector_size(32)));
-using i8 = std::int32_t __attribute__((vector_size(32)));
+using f4 = float __attribute__((vector_size(16)));
+using i4 = std::int32_t __attribute__((vector_size(16)));
 
 // counts[a][b] += #{s < samples : |xs[s * 16 + a] - ypack[s * 16 + b]| < t} for a < 4, b < 16:
 // four features of a packed panel against a packed panel.
 // With stop_when_dead (All mode), returns early once no pair has passed every sample so far
 // (`seen` samples were counted before this call); returns whether any pair is still alive.
-// Compiled twice below, for AVX2 and for any x86-64 (block_kernel picks one at run time).
-[[gnu::always_inline]] inline bool count_block_4x16(const float* x_panel, const float* ypack, std::size_t samples, float threshold,
-                                                    std::int32_t* counts, bool stop_when_dead, std::int32_t seen) {
+//
+// This one for any CPU, with 16-byte vectors (x86-64's SSE2, Arm's NEON): two rows at a time,
+// so that the 8 accumulators and the panel's 4 vectors fit SSE2's 16 registers. (The AVX2
+// kernel's 8-lane vectors, compiled without AVX, are kept in memory by GCC: 20x slower.)
+bool count_block_4x16_baseline(const float* x_panel, const float* ypack, std::size_t samples, float threshold,
+                               std::int32_t* counts, bool stop_when_dead, std::int32_t seen) {
+    const f4 t = {threshold, threshold, threshold, threshold};
+    const i4 abs_mask = i4{} + 0x7fffffff;
+    bool any_alive = false;
+    for (std::size_t a0 = 0; a0 < kBlockRows; a0 += 2) {
+        i4 c00, c01, c02, c03, c10, c11, c12, c13;  // named, not an array (see count_block_4x16_avx2)
+        i4* const c[8] = {&c00, &c01, &c02, &c03, &c10, &c11, &c12, &c13};
+        std::int32_t* const rows = counts + a0 * kPanelCols;  // two rows of 16 counts
+        for (std::size_t k = 0; k < 8; ++k) std::memcpy(c[k], rows + k * 4, sizeof(i4));
+        auto alive_after = [&](std::int32_t done) {
+            const i4 full = i4{} + done;
+            const i4 alive = (c00 == full) | (c01 == full) | (c02 == full) | (c03 == full) | (c10 == full) | (c11 == full) |
+                             (c12 == full) | (c13 == full);
+            std::uint64_t words[2];
+            std::memcpy(words, &alive, sizeof words);
+            return (words[0] | words[1]) != 0;
+        };
+        for (std::size_t s = 0; s < samples; ++s) {
+            f4 y0, y1, y2, y3;
+            std::memcpy(&y0, ypack + s * kPanelCols, sizeof y0);
+            std::memcpy(&y1, ypack + s * kPanelCols + 4, sizeof y1);
+            std::memcpy(&y2, ypack + s * kPanelCols + 8, sizeof y2);
+            std::memcpy(&y3, ypack + s * kPanelCols + 12, sizeof y3);
+            auto count = [&](i4& k0, i4& k1, i4& k2, i4& k3, float x) {
+                const f4 xa = {x, x, x, x};
+                k0 -= (f4)((i4)(xa - y0) & abs_mask) < t;  // a true comparison is -1
+                k1 -= (f4)((i4)(xa - y1) & abs_mask) < t;
+                k2 -= (f4)((i4)(xa - y2) & abs_mask) < t;
+                k3 -= (f4)((i4)(xa - y3) & abs_mask) < t;
+            };
+            const float* xs = x_panel + s * kPanelCols + a0;
+            count(c00, c01, c02, c03, xs[0]);
+            count(c10, c11, c12, c13, xs[1]);
+            if (stop_when_dead && (s & 15) == 15 && !alive_after(seen + static_cast<std::int32_t>(s) + 1)) break;
+        }
+        for (std::size_t k = 0; k < 8; ++k) std::memcpy(rows + k * 4, c[k], sizeof(i4));
+        any_alive = any_alive || !stop_when_dead || alive_after(seen + static_cast<std::int32_t>(samples));
+    }
+    return any_alive;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+using f8 = float __attribute__((vector_size(32)));
+using i8 = std::int32_t __attribute__((vector_size(32)));
+
+// count_block_4x16_baseline where the CPU has AVX2: a 4 x 16 block at once, per sample 4
+// broadcasts and per 8 pairs a subtract, an abs (and-mask), a compare and an integer add.
+[[gnu::target("avx2")]] bool count_block_4x16_avx2(const float* x_panel, const float* ypack, std::size_t samples, float threshold,
+                                                   std::int32_t* counts, bool stop_when_dead, std::int32_t seen) {
     const f8 t = {threshold, threshold, threshold, threshold, threshold, threshold, threshold, threshold};
     const i8 abs_mask = i8{} + 0x7fffffff;
     // Eight named accumulators, not an array: GCC keeps an array that is copied in and out in
@@ -87,18 +138,7 @@ using i8 = std::int32_t __attribute__((vector_size(32)));
     return !stop_when_dead || alive_after(seen + static_cast<std::int32_t>(samples));
 }
 
-bool count_block_4x16_baseline(const float* x_panel, const float* ypack, std::size_t samples, float threshold,
-                               std::int32_t* counts, bool stop_when_dead, std::int32_t seen) {
-    return count_block_4x16(x_panel, ypack, samples, threshold, counts, stop_when_dead, seen);
-}
-
-#if defined(__GNUC__) && defined(__x86_64__)
-[[gnu::target("avx2")]] bool count_block_4x16_avx2(const float* x_panel, const float* ypack, std::size_t samples, float threshold,
-                                                   std::int32_t* counts, bool stop_when_dead, std::int32_t seen) {
-    return count_block_4x16(x_panel, ypack, samples, threshold, counts, stop_when_dead, seen);
-}
-
-// count_block_4x16 where the CPU has AVX-512: a panel's 16 columns are one 16-float vector,
+// count_block_4x16_baseline where the CPU has AVX-512: a panel's 16 columns are one 16-float vector,
 // and the compare writes a mask register that a masked add takes, so the AVX2 loop's 4
 // instructions per 8 pairs become 4 per 16 (subtract with the x value broadcast from memory,
 // abs, compare, masked add).
