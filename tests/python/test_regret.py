@@ -7,17 +7,14 @@ from hpcml.reference import nash_gap
 from hpcml.reference import seed_regret_matching as numpy_seed
 
 import philox
+from backends import BACKENDS, needs_cuda
 
 RPS_CRASH = np.array([[0, -1, 2], [1, 0, -1], [-2, 1, 0]], dtype=np.float32)
 
-# Every test of a computation both backends provide runs on each (as the C++ RegretOnBackend
-# suite); the CUDA instances skip, saying why, where there is no usable device. Unless a test says
+# Every test runs on BACKENDS (backends.py) unless it says otherwise. Unless a test says
 # otherwise its games have at most 64 actions a player, which the GPU solves in its batched
 # kernel: equal to the CPU to the bit (README, "How close the backends are"), so the CPU's
 # tolerances hold there unchanged.
-NO_CUDA = "no usable CUDA device: " + hpcml.cuda_status()["message"].split(". ")[0]  # its first sentence says why
-needs_cuda = pytest.mark.skipif("cuda" not in hpcml.backends(), reason=NO_CUDA)
-BACKENDS = ["cpu", pytest.param("cuda", marks=needs_cuda)]
 
 
 def lp_value(A):

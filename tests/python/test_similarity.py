@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import hpcml
+from backends import BACKENDS, needs_cuda
 
-BACKENDS = hpcml.backends()
 
 
 def numpy_counts(x, y, t=1.0):
@@ -190,7 +190,7 @@ def test_bad_out_raises_naming_it():
     np.testing.assert_array_equal(ok, numpy_counts(xs, xs))
 
 
-@pytest.mark.skipif("cuda" not in BACKENDS, reason="no usable CUDA device")
+@needs_cuda
 def test_cuda_out():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(14)
@@ -207,7 +207,7 @@ def test_cuda_out():
         hpcml.similarity(xd, out=torch.zeros((70, 140), dtype=torch.int32, device="cuda")[:, ::2])
 
 
-@pytest.mark.skipif("cuda" not in BACKENDS, reason="no usable CUDA device")
+@needs_cuda
 def test_cuda_arrays_stay_on_device():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(8)
@@ -217,7 +217,7 @@ def test_cuda_arrays_stay_on_device():
     np.testing.assert_array_equal(got.cpu().numpy(), numpy_counts(x, y))
 
 
-@pytest.mark.skipif("cuda" not in BACKENDS, reason="no usable CUDA device")
+@needs_cuda
 def test_torch_side_stream_is_followed():
     # x is written on a side stream and consumed there without a synchronisation: hpcml must
     # queue its work on torch's current stream, or it may read x before it is written.
@@ -234,7 +234,7 @@ def test_torch_side_stream_is_followed():
         np.testing.assert_array_equal(got.cpu().numpy(), expected)
 
 
-@pytest.mark.skipif("cuda" not in BACKENDS, reason="no usable CUDA device")
+@needs_cuda
 def test_cupy_arrays_and_cupy_streams():
     cupy = pytest.importorskip("cupy")
     rng = np.random.default_rng(10)
@@ -287,7 +287,7 @@ def test_pairs_equal_numpy(self_pairs, tile, backend):
         assert got[0].dtype == np.uint64 and got[1].dtype == np.uint64
 
 
-@pytest.mark.skipif("cuda" not in BACKENDS, reason="no usable CUDA device")
+@needs_cuda
 def test_pairs_of_cuda_arrays():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(16)
