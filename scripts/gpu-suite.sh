@@ -86,7 +86,8 @@ sanitize() {  # sanitize TOOL BINARY...: each test binary's GPU cases under comp
     echo "--- $tool $t"
     # The family suites' CPU instances gain nothing under the sanitizer and cost minutes.
     local only_gpu=()
-    case "$t" in test_similarity|test_regret|test_invgauss) only_gpu=("--gtest_filter=*/cuda:*Cuda*") ;; esac
+    # The 4.36 GB output test is left to ctest: under a sanitizer it would outlast the limit.
+    case "$t" in test_similarity|test_regret|test_invgauss) only_gpu=("--gtest_filter=*/cuda:*Cuda*:-SimilarityCuda.OutputOverFourGiB") ;; esac
     local leaks=()
     [ "$tool" = memcheck ] && leaks=(--leak-check full)
     compute-sanitizer --tool "$tool" --error-exitcode 1 "${leaks[@]}" "$build/bin/$t" --gtest_brief=1 "${only_gpu[@]}" || rc=1
@@ -109,7 +110,8 @@ for step in "${steps[@]}"; do
   case "$step" in
     tests)
       part devicequery 60 devicequery.txt "$build/bin/hpcml-devicequery"
-      part ctest 420 ctest.log ctest --test-dir "$build" --output-on-failure -j 4 --timeout 300
+      # default_kernel_images checks a default build's architectures, a question for the build machine.
+      part ctest 420 ctest.log ctest --test-dir "$build" --output-on-failure -j 4 --timeout 300 -E default_kernel_images
       ;;
     memcheck)
       for t in "${tests[@]}"; do part "memcheck $t" 100 "memcheck_$t.log" sanitize memcheck "$t"; done

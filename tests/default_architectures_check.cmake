@@ -5,12 +5,15 @@
 cmake_minimum_required(VERSION 3.25)
 set(promised "75-real,80-real,86-real,89-real,90")  # README: sm_75, 80, 86, 89, 90 and compute_90
 file(REMOVE_RECURSE "${WORK_DIR}")
+# The library alone (no tests, benchmarks, tools or MPI to find), with this build's nvcc.
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR} -G ${GENERATOR} -DCMAKE_BUILD_TYPE=Release
+                        -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER} -DHPCML_BUILD_TESTS=OFF -DHPCML_BUILD_BENCHMARKS=OFF
+                        -DHPCML_BUILD_TOOLS=OFF -DHPCML_INSTALL=OFF
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "configuring a default build failed (${rc}):\n${out}\n${err}")
 endif()
-set(object kernels/CMakeFiles/hpcml.dir/similarity/mirror.cu.o)
+set(object kernels/CMakeFiles/hpcml.dir/similarity/mirror.cu.o)  # a Ninja target
 execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR} --target ${object} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "compiling ${object} in the default build failed (${rc}):\n${out}\n${err}")

@@ -175,9 +175,12 @@ TEST_P(SimilarityOnBackend, ManyColumnRegionsPerRowBand) { check_all_outputs(Get
 TEST_P(SimilarityOnBackend, AllModeStopsOnlyWhenEveryPairHasFailed) {
     // One pair per GPU block (128 x 128) that passes at every sample but one, that sample at
     // each stage of the early exit (a block vote every 16 samples; the CPU's panels), so the
-    // block lives until then and must count on; partial blocks at the edges too. Random data
-    // elsewhere fails within a few samples. Three pairs pass everywhere (one shares a block
-    // with a dying pair). A block that stops too early, or skips a stage, gets these wrong.
+    // block lives until then; partial blocks at the edges too. Random data elsewhere fails
+    // within a few samples. Pairs that pass everywhere, held by threads in different warps of
+    // their blocks (the last thread of one) and in both row pairs of the CPU's 4-row blocks,
+    // some beside a dying pair: a vote that misses a thread or warp, or a block that stops
+    // while one of them lives, reports them false. A stage skipped or counted from the wrong
+    // samples reports a dying pair true.
     const std::size_t samples = 70, n = 3 * 128 + 11, m = 4 * 128 + 9;
     std::vector<float> x(samples * n, 0.0f), y(samples * m, 0.0f);
     std::mt19937 rng(17);
@@ -198,6 +201,9 @@ TEST_P(SimilarityOnBackend, AllModeStopsOnlyWhenEveryPairHasFailed) {
     planted.push_back({130, m - 4, std::nullopt});
     planted.push_back({n - 3, 300, std::nullopt});
     planted.push_back({260, 450, std::nullopt});  // beside the pair dying at sample 69
+    planted.push_back({255, 255, std::nullopt});  // block (1, 1)'s last thread, beside a dying pair
+    planted.push_back({326, 90, std::nullopt});   // block (2, 0), warp 4
+    planted.push_back({54, 484, std::nullopt});   // block (0, 3), warp 3
     for (const Planted& p : planted) {
         for (std::size_t s = 0; s < samples; ++s) y[s * m + p.j] = x[s * n + p.i] + 0.25f;
         if (p.fails_at) y[*p.fails_at * m + p.j] = x[*p.fails_at * n + p.i] + 5.0f;
@@ -205,7 +211,7 @@ TEST_P(SimilarityOnBackend, AllModeStopsOnlyWhenEveryPairHasFailed) {
     const auto counts = reference_counts(x, y, samples, n, m, 1.0f);
     std::size_t passing = 0;
     for (const std::int64_t c : counts) passing += c == static_cast<std::int64_t>(samples);
-    ASSERT_EQ(passing, 3u);  // the random pairs all fail
+    ASSERT_EQ(passing, 6u);  // the random pairs all fail
     for (Method method : {Method::Fused, Method::Naive})
         for (SimilarityOutput output : {SimilarityOutput::Bool, SimilarityOutput::Bitmask}) {
             SimilarityOptions o;
@@ -617,6 +623,7 @@ TEST(SimilarityCuda, DevicePointersEveryOutputAndMethodOnAUserStream) {
                 const auto expected = encode(counts, shape.n, shape.m, shape.samples, output);
                 DeviceArray<unsigned char> out(expected.size());
                 ASSERT_EQ(cudaMemset(out.data, 0xAB, expected.size()), cudaSuccess);
+                ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the non-blocking stream does not wait for it
                 SimilarityOptions o;
                 o.mode = mode;
                 o.output = output;

@@ -14,7 +14,6 @@
 // whose instrumented ifunc resolvers run before its runtime starts) one baseline build.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
 #define HPCML_AVX2_CLONES [[gnu::target_clones("avx2", "default")]]
-#define HPCML_HAVE_AVX2_CLONES 1
 #else
 #define HPCML_AVX2_CLONES
 #endif

@@ -4,12 +4,12 @@
 // Fused layout and cost: x's rows and y's columns of a region are first packed as
 // [panel of 16 features][sample][16] (Packed, below); a work item is then a band of 128 rows
 // against a group of 8 column panels, and each 4 x 16 block of it streams over a chunk of
-// samples with 8 vector accumulators: per sample, 4 broadcasts, and per 8 pairs a subtract,
-// an abs (and-mask), a compare and an integer add. Floor: 4 vector instructions per 8
-// pair-samples; with 4 vector pipes (Zen 3) 8 pair-samples per cycle per core, with 3 (Intel
+// samples with 8 vector accumulators (AVX2): per sample, 4 broadcasts, and per 8 pairs a
+// subtract, an abs (and-mask), a compare and an integer add. Floor: 4 vector instructions per
+// 8 pair-samples; with 4 vector pipes (Zen 3) 8 pair-samples per cycle per core, with 3 (Intel
 // server cores) 6. Where the CPU has AVX-512 a panel is one 16-float vector and the compare
 // feeds a masked add: 4 instructions per 16 pair-samples (16 per cycle on Zen 5's four
-// full-width pipes). Besides the output, memory is the packed region, samples x (rows + cols)
+// full-width pipes). Without AVX2, the same with 4-float vectors, two rows at a time. Besides the output, memory is the packed region, samples x (rows + cols)
 // floats, and 64 KiB of accumulators per thread.
 #include <algorithm>
 #include <cmath>
@@ -34,10 +34,14 @@ namespace hpcml::detail::similarity {
 namespace {
 
 constexpr std::size_t kBlockRows = 4;     // x features per micro-kernel
-constexpr std::size_t kPanelCols = 16;    // y features per micro-kernel (two 8-float vectors)
+constexpr std::size_t kPanelCols = 16;    // y features per micro-kernel (one AVX-512 vector, two AVX2 ones)
 constexpr std::size_t kBandRows = 128;    // x features per work item
 constexpr std::size_t kGroupPanels = 8;   // y panels per work item (128 columns)
 constexpr std::size_t kSampleChunk = 256; // samples per pass over an item (its band and panels: 256 KiB, in L2)
+// Elements below which packing and mirroring stay on the calling thread: a parallel region
+// costs a few microseconds, and milliseconds where the cores are busy with other work (each
+// region waits for all its threads), which small tiles would pay thousands of times.
+constexpr std::size_t kParallelMin = std::size_t{1} << 16;
 
 using f4 = float __attribute__((vector_size(16)));
 using i4 = std::int32_t __attribute__((vector_size(16)));
@@ -319,7 +323,7 @@ void transpose_block(const RegionOutput& src, std::size_t b0, std::size_t a0, st
 template <class T>
 void transpose(const RegionOutput& src, std::size_t rows, std::size_t cols, const RegionOutput& dst) {
     constexpr std::size_t kBlock = 32;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (rows * cols >= kParallelMin)
     for (std::size_t a0 = 0; a0 < cols; a0 += kBlock)
         for (std::size_t b0 = 0; b0 < rows; b0 += kBlock)
             transpose_block<T>(src, b0, a0, std::min(kBlock, rows - b0), std::min(kBlock, cols - a0), dst);
@@ -357,7 +361,7 @@ void store_bit_block(const RegionOutput& o, std::size_t r0, std::size_t rows, st
 template <class Visit>
 void for_each_bit_block(std::size_t rows, std::size_t cols, Visit&& visit) {
     constexpr std::size_t kBand = 256;
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) if (rows * cols >= kParallelMin)
     for (std::size_t band = 0; band < rows; band += kBand)
         for (std::size_t a0 = 0; a0 < cols; a0 += 8)
             for (std::size_t b0 = band; b0 < std::min(band + kBand, rows); b0 += 8) visit(b0, a0);
@@ -388,7 +392,7 @@ public:
         data_ = buffer_.data() + (kAlignFloats - reinterpret_cast<std::uintptr_t>(buffer_.data()) / sizeof(float) % kAlignFloats) %
                                      kAlignFloats;
         const float nan = std::numeric_limits<float>::quiet_NaN();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (samples * count >= kParallelMin)
         for (std::size_t s = 0; s < samples; ++s) {  // each sample row read once, in order
             const float* row = data + s * ld + first;
             for (std::size_t panel = 0; panel < panels; ++panel) {

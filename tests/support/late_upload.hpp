@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -18,16 +19,16 @@ namespace hpcml_test {
 class LateUpload {
 public:
     LateUpload(cudaStream_t stream, void* device, const void* host, std::size_t bytes) : stream_(stream) {
-        check(cudaMemset(device, 0xFF, bytes));
-        check(cudaMallocHost(&pinned_, bytes));  // pageable memory would make the copy synchronous
-        std::memcpy(pinned_, host, bytes);
+        void* pinned = nullptr;
+        check(cudaMallocHost(&pinned, bytes));  // pageable memory would make the copy synchronous
+        pinned_.reset(pinned);
+        std::memcpy(pinned, host, bytes);
+        check(cudaMemsetAsync(device, 0xFF, bytes, stream));
+        check(cudaStreamSynchronize(stream));  // the stale bytes are in place before the wait
         check(cudaLaunchHostFunc(stream, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }, nullptr));
-        check(cudaMemcpyAsync(device, pinned_, bytes, cudaMemcpyHostToDevice, stream));
+        check(cudaMemcpyAsync(device, pinned, bytes, cudaMemcpyHostToDevice, stream));
     }
-    ~LateUpload() {
-        (void)cudaStreamSynchronize(stream_);
-        (void)cudaFreeHost(pinned_);
-    }
+    ~LateUpload() { (void)cudaStreamSynchronize(stream_); }  // before the pinned block is freed
     LateUpload(const LateUpload&) = delete;
     LateUpload& operator=(const LateUpload&) = delete;
 
@@ -35,8 +36,11 @@ private:
     static void check(cudaError_t e) {
         if (e != cudaSuccess) throw std::runtime_error(std::string("LateUpload: ") + cudaGetErrorString(e));
     }
+    struct FreeHost {
+        void operator()(void* p) const { (void)cudaFreeHost(p); }
+    };
     cudaStream_t stream_;
-    void* pinned_ = nullptr;
+    std::unique_ptr<void, FreeHost> pinned_;
 };
 
 }  // namespace hpcml_test
