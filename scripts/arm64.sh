@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The CPU backend on 64-bit Arm (Grace, Graviton), checked from an x86-64 machine: builds
+# libhpcml and its C++ suites with Debian's aarch64 cross compiler (CUDA, tools and benchmarks
+# left out) and runs the suites under qemu. There the similarity kernel is the baseline one,
+# invgauss has no libmvec, and the Boost.Math comparison is left out (its headers are the
+# host's). Installs g++-aarch64-linux-gnu and qemu-user if missing (root or sudo). Build tree:
+# build-arm64/ (GoogleTest is built from Debian's sources into build-arm64/sysroot).
+# Usage: scripts/arm64.sh   (under a minute on 2 cores once installed; not part of scripts/test.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD/build-arm64"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64 >/dev/null; then
+  $sudo apt-get install -y --no-install-recommends g++-aarch64-linux-gnu qemu-user
+fi
+[ -d /usr/src/googletest ] || $sudo apt-get install -y --no-install-recommends googletest
+[ -f /usr/include/Random123/philox.h ] || $sudo apt-get install -y --no-install-recommends librandom123-dev
+mkdir -p "$root/include"
+cp -r /usr/include/Random123 "$root/include/"  # header-only: the same for every target
+cat > "$root/toolchain.cmake" <<EOF
+set(CMAKE_SYSTEM_NAME Linux)
+set(CMAKE_SYSTEM_PROCESSOR aarch64)
+set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
+set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
+set(CMAKE_FIND_ROOT_PATH /usr/aarch64-linux-gnu $root/sysroot)
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64;-L;/usr/aarch64-linux-gnu)
+EOF
+cross=(-G Ninja -DCMAKE_TOOLCHAIN_FILE="$root/toolchain.cmake" -DCMAKE_BUILD_TYPE=Release)
+if [ ! -f "$root/sysroot/lib/libgtest.a" ]; then
+  cmake -S /usr/src/googletest -B "$root/googletest" "${cross[@]}" -DCMAKE_INSTALL_PREFIX="$root/sysroot" >/dev/null
+  cmake --build "$root/googletest" >/dev/null
+  cmake --install "$root/googletest" >/dev/null
+fi
+cmake -S . -B "$root/build" "${cross[@]}" -DHPCML_ENABLE_CUDA=OFF -DHPCML_BUILD_BENCHMARKS=OFF -DHPCML_BUILD_TOOLS=OFF \
+  -DHPCML_INSTALL=OFF -DRANDOM123_INCLUDE_DIR="$root/include" >/dev/null
+suites=(test_core test_similarity test_regret test_invgauss)
+cmake --build "$root/build" --target "${suites[@]}"
+for t in "${suites[@]}"; do
+  echo "arm64: $t"
+  HPCML_QUIET=1 qemu-aarch64 -L /usr/aarch64-linux-gnu "$root/build/bin/$t" --gtest_brief=1
+done
+echo "arm64: every suite passed"
