@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every hpcml test: builds (incrementally) into ./build, runs the C++ suites through ctest
 # (GoogleTest, the device-query contract, the find_package consumer), then installs the Python
-# package and runs pytest, then the sanitizer builds and the fuzz targets. GPU tests skip with a
-# message where no device exists.
+# package and runs pytest, then the sanitizer builds, the fuzz targets and the C++ suites built
+# for 64-bit Arm under qemu. GPU tests skip with a message where no device exists.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${HPCML_BUILD_DIR:-build}"
@@ -30,8 +30,10 @@ if [ -f "$build/tests/libfake_nvml.so" ]; then
 fi
 "$python" -m pytest tests/python -q
 
-# The sanitizer builds and the fuzz targets (README "Reliability"); HPCML_TEST_QUICK=1 skips them.
+# The sanitizer builds, the fuzz targets and the Arm cross-build under qemu (README
+# "Reliability"); HPCML_TEST_QUICK=1 skips them.
 if [ "${HPCML_TEST_QUICK:-0}" != 1 ]; then
   ./scripts/sanitize.sh
   FUZZ_SECONDS="${FUZZ_SECONDS:-20}" ./scripts/fuzz.sh
+  ./scripts/arm64.sh
 fi
