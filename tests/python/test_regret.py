@@ -11,10 +11,9 @@ from backends import BACKENDS, needs_cuda
 
 RPS_CRASH = np.array([[0, -1, 2], [1, 0, -1], [-2, 1, 0]], dtype=np.float32)
 
-# Every test runs on BACKENDS (backends.py) unless it says otherwise. Unless a test says
-# otherwise its games have at most 64 actions a player, which the GPU solves in its batched
-# kernel: equal to the CPU to the bit (README, "How close the backends are"), so the CPU's
-# tolerances hold there unchanged.
+# Tests run on BACKENDS (backends.py) with games of at most 64 actions a player, unless they
+# say otherwise: the GPU solves those in its batched kernel, equal to the CPU to the bit
+# (README, "How close the backends are"), so the CPU's tolerances hold there unchanged.
 
 
 def lp_value(A):
