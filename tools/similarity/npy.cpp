@@ -153,7 +153,7 @@ Matrix read_npy(const std::string& path, const std::string& argument) {
     else if (k == 'u' && item == 8) convert<std::uint64_t>(raw.data(), count, values);
     else if (k == 'u' && item == 2) convert<std::uint16_t>(raw.data(), count, values);
     else convert<std::uint8_t>(raw.data(), count, values);  // u1, b1
-    if (fortran) {  // column-major on disk: transpose into rows
+    if (fortran && count != 0) {  // column-major on disk: transpose into rows (no loop over an empty shape's rows)
         out.data.resize(count);
         for (std::size_t r = 0; r < out.rows; ++r)
             for (std::size_t c = 0; c < out.cols; ++c) out.data[r * out.cols + c] = values[c * out.rows + r];
