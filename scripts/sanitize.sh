@@ -5,8 +5,8 @@
 #   2. ThreadSanitizer over the parts with threads of their own and no OpenMP (TSan does not
 #      understand libgomp): the telemetry sampler, the tile sink pipeline, the command-line
 #      parser. Built without OpenMP, so the kernels run on one thread there.
-# Any report fails the run (-fno-sanitize-recover, halt_on_error). Build trees: build-asan/,
-# build-asan-python/, build-tsan/. Usage: scripts/sanitize.sh [asan|tsan|all]   (default all)
+# Any report fails the run (-fno-sanitize-recover, halt_on_error). Build trees: build-asan/
+# (the Python module too), build-tsan/. Usage: scripts/sanitize.sh [asan|tsan|all]   (default all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
@@ -28,18 +28,16 @@ if [ "$what" = asan ] || [ "$what" = all ]; then
   export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   echo "sanitize: AddressSanitizer + UndefinedBehaviorSanitizer: C++ suites"
+  # The Python module in the same tree, with the same flags.
   cmake -S . -B build-asan "${common[@]}" -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" \
-        -DCMAKE_SHARED_LINKER_FLAGS="$flags" >/dev/null
+        -DCMAKE_SHARED_LINKER_FLAGS="$flags" -DHPCML_BUILD_PYTHON=ON -DPython_EXECUTABLE="$(command -v "$python")" >/dev/null
   cmake --build build-asan
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -E find_package_consumer  # an outside build, without the flags
 
   echo "sanitize: AddressSanitizer + UndefinedBehaviorSanitizer: Python tests"
-  cmake -S python -B build-asan-python -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -g1 -DNDEBUG" -DHPCML_ENABLE_CUDA=OFF \
-        -DPython_EXECUTABLE="$(command -v "$python")" -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" >/dev/null
-  cmake --build build-asan-python --target _hpcml
-  staged=build-asan-python/package
+  staged=build-asan/python/package
   rm -rf "$staged" && mkdir -p "$staged/hpcml"
-  cp python/hpcml/*.py "$staged/hpcml/" && cp build-asan-python/_hpcml*.so "$staged/hpcml/"
+  cp python/hpcml/*.py "$staged/hpcml/" && cp build-asan/python/_hpcml*.so "$staged/hpcml/"
   # The interpreter is not built with ASan: preload the runtime, and leave leak checking to the
   # C++ suites (CPython keeps its own allocations to the end).
   LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)" \

@@ -16,11 +16,14 @@ if [ -n "${HPCML_CUDA_ARCHITECTURES:-}" ]; then
   cuda_arch=("-DCMAKE_CUDA_ARCHITECTURES=$HPCML_CUDA_ARCHITECTURES")
   export CMAKE_ARGS="${CMAKE_ARGS:-} -DCMAKE_CUDA_ARCHITECTURES=$HPCML_CUDA_ARCHITECTURES"
 fi
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${cuda_arch[@]}"
+# The Python module is built in the same tree, and pip makes the package from that tree:
+# nothing is compiled twice.
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${cuda_arch[@]}" \
+      -DHPCML_BUILD_PYTHON=ON -DPython_EXECUTABLE="$(command -v "$python")"
 cmake --build "$build"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 
-"$python" -m pip install --no-build-isolation -q ./python
+"$python" -m pip install --no-build-isolation -q ./python "-Cbuild-dir=$PWD/$build"
 # The fake NVML the C++ tests built lets pytest exercise tracing end to end.
 HPCML_BIN_DIR="$(cd "$build/bin" && pwd)"  # the tools the Python tests run (hpcml-similarity)
 export HPCML_BIN_DIR

@@ -21,10 +21,15 @@ namespace {
 
 namespace tel = hpcml::telemetry;
 
-#ifdef HPCML_FAKE_NVML
-// Before anything loads NVML: this process sees the fake library.
-const bool fake_loaded = setenv("HPCML_NVML_LIBRARY", HPCML_FAKE_NVML, 1) == 0;
-#endif
+// Paths come from the environment (ctest sets them), so that the build tree can move.
+std::string environment(const char* name) {
+    const char* value = std::getenv(name);
+    if (!value || !*value) {
+        ADD_FAILURE() << name << " is not set: run this suite through ctest, which sets it";
+        return "";
+    }
+    return value;
+}
 
 std::vector<tel::Sample> synthetic() {
     std::vector<tel::Sample> s;
@@ -78,13 +83,14 @@ TEST(Telemetry, WritersMatchGoldenFiles) {
                                 std::pair{tel::Format::Json, "trace.json"}}) {
         std::ostringstream out;
         tel::write(out, s, summary, format, "Test GPU");
-        EXPECT_EQ(out.str(), read_file(std::string(HPCML_TEST_DATA) + "/telemetry/" + file)) << file;
+        EXPECT_EQ(out.str(), read_file(environment("HPCML_TEST_DATA") + "/telemetry/" + file)) << file;
     }
     hpcml_test::expect_invalid([] { tel::parse_format("xml"); }, "format");
 }
 
-#ifdef HPCML_FAKE_NVML
+#if HPCML_TEST_FAKE_NVML
 TEST(TelemetryFake, SamplerEndToEnd) {
+    ASSERT_FALSE(environment("HPCML_NVML_LIBRARY").empty());  // the fake library, set by ctest
     const tel::Status st = tel::status(0);
     ASSERT_EQ(st.availability, tel::Availability::Ok) << st.message;
     EXPECT_EQ(st.device_name, "Fake GPU");

@@ -39,6 +39,11 @@ void* pinned_take(std::size_t bytes, std::size_t& capacity);
 void pinned_give(void* block, std::size_t capacity) noexcept;
 // hpcml::release_cached_memory (device.hpp) frees both caches.
 
+// For a process about to reset its devices (the test programs, so that compute-sanitizer's leak
+// check sees only real leaks): frees both caches and destroys the pools, which the next call
+// would create afresh. Not for use while other threads may be in a call.
+void destroy_device_pools() noexcept;
+
 // Makes `device` current for a scope and restores the previous device on exit.
 class DeviceGuard {
 public:

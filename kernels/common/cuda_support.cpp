@@ -163,6 +163,15 @@ DeviceGuard::DeviceGuard(int device) {
 
 DeviceGuard::~DeviceGuard() { (void)cudaSetDevice(previous_); }
 
+void destroy_device_pools() noexcept {
+    ::hpcml::release_cached_memory();
+    Caches& c = caches();
+    const std::lock_guard<std::mutex> lock(c.mutex);
+    for (const auto& [device, pool] : c.pools) (void)cudaMemPoolDestroy(pool);
+    c.pools.clear();
+    (void)cudaGetLastError();
+}
+
 }  // namespace hpcml::detail
 
 namespace hpcml {

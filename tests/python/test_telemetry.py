@@ -19,6 +19,13 @@ def test_status_is_a_dict_with_a_reason():
             hpcml.telemetry.trace()
 
 
+def test_a_cuda_build_has_telemetry():
+    # A CUDA build whose nvml.h was not found would trace nothing on a GPU, and say so only there.
+    if not hpcml.cuda_status()["compiled"]:
+        pytest.skip("a CPU-only build: GPU telemetry may be left out")
+    assert hpcml.telemetry.status()["status"] != "not_compiled", hpcml.telemetry.status()["message"]
+
+
 def test_plot_draws_the_seed_figure(tmp_path):
     out = tmp_path / "trace.png"
     hpcml.telemetry.plot(DATA / "trace.seed.csv", out)
