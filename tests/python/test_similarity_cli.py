@@ -20,6 +20,22 @@ ENV = dict({k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}, HPCML_QUI
 pytestmark = pytest.mark.skipif(not TOOL.exists(), reason=f"{TOOL} not built")
 
 
+def _why_not_under_mpirun():
+    """Why this tool cannot be tested under mpirun here, or None: a build without MPI would run
+    as several independent processes racing for one output."""
+    if MPIRUN is None:
+        return "no mpirun"
+    if not TOOL.exists():
+        return f"{TOOL} not built"
+    version = subprocess.run([str(TOOL), "--version"], env=ENV, capture_output=True, text=True).stdout
+    if "parallel: MPI" not in version:
+        return "hpcml-similarity is built without MPI: " + version.strip().replace("\n", "; ")
+    return None
+
+
+NO_MPI = _why_not_under_mpirun()
+
+
 def run(*args, mpi=0, check=True):
     cmd = ([MPIRUN, "-np", str(mpi), "--oversubscribe"] if mpi else []) + [str(TOOL), *map(str, args)]
     p = subprocess.run(cmd, env=ENV, capture_output=True, text=True)
@@ -50,7 +66,7 @@ def test_file_equals_library(data, mode, dtype):
     assert not (d / "s.npy.journal").exists() and not (d / "s.npy.partial").exists()  # a finished run leaves only its output
 
 
-@pytest.mark.skipif(MPIRUN is None, reason="no mpirun")
+@pytest.mark.skipif(NO_MPI is not None, reason=str(NO_MPI))
 @pytest.mark.parametrize("self_similarity", [True, False])
 def test_mpirun_gives_identical_bytes(data, self_similarity):
     d, x, y = data
@@ -83,7 +99,7 @@ def test_symmetric_blocks_write_their_mirrors(tmp_path, mode, dtype):
         run(tmp_path / "x.npy", "--y", tmp_path / "copy.npy", "--output", tmp_path / "plain.npy", *args)
         np.testing.assert_array_equal(np.load(tmp_path / "sym.npy"), expected, err_msg=f"tile {tile}")
         assert (tmp_path / "sym.npy").read_bytes() == (tmp_path / "plain.npy").read_bytes()
-        if MPIRUN and tile == 13:
+        if NO_MPI is None and tile == 13:
             run(tmp_path / "x.npy", "--output", tmp_path / "mpi.npy", *args, mpi=3)
             assert (tmp_path / "mpi.npy").read_bytes() == (tmp_path / "plain.npy").read_bytes()
 
@@ -135,7 +151,7 @@ def test_pairs_equal_numpy(tmp_path, mode, min_count, self_similarity):
         got = np.load(tmp_path / "p.npy")
         assert got.dtype == np.int64 and got.shape == expected.shape, (tile, got.shape)
         np.testing.assert_array_equal(got, expected, err_msg=f"tile {tile}")
-    if MPIRUN:
+    if NO_MPI is None:
         run(tmp_path / "x.npy", *extra, "--output", tmp_path / "mpi.npy", "--tile", 13, *options, mpi=3)
         assert (tmp_path / "mpi.npy").read_bytes() == (tmp_path / "p.npy").read_bytes()
     assert not (tmp_path / "p.npy.journal").exists() and not (tmp_path / "p.npy.partial").exists()
@@ -257,8 +273,8 @@ GOLDEN = pathlib.Path(__file__).parents[1] / "data" / "similarity_cli"
 @pytest.mark.parametrize("mpi", [0, 3])
 def test_output_bytes_are_unchanged(tmp_path, mpi):
     """The files the tool wrote before its rewrite (hashes in tests/data/similarity_cli), byte for byte."""
-    if mpi and MPIRUN is None:
-        pytest.skip("no mpirun")
+    if mpi and NO_MPI:
+        pytest.skip(NO_MPI)
     import hashlib
     import json
 
@@ -271,3 +287,24 @@ def test_output_bytes_are_unchanged(tmp_path, mpi):
         run(GOLDEN / "x.npy", *extra, "--output", tmp_path / "s.npy", "--mode", mode, "--dtype", dtype,
             "--tile", tile.split("=")[1], "--threshold", threshold.split("=")[1], mpi=mpi)
         assert hashlib.sha256((tmp_path / "s.npy").read_bytes()).hexdigest() == digest, key
+
+
+def test_version_says_what_is_built_in():
+    p = run("--version")
+    assert p.stdout.startswith(f"hpcml-similarity {hpcml.__version__}\n"), p.stdout
+    assert "parallel: " in p.stdout and "CUDA: " in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize("launcher", ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"])
+def test_without_mpi_several_ranks_are_refused(data, launcher):
+    """A build without MPI started by a launcher as one of several ranks would compute the whole
+    job in each rank, all racing for one output: it refuses, saying why."""
+    if NO_MPI is None or "built without MPI" not in NO_MPI:
+        pytest.skip("this hpcml-similarity has MPI: under a launcher it is one rank of the job")
+    d, _, _ = data
+    p = subprocess.run([str(TOOL), d / "x.npy", "--output", d / "s.npy"], env=dict(ENV, **{launcher: "3"}),
+                       capture_output=True, text=True)
+    assert p.returncode == 1 and "started as one of 3 ranks by an MPI launcher" in p.stderr, p.stderr
+    assert not (d / "s.npy").exists() and not (d / "s.npy.partial").exists()
+    one = subprocess.run([str(TOOL), d / "x.npy", "--output", d / "s.npy"], env=dict(ENV, **{launcher: "1"}))
+    assert one.returncode == 0  # a launcher's single rank is a plain run

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from test_similarity_cli import ENV, MPIRUN, TOOL, run
+from test_similarity_cli import ENV, MPIRUN, NO_MPI, TOOL, run
 
 pytestmark = pytest.mark.skipif(not TOOL.exists(), reason=f"{TOOL} not built")
 
@@ -212,7 +212,7 @@ def test_pairs_survive_sigkill_at_random_moments(job):
         finish_cleanup(cmd, d / "p.npy", reference)
 
 
-@pytest.mark.skipif(MPIRUN is None, reason="no mpirun")
+@pytest.mark.skipif(NO_MPI is not None, reason=str(NO_MPI))
 @pytest.mark.parametrize("output", [[], ["--pairs", "--min-count", "40"]], ids=["dense", "pairs"])
 def test_a_rank_dies_under_mpirun(job, output):
     d, args, reference = job

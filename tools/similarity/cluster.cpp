@@ -13,6 +13,30 @@
 
 namespace hpcml::tools {
 
+std::string mpi_description() {
+#if HPCML_WITH_MPI
+    char library[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int length = 0;
+    MPI_Get_library_version(library, &length);  // callable before MPI_Init
+    std::string name(library, static_cast<std::size_t>(std::max(length, 0)));
+    name = name.substr(0, name.find_first_of(",\n"));
+    return "MPI " + std::to_string(MPI_VERSION) + "." + std::to_string(MPI_SUBVERSION) + " (" + name + ")";
+#else
+    return "no MPI (a single process: built with -DHPCML_WITH_MPI=OFF or without an MPI library)";
+#endif
+}
+
+int launcher_ranks() {
+    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"}) {
+        const char* value = std::getenv(name);
+        if (!value) continue;
+        char* end = nullptr;
+        const long size = std::strtol(value, &end, 10);
+        if (end != value && *end == '\0' && size > 1) return static_cast<int>(std::min<long>(size, INT_MAX));
+    }
+    return 1;
+}
+
 World::World(int& argc, char**& argv) {
 #if HPCML_WITH_MPI
     MPI_Init(&argc, &argv);
@@ -25,6 +49,10 @@ World::World(int& argc, char**& argv) {
     MPI_Comm_free(&local);
 #else
     (void)argc, (void)argv;
+    if (const int ranks = launcher_ranks(); ranks > 1)
+        throw Exit{1, "started as one of " + std::to_string(ranks) + " ranks by an MPI launcher, but this hpcml-similarity has " +
+                          mpi_description() + ": each rank would compute the whole job and all would race for one output. "
+                          "Run it without mpirun, or use a build with MPI (hpcml-similarity --version says which this is)"};
 #endif
 }
 

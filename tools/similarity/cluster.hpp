@@ -12,8 +12,17 @@
 
 namespace hpcml::tools {
 
+// How this build runs several processes: "MPI x.y (library version)" or that it has no MPI.
+std::string mpi_description();
+
+// The number of processes an MPI launcher started beside this one, read from the variables
+// the common launchers set (Open MPI, MPICH/Hydra and Intel MPI, MVAPICH); 1 where none did.
+int launcher_ranks();
+
 class World {
 public:
+    // Without MPI, refuses (Exit) to run as one of several ranks a launcher started: each would
+    // compute the whole job alone and all would race for one output.
     World(int& argc, char**& argv);
     ~World();
     World(const World&) = delete;

@@ -1,8 +1,10 @@
 #include "command_line.hpp"
 
+#include <hpcml/device.hpp>
 #include <hpcml/similarity.hpp>
 
 #include "cli/flags.hpp"
+#include "cluster.hpp"
 
 namespace hpcml::tools {
 
@@ -20,6 +22,7 @@ cli::Flags declare() {
     flags.add_switch("pairs", "write the pairs that pass as rows (i, j[, count]) of int64, not S");
     flags.add("min-count", "1", "with --pairs in mode count: the count a pair needs", "N");
     flags.add_switch("quiet", "no progress line on stderr");
+    flags.add_switch("version", "print the version and whether MPI and CUDA are built in");
     flags.add_switch("restart", "ignore and replace an existing journal and output");
     flags.add("stop-after", "-1", "testing: exit with status 3 after N blocks, as a crash would", "N");
     flags.add("delay-ms", "0", "testing: sleep MS after each block", "MS");
@@ -34,6 +37,7 @@ void print_usage(std::FILE* out) {
                  "usage: hpcml-similarity INPUT.npy [--y Y.npy] --output OUT.npy [--mode count|all]\n"
                  "                        [--threshold t] [--tile 1000] [--dtype int32|uint16|uint8|bool|bitmask]\n"
                  "                        [--backend auto|cpu|cuda] [--pairs [--min-count N]] [--quiet] [--restart]\n"
+                 "       hpcml-similarity --version      (says whether MPI and CUDA are built in)\n"
                  "\n"
                  "S[i,j] = #{s : |x[s,i] - y[s,j]| < t} (count) or every sample within t (all), for x in\n"
                  "INPUT.npy, shape (samples, features); y = x unless --y. OUT.npy opens with\n"
@@ -62,6 +66,11 @@ Config parse_command_line(int argc, char** argv) {
         flags.parse(argc, argv);
         if (flags.help_requested()) {
             print_usage(stdout);
+            throw Exit{0, ""};
+        }
+        if (flags.on("version")) {
+            std::printf("hpcml-similarity %s\nparallel: %s\nCUDA: %s\n", std::string(version()).c_str(),
+                        mpi_description().c_str(), cuda_compiled() ? "built in" : "not built in (CPU only)");
             throw Exit{0, ""};
         }
         const auto& positionals = flags.positionals();

@@ -327,7 +327,14 @@ int run(int argc, char** argv, World& world) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    World world(argc, argv);
+    std::optional<World> started;
+    try {
+        started.emplace(argc, argv);
+    } catch (const Exit& e) {  // a build without MPI started by mpirun
+        std::fprintf(stderr, "hpcml-similarity: error: %s\n", e.message.c_str());
+        return e.code;
+    }
+    World& world = *started;
     if (world.rank != 0) setenv("HPCML_QUIET", "1", 1);  // rank 0 speaks for all
     try {
         return run(argc, argv, world);
