@@ -14,11 +14,10 @@ import time
 import numpy as np
 
 import hpcml
+from cuda_check import require_cuda
 
 
 def main():
-    import torch
-
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=int, default=256)
     parser.add_argument("--dim", type=int, default=2000)
@@ -26,8 +25,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-eager", action="store_true", help="skip the eager run (slow for large dims)")
     args = parser.parse_args()
-    if not torch.cuda.is_available():
-        raise SystemExit("compare_torch.py: no CUDA device visible to PyTorch")
+    require_cuda("compare_torch.py")
+    import torch
 
     torch.manual_seed(0)
     x = torch.randn(args.samples, args.dim, device="cuda", dtype=torch.float32)

@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 import hpcml
+from cuda_check import require_cuda
 
 
 def seed_program(torch, PAYOFF, N_ITER: int):
@@ -54,8 +55,6 @@ def seed_program(torch, PAYOFF, N_ITER: int):
 
 
 def main():
-    import torch
-
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--actions", type=int, default=4096)
     parser.add_argument("--batch", type=int, default=1)
@@ -67,8 +66,9 @@ def main():
     for name in ("actions", "batch", "iterations", "rounds"):
         if getattr(args, name) < 1:
             parser.error(f"--{name}: must be >= 1")
-    if args.device == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("compare_torch_regret.py: no CUDA device visible to PyTorch (try --device cpu)")
+    if args.device == "cuda":
+        require_cuda("compare_torch_regret.py (--device cpu compares on the CPU)")
+    import torch
 
     rng = np.random.default_rng(0)
     A_host = rng.standard_normal((args.batch, args.actions, args.actions)).astype(np.float32)

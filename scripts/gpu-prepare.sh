@@ -1,36 +1,93 @@
 #!/usr/bin/env bash
-# Prepares, here (nvcc needs no GPU), everything scripts/gpu-suite.sh runs on a lent H100/H200,
-# so that the GPU machine's minutes go to running, not compiling:
-#   build-gpu/   the library, tests, benchmarks and tools for sm_90 (Hopper), without MPI (the
-#                GPU machine has no libmpi), with its CTest files;
-#   a wheel of the Python package for the GPU machine's Python 3.12 (same sm_90 build);
-#   libbenchmark (the benchmarks' one shared library the GPU machine lacks).
-# All of it goes into .gpu/bundle.tar.xz (git-ignored): name ".gpu" in the device tool's carry.
-# Usage: scripts/gpu-prepare.sh      (PYTHON312=/path/to/python3.12 to choose the interpreter)
+# Builds here (nvcc needs no GPU) everything scripts/gpu-suite.sh runs on a lent GPU machine, so
+# that its minutes go to running, not compiling (docs/gpu-suite.md), into .gpu/bundle.tar.xz
+# (git-ignored; carry ".gpu" with the device tool):
+#   build/       the library, tests, benchmarks, tools and the Python module for sm_90, without
+#                MPI (the GPU machine has no libmpi), from one build tree (build-gpu/ here);
+#   wheels/      the Python package for the GPU machine's Python 3.12, made from that same tree;
+#   lib/         libbenchmark, the one shared library of ours the GPU machine lacks (found by ldd);
+#   bundle-info.txt  the commit, whether the tree had uncommitted changes, and how it was built;
+#   relocate.list    the text files (CTest files, install scripts) in which this machine's paths
+#                were replaced by placeholders, which gpu-suite.sh fills in where it unpacks.
+# The binaries name no path of this machine (RPATHs are $ORIGIN-relative, __FILE__ is relative
+# to the source root; only -lineinfo's source file names remain in the device code, for the
+# sanitizers' and profilers' reports); this script fails if the build root is anywhere in it.
+# Usage: scripts/gpu-prepare.sh   (PYTHON312=/path/to/python3.12; HPCML_GPU_ARCHITECTURES, default 90)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root="$PWD"
+build="$root/build-gpu"
+architectures="${HPCML_GPU_ARCHITECTURES:-90}"
+export PIP_ROOT_USER_ACTION=ignore
 
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DHPCML_WITH_MPI=OFF >/dev/null
-cmake --build build-gpu
+python312="$(scripts/find-python312.sh)"
+# nvidia-nvml-dev: nvml.h for GPU telemetry, which a CUDA build requires (HPCML_WITH_NVML);
+# nvidia-cuda-cuobjdump: for the kernel_images test (the configuring Python's site-packages are searched).
+if ! "$python312" -c "import nanobind, scikit_build_core, importlib.metadata as m; [m.version(p) for p in ('nvidia-nvml-dev', 'nvidia-cuda-cuobjdump')]" 2>/dev/null; then
+  "$python312" -m pip install -q nanobind scikit-build-core nvidia-nvml-dev nvidia-cuda-cuobjdump
+fi
 
-python312=""
-for candidate in "${PYTHON312:-}" python3.12 "$HOME"/.pyenv/versions/3.12*/bin/python3; do
-  if [ -n "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then
-    python312="$candidate"
-    break
-  fi
-done
-if [ -z "$python312" ]; then
-  echo "gpu-prepare: no Python 3.12 here (set PYTHON312): the GPU machine's python3 is 3.12" >&2
+# One tree for everything: the wheel below is made from it, compiling nothing again.
+configuration=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_ARCHITECTURES=$architectures" -DHPCML_WITH_MPI=OFF
+               -DHPCML_WITH_NVML=ON -DHPCML_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$python312" "-DPython3_EXECUTABLE=$python312")
+cmake -S . -B "$build" -G Ninja "${configuration[@]}" >/dev/null
+cmake --build "$build"
+[ -x "$build/bin/hpcml-devicequery" ] ||  # built only with the CUDA backend
+  { echo "gpu-prepare: this build has no CUDA backend (is nvcc installed?)" >&2; exit 1; }
+
+stage="$root/.gpu/stage"
+rm -rf "$stage" && mkdir -p "$stage/wheels" "$stage/lib"
+CMAKE_ARGS="${configuration[*]}" "$python312" -m pip wheel -q --no-build-isolation --no-deps -w "$stage/wheels" \
+  ./python "-Cbuild-dir=$build"
+libbenchmark="$(ldd "$build/bin/bench_similarity" | awk '$1 ~ /^libbenchmark/ {print $3}')"
+[ -f "$libbenchmark" ] || { echo "gpu-prepare: ldd finds no libbenchmark for bench_similarity" >&2; exit 1; }
+cp -L "$libbenchmark" "$stage/lib/"
+
+# The build tree without what only building needs: objects, dependency files, Ninja's and
+# CMake's caches, and the Python module's own copy (the wheel has it; its install script stays).
+tar -C "$root" -cf - --exclude='*.o' --exclude='*.o.d' --exclude='.ninja_*' --exclude='build.ninja' \
+    --exclude='CMakeCache.txt' --exclude='CMakeInit.txt' --exclude='.skbuild-info.json' --exclude='*.dir' \
+    --exclude='.cmake' --exclude='CMakeFiles/*.log' --exclude='CMakeFiles/CMakeTmp' --exclude='CMakeFiles/[0-9]*' \
+    --exclude='build-gpu/python/*.so' --exclude='build-gpu/python/*.a' --exclude='build-gpu/Testing' \
+    --exclude='build-gpu/tests/consumer' --exclude='build-gpu/tests/default-architectures' --exclude='build-gpu/tests/trace_cli' \
+    build-gpu | tar -C "$stage" -xf -
+mv "$stage/build-gpu" "$stage/build"
+
+# This machine's paths in the tree's text files become placeholders, the longest first (the
+# build root lies inside the source root).
+cmake_path="$(command -v cmake)"
+cuobjdump_path="$(sed -n 's/^HPCML_CUOBJDUMP:FILEPATH=//p' "$build/CMakeCache.txt")"
+substitutions=("$build" @HPCML_BUILD_DIR@ "$root" @HPCML_SOURCE_DIR@ "$cmake_path" @HPCML_CMAKE@)
+[ -n "$cuobjdump_path" ] && substitutions+=("$cuobjdump_path" @HPCML_CUOBJDUMP@)
+: > "$stage/relocate.list"
+while IFS= read -r -d '' file; do
+  for ((k = 0; k < ${#substitutions[@]}; k += 2)); do
+    sed -i "s|${substitutions[k]}|${substitutions[k + 1]}|g" "$file"
+  done
+  echo "${file#"$stage/"}" >> "$stage/relocate.list"
+done < <(grep -rlIZF -e "$root" -e "$cmake_path" ${cuobjdump_path:+-e "$cuobjdump_path"} "$stage/build")
+# Nothing may still name the build root, and no text file the checkout (binaries keep the
+# device code's source file names, see above).
+if leftover="$(grep -rlF -e "$build" "$stage")" || leftover="$(grep -rlIF -e "$root" -e "$HOME/" "$stage")"; then
+  echo "gpu-prepare: these files still name paths of this machine:" >&2
+  echo "$leftover" >&2
   exit 1
 fi
-"$python312" -m pip install -q nanobind scikit-build-core
-rm -rf .gpu && mkdir -p .gpu/wheels .gpu/lib
-CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=90" PIP_ROOT_USER_ACTION=ignore \
-  "$python312" -m pip wheel -q --no-build-isolation --no-deps -w .gpu/wheels \
-  "-Cbuild-dir=build/gpu-{wheel_tag}" ./python  # its own build folder: sm_90 must not stick to pip install's
-cp -L "$(ldconfig -p | awk '/libbenchmark\.so/ {print $NF; exit}')" .gpu/lib/
-# Object files are not needed to run; the static library is (the find_package consumer test).
-tar -cJf .gpu/bundle.tar.xz --exclude='*.o' --exclude='.ninja_*' build-gpu .gpu/wheels .gpu/lib
-rm -rf .gpu/wheels .gpu/lib
-echo "gpu-prepare: $(du -h .gpu/bundle.tar.xz | cut -f1) in .gpu/bundle.tar.xz (commit $(git rev-parse --short HEAD)$(git diff --quiet || echo ', uncommitted changes'))"
+
+dirty="no"
+[ -z "$(git status --porcelain 2>/dev/null)" ] || dirty="yes ($(git status --porcelain | wc -l) paths changed or untracked)"
+cat > "$stage/bundle-info.txt" <<EOF
+commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)
+uncommitted changes: $dirty
+built: $(date -u +%Y-%m-%dT%H:%M:%SZ)
+cuda architectures: $architectures
+nvcc: $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p' | head -n 1)
+python: $("$python312" -c 'import sys; print(sys.version.split()[0])')
+mpi: off
+EOF
+tar -C "$stage" -cf - . | xz -T0 -6 > "$root/.gpu/bundle.tar.xz"
+rm -rf "$stage"
+size="$(stat -c %s .gpu/bundle.tar.xz)"
+echo "gpu-prepare: .gpu/bundle.tar.xz, $((size / 1024 / 1024)) MiB ($size bytes; the device tool carries 64 MiB at most)," \
+     "commit $(git rev-parse --short HEAD)$([ "$dirty" = no ] || echo ', with uncommitted changes')"
+[ "$size" -lt $((60 * 1024 * 1024)) ] || { echo "gpu-prepare: the bundle is too large to carry" >&2; exit 1; }

@@ -28,8 +28,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 python="${PYTHON:-python3}"
-if ! "$python" -c "import numpy, scipy, nanobind, scikit_build_core, pytest, hypothesis, matplotlib, mpmath" 2>/dev/null ||
-   ! "$python" -m pip show -q nvidia-nvml-dev nvidia-cuda-cuobjdump >/dev/null 2>&1; then
+# (pip show exits 0 when only some of the packages it is given are installed: ask importlib.)
+if ! "$python" -c "import numpy, scipy, nanobind, scikit_build_core, pytest, hypothesis, matplotlib, mpmath, importlib.metadata as m; [m.version(p) for p in ('nvidia-nvml-dev', 'nvidia-cuda-cuobjdump')]" 2>/dev/null; then
   echo "install-deps: pip install ${python_packages[*]}"
   "$python" -m pip install -q "${python_packages[@]}"
 fi

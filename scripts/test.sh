@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every hpcml test: builds (incrementally) into ./build, runs the C++ suites through ctest
 # (GoogleTest, the device-query contract, the find_package consumer), then installs the Python
-# package and runs pytest, then the sanitizer builds, the fuzz targets and the C++ suites built
-# for 64-bit Arm under qemu. GPU tests skip with a message where no device exists.
+# package and runs pytest, then the GPU suite's rehearsal, the sanitizer builds, the fuzz targets
+# and the C++ suites built for 64-bit Arm under qemu. GPU tests skip with a message where no
+# device exists.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${HPCML_BUILD_DIR:-build}"
@@ -33,9 +34,16 @@ if [ -f "$build/tests/libfake_nvml.so" ]; then
 fi
 "$python" -m pytest tests/python -q
 
-# The sanitizer builds, the fuzz targets and the Arm cross-build under qemu (README
-# "Reliability"); HPCML_TEST_QUICK=1 skips them.
+# The GPU suite rehearsed as a GPU machine runs it, without a GPU (docs/gpu-suite.md), then the
+# sanitizer builds, the fuzz targets and the Arm cross-build under qemu (README "Reliability");
+# HPCML_TEST_QUICK=1 skips them.
 if [ "${HPCML_TEST_QUICK:-0}" != 1 ]; then
+  if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+    ./scripts/gpu-prepare.sh
+    ./scripts/gpu-rehearse.sh
+  else
+    echo "test: no CUDA toolkit: the GPU suite's rehearsal (which needs the CUDA bundle) is skipped"
+  fi
   ./scripts/sanitize.sh
   FUZZ_SECONDS="${FUZZ_SECONDS:-20}" ./scripts/fuzz.sh
   ./scripts/arm64.sh

@@ -223,7 +223,15 @@ int run(int argc, char** argv, const Program& program) {
         benchmark::Shutdown();
         if (program.summarize) program.summarize(flags, reporter.results);
         return 0;
-    } catch (const std::exception& error) {  // hpcml::Error, and std::bad_alloc from setting up
+    } catch (const Error& error) {
+        // --backend cuda where none can run: exit 2, which scripts tell from a failure.
+        if (error.kind() == ErrorKind::NoDevice || error.kind() == ErrorKind::DriverTooOld) {
+            std::fprintf(stderr, "%s: no CUDA device: %s\n", program.name, error.what());
+            return 2;
+        }
+        std::fprintf(stderr, "%s: error: %s\n", program.name, error.what());
+        return 1;
+    } catch (const std::exception& error) {  // std::bad_alloc from setting up
         std::fprintf(stderr, "%s: error: %s\n", program.name, error.what());
         return 1;
     }

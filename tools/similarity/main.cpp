@@ -347,6 +347,11 @@ int main(int argc, char** argv) {
     } catch (const std::bad_alloc&) {
         if (world.rank == world.speaker) std::fprintf(stderr, "hpcml-similarity: error: out of host memory\n");
         return 1;
+    } catch (const hpcml::Error& e) {
+        // --backend cuda where none can run: exit 2, which scripts tell from a failure.
+        const bool no_device = e.kind() == hpcml::ErrorKind::NoDevice || e.kind() == hpcml::ErrorKind::DriverTooOld;
+        if (world.rank == world.speaker) std::fprintf(stderr, "hpcml-similarity: %s: %s\n", no_device ? "no CUDA device" : "error", e.what());
+        return no_device ? 2 : 1;
     } catch (const std::exception& e) {  // hpcml::Error, and std::filesystem's errors
         if (world.rank == world.speaker) std::fprintf(stderr, "hpcml-similarity: error: %s\n", e.what());
         return 1;

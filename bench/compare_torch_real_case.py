@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""The seed's real similarity case in PyTorch, timed on a band of rows and extrapolated, beside
+hpcml on the same band.
+
+The seed ("Case Study 2" of the energy report's trace script) computes, for
+x = randn(256, 270725) on the GPU, S = all_s(|x[s, i] - x[s, j]| < 1) with a torch.compile'd
+(mode="reduce-overhead") similarity_op over 1000-column slices: each row slice against every
+column slice, the slices of a row band concatenated and sent to the host, and at the end every
+band concatenated into one bool matrix. That matrix is 270725^2 bytes = 73.3 GB on the host, and
+the final torch.cat makes a second copy (147 GB at its peak): the whole program does not fit a
+GPU machine of 128 GB. Every band of 1000 rows does the same work (271 calls of similarity_op
+and one copy to the host), so this script runs the seed's code unchanged on the first --bands
+row slices, times it after a warm-up band (compilation, CUDA-graph capture), and extrapolates
+linearly to all row slices; the final torch.cat is timed on the bands computed and scaled the
+same way (a host memory copy). Both are reported as extrapolations.
+
+hpcml computes the same band from host memory to a host bool array (and to a bitmask), with the
+fused kernel on the GPU (backend "cuda"); the results are checked equal to the seed's. The whole
+case end to end in hpcml (to a file, bitmask and pair list) is hpcml-similarity's run in the GPU
+suite.
+"""
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import hpcml
+from cuda_check import require_cuda
+
+
+def seed_program(torch, x, MATRIX_BATCH, bands):
+    """The seed's program, op for op; the only change: `for x_i in x_slices[:bands]` (a band of rows)."""
+
+    @torch.compile(mode='reduce-overhead', backend='inductor')
+    def similarity_op(x, y):
+        xy = x[:, :, None] - y[:, None, :]
+        xy = xy.abs() < 1
+        xy = xy.all(axis=0)
+        return xy
+
+    _ = similarity_op(torch.randn(1, MATRIX_BATCH), torch.randn(1, MATRIX_BATCH))
+
+    def similarity(x):
+        x_slices = torch.split(x, MATRIX_BATCH, -1)
+        result = []
+        for x_i in x_slices[:bands]:
+            result_i = []
+            for x_j in x_slices:
+                result_i.append(similarity_op(x_i, x_j))
+            result_i = torch.cat(result_i, -1)
+            result_i = result_i.to(device='cpu', non_blocking=True)
+            result.append(result_i)
+        torch.cuda.synchronize()  # the seed synchronises after its final cat; timed apart below
+        return result
+
+    return similarity
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--samples", type=int, default=256)
+    parser.add_argument("--dim", type=int, default=270725, help="the seed's 270725 features")
+    parser.add_argument("--bands", type=int, default=4, help="row slices of 1000 timed (after one warm-up band)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; medians are printed")
+    args = parser.parse_args()
+    for name in ("samples", "dim", "bands", "rounds"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name}: must be >= 1")
+    batch = 1000
+    slices = -(-args.dim // batch)
+    if args.bands > slices:
+        parser.error(f"--bands: at most {slices} (the row slices of {args.dim} features)")
+    require_cuda("compare_torch_real_case.py")
+    import torch
+
+    torch.manual_seed(0)
+    x = torch.randn((args.samples, args.dim)).float().cuda('cuda:0')
+    x_host = x.cpu().numpy()
+    rows = min(args.bands * batch, args.dim)
+    band_host = np.ascontiguousarray(x_host[:, :rows])
+
+    seed = seed_program(torch, x, batch, args.bands)
+    seed(x)  # warm-up: compiles similarity_op for both slice widths and captures its CUDA graphs
+    reference = torch.cat(seed(x), -2).numpy()
+
+    def run_seed():
+        return seed(x)
+
+    def run_hpcml(dtype):
+        return lambda: hpcml.similarity(band_host, x_host, mode="all", dtype=dtype, tile=batch, backend="cuda")
+
+    got = run_hpcml("bool")()
+    np.testing.assert_array_equal(got, reference, err_msg="hpcml differs from the seed")
+    bits = run_hpcml("bitmask")()
+    np.testing.assert_array_equal(bits, np.packbits(reference, axis=1, bitorder="little"), err_msg="bitmask")
+
+    contenders = [("seed (torch.compile)", run_seed), ("hpcml bool", run_hpcml("bool")),
+                  ("hpcml bitmask", run_hpcml("bitmask"))]
+    times = {name: [] for name, _ in contenders}
+    cat_times = []
+    for _ in range(args.rounds):
+        for name, call in contenders:
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            result = call()
+            times[name].append(time.perf_counter() - start)
+            if name.startswith("seed"):
+                start = time.perf_counter()
+                torch.cat(result, -2)
+                cat_times.append(time.perf_counter() - start)
+            del result
+
+    scale = args.dim / rows
+    print(f"x = randn({args.samples}, {args.dim}) on {torch.cuda.get_device_name()}, mode all, threshold 1; "
+          f"a band of {rows} rows x {args.dim} columns ({args.bands} of {slices} row slices), results equal; "
+          f"median of {args.rounds} alternating rounds, whole-case times extrapolated x{scale:.1f}")
+    print(f"{'':22s} {'band s':>9s} {'whole case s (extrapolated)':>28s}")
+    for name, _ in contenders:
+        band = statistics.median(times[name])
+        print(f"{name:22s} {band:9.3f} {band * scale:28.1f}")
+    cat = statistics.median(cat_times)
+    print(f"{'seed final torch.cat':22s} {cat:9.3f} {cat * scale:28.1f}   (a host copy of the result: "
+          f"{args.dim ** 2 / 1e9:.1f} GB, twice that at its peak)")
+
+
+if __name__ == "__main__":
+    main()
