@@ -227,14 +227,20 @@ parts_bench() {  # the most wanted first
     --benchmark_out="$results/bench_similarity_large_device.json"
   part 5 "real case: bitmask file" real_case_bitmask.log real_case "${real[@]}" --dtype bitmask
   part 4 "real case: pair list" real_case_pairs.log real_case "${real[@]}" --pairs
-  part 6 "real case: the seed's program" compare_torch_real_case.log python3 bench/compare_torch_real_case.py \
+  part 8 "real case: the seed's program" compare_torch_real_case.log python3 bench/compare_torch_real_case.py \
     --samples "${real[0]}" --dim "${real[1]}" --bands "$real_bands"
   part 2 "regret 16384^2" bench_regret_large.log "$build/bin/bench_regret" "${regret_large[@]}" --alternating false \
     --backend cuda "${common[@]}" --benchmark_out="$results/bench_regret_large.json"
-  part 3 "regret 16384^2 beside PyTorch" compare_torch_regret_large.log python3 bench/compare_torch_regret.py \
+  part 4 "regret 16384^2 beside PyTorch" compare_torch_regret_large.log python3 bench/compare_torch_regret.py \
     "${regret_large[@]}"
   part 2 "main job under hpcml-trace" trace.log "$build/bin/hpcml-trace" --output "$results/trace_main_job.csv" -- \
     "$build/bin/bench_similarity" "${main_job[@]}" --backend cuda --benchmark_min_time=1
+  # The host side of a call: the main job on device arrays (kernels only, beside the tests call's
+  # host-array run), and a call so small that it is all overhead.
+  part 1 "main job on device arrays" bench_similarity_tile1000_device.log "$build/bin/bench_similarity" "${main_job[@]}" \
+    --where device --method fused --backend cuda "${common[@]}" --benchmark_out="$results/bench_similarity_tile1000_device.json"
+  part 1 "similarity per-call overhead" bench_similarity_overhead.log "$build/bin/bench_similarity" --samples 16 --dim 128 \
+    --method fused --symmetric on --backend cuda "${common[@]}" --benchmark_out="$results/bench_similarity_overhead.json"
   part 3 "similarity beside PyTorch" compare_torch.log python3 bench/compare_torch.py "${sim_large[@]}" --skip-eager
   part 2 "invgauss" bench_invgauss.log "$build/bin/bench_invgauss" "${invgauss[@]}" --backend cuda "${common[@]}" \
     --benchmark_out="$results/bench_invgauss.json"
