@@ -9,9 +9,9 @@
 #   bundle-info.txt  the commit, whether the tree had uncommitted changes, and how it was built;
 #   relocate.list    the text files (CTest files, install scripts) in which this machine's paths
 #                were replaced by placeholders, which gpu-suite.sh fills in where it unpacks.
-# The binaries name no path of this machine (RPATHs are $ORIGIN-relative, __FILE__ is relative
-# to the source root; only -lineinfo's source file names remain in the device code, for the
-# sanitizers' and profilers' reports); this script fails if the build root is anywhere in it.
+# The binaries name no path of this machine (no RPATH, __FILE__ relative to the source root;
+# only -lineinfo's source file names remain in the device code, for the sanitizers' and
+# profilers' reports); this script fails if the build root is anywhere in it.
 # Usage: scripts/gpu-prepare.sh   (PYTHON312=/path/to/python3.12; HPCML_GPU_ARCHITECTURES, default 90)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +28,9 @@ if ! "$python312" -c "import nanobind, scikit_build_core, importlib.metadata as 
 fi
 
 # One tree for everything: the wheel below is made from it, compiling nothing again.
-configuration=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_ARCHITECTURES=$architectures" -DHPCML_WITH_MPI=OFF
+# No RPATH at all (CMake would name this machine's toolkit folder): the binaries find libbenchmark
+# and CUDA's libraries where the suite looks for them on the GPU machine, as the wheel's module does.
+configuration=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_ARCHITECTURES=$architectures" -DHPCML_WITH_MPI=OFF -DCMAKE_SKIP_BUILD_RPATH=ON
                -DHPCML_WITH_NVML=ON -DHPCML_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$python312" "-DPython3_EXECUTABLE=$python312")
 cmake -S . -B "$build" -G Ninja "${configuration[@]}" >/dev/null
 cmake --build "$build"

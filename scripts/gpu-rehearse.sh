@@ -118,6 +118,17 @@ for run in tests sanitize bench sanitize-refused; do
     status=1
   fi
   grep -v '^#' "$summary"
+  # Every carried binary finds its libraries on the path the suite built (LD_LIBRARY_PATH), not
+  # through this machine's loader cache, which lists CUDA's folder where a GPU machine may not.
+  if [ "$run" = tests ]; then
+    ld_path="$(sed -n 's/^LD_LIBRARY_PATH: //p' "$scratch/results/environment-tests.txt")"
+    for binary in "$scratch"/checkout/.gpu/bundle/build/bin/* "$scratch"/checkout/.gpu/site/hpcml/_hpcml*.so; do
+      if LD_LIBRARY_PATH="$ld_path" LD_TRACE_LOADED_OBJECTS=1 /lib64/ld-linux-x86-64.so.2 --inhibit-cache "$binary" | grep "not found"; then
+        echo "gpu-rehearse: $(basename "$binary") misses the libraries above without the loader's cache" >&2
+        status=1
+      fi
+    done
+  fi
   # Every result file names the commit it belongs to.
   unnamed="$(grep -rLF -e "$commit" "$scratch/results" || true)"
   if [ -n "$unnamed" ]; then
