@@ -55,6 +55,6 @@ if [ "$what" = tsan ] || [ "$what" = all ]; then
   targets=(test_telemetry test_similarity test_cli)
   cmake --build build-tsan --target help | grep -q "test_telemetry_fake" && targets+=(test_telemetry_fake)
   cmake --build build-tsan --target "${targets[@]}"
-  ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R 'Telemetry|Sampler|Trace|Sink|Tile|AtOnce|Flags'
+  ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R 'test_telemetry|Sampler|Trace|Sink|Tile|AtOnce|Flags'
 fi
 echo "sanitize: clean"
