@@ -69,9 +69,10 @@ void run_elementwise(benchmark::State& state, const Config& c, ig::Function f) {
                 ig::evaluate<T>(f, x.data(), c.elements, &mu, 1, &lam, 1, out.data(), options);
             });
     }
-    state.counters["bytes/s"] = benchmark::Counter(2.0 * c.elements * sizeof(T), benchmark::Counter::kIsIterationInvariantRate,
-                                                   benchmark::Counter::kIs1024);
-    state.counters["elements/s"] = benchmark::Counter(static_cast<double>(c.elements), benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["bytes/s"] = benchmark::Counter(
+        2.0 * c.elements * sizeof(T), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
+    state.counters["elements/s"] =
+        benchmark::Counter(static_cast<double>(c.elements), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void run_sample(benchmark::State& state, const Config& c) {
@@ -79,15 +80,16 @@ void run_sample(benchmark::State& state, const Config& c) {
     const double mu = 1.0, lam = 3.0;
     const ig::InvGaussOptions options{c.backend, c.device};
     for (auto _ : state)
-        hpcml::bench::time_iteration(state, hpcml::make_context(hpcml::Backend::Cpu), [&] {
-            ig::sample<double>(c.elements, &mu, 1, &lam, 1, 7, out.data(), options);
-        });
-    state.counters["samples/s"] = benchmark::Counter(static_cast<double>(c.elements), benchmark::Counter::kIsIterationInvariantRate);
+        hpcml::bench::time_iteration(state, hpcml::make_context(hpcml::Backend::Cpu),
+                                     [&] { ig::sample<double>(c.elements, &mu, 1, &lam, 1, 7, out.data(), options); });
+    state.counters["samples/s"] =
+        benchmark::Counter(static_cast<double>(c.elements), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void run_distance(benchmark::State& state, const Config& c, hpcml::Method method) {
     std::vector<double> mu(c.params, 1.0), lam(c.params);
-    for (std::size_t k = 0; k < c.params; ++k) lam[k] = std::pow(10.0, std::log10(2.0) + (5 - std::log10(2.0)) * k / std::max<std::size_t>(c.params - 1, 1));
+    for (std::size_t k = 0; k < c.params; ++k)
+        lam[k] = std::pow(10.0, std::log10(2.0) + (5 - std::log10(2.0)) * k / std::max<std::size_t>(c.params - 1, 1));
     ig::DistanceOptions o;
     o.grid_points = c.grid;
     o.method = method;
@@ -97,8 +99,9 @@ void run_distance(benchmark::State& state, const Config& c, hpcml::Method method
     hpcml::bench::EnergyWindow energy(hpcml::make_context(c.backend, c.device));
     for (auto _ : state) {
         try {
-            hpcml::bench::time_iteration(state, hpcml::make_context(hpcml::Backend::Cpu),
-                                         [&] { stats = ig::distance_to_normal(mu.data(), lam.data(), c.params, o).stats; });
+            hpcml::bench::time_iteration(state, hpcml::make_context(hpcml::Backend::Cpu), [&] {
+                stats = ig::distance_to_normal(mu.data(), lam.data(), c.params, o).stats;
+            });
         } catch (const hpcml::Error& e) {
             hpcml::bench::skip_with_error(state, e);
             return;
@@ -106,7 +109,8 @@ void run_distance(benchmark::State& state, const Config& c, hpcml::Method method
     }
     energy.report(state);
     hpcml::bench::set_memory_counters(state, stats.memory);
-    state.counters["points/s"] = benchmark::Counter(static_cast<double>(c.params) * c.grid, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["points/s"] =
+        benchmark::Counter(static_cast<double>(c.params) * c.grid, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void declare(Flags& flags) {
@@ -126,8 +130,10 @@ void check(const Config& c) {
     auto rel = [](double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); };
     bool agree = true;
     for (ig::Function f : {ig::Function::Pdf, ig::Function::Cdf}) {
-        ig::evaluate<double>(f, x.data(), x.size(), &mu, 1, &lam, 1, device.data(), ig::InvGaussOptions{c.backend, c.device});
-        ig::evaluate<double>(f, x.data(), x.size(), &mu, 1, &lam, 1, host.data(), ig::InvGaussOptions{hpcml::Backend::Cpu});
+        ig::evaluate<double>(f, x.data(), x.size(), &mu, 1, &lam, 1, device.data(),
+                             ig::InvGaussOptions{c.backend, c.device});
+        ig::evaluate<double>(f, x.data(), x.size(), &mu, 1, &lam, 1, host.data(),
+                             ig::InvGaussOptions{hpcml::Backend::Cpu});
         for (std::size_t k = 0; k < x.size(); ++k) agree = agree && rel(device[k], host[k]) < 1e-12;
     }
     std::vector<double> mus(20, 0.5), lams(20);
@@ -140,7 +146,8 @@ void check(const Config& c) {
     const auto d = ig::distance_to_normal(mus.data(), lams.data(), mus.size(), fused);
     const auto r = ig::distance_to_normal(mus.data(), lams.data(), mus.size(), reference);
     for (std::size_t k = 0; k < mus.size(); ++k)
-        agree = agree && rel(d.total_variation[k], r.total_variation[k]) < 1e-8 && rel(d.kolmogorov[k], r.kolmogorov[k]) < 1e-8;
+        agree = agree && rel(d.total_variation[k], r.total_variation[k]) < 1e-8 &&
+                rel(d.kolmogorov[k], r.kolmogorov[k]) < 1e-8;
     hpcml::bench::check_before_timing("bench_invgauss",
                                       "pdf, cdf and fused distances (" + std::string(hpcml::to_string(c.backend)) +
                                           ") against the CPU's and its naive broadcast",
@@ -148,22 +155,25 @@ void check(const Config& c) {
 }
 
 void register_benchmarks(const Flags& flags) {
-    Config c{static_cast<std::size_t>(flags.integer("elements", 1)), static_cast<std::size_t>(flags.integer("params", 1)),
-             static_cast<std::size_t>(flags.integer("grid", 2)), hpcml::make_context(flags.backend()).backend,
-             static_cast<int>(flags.integer("device", 0))};
+    Config c{static_cast<std::size_t>(flags.integer("elements", 1)),
+             static_cast<std::size_t>(flags.integer("params", 1)), static_cast<std::size_t>(flags.integer("grid", 2)),
+             hpcml::make_context(flags.backend()).backend, static_cast<int>(flags.integer("device", 0))};
     check(c);
     const std::string where = std::string(hpcml::to_string(c.backend));
     const std::string n = std::to_string(c.elements);
     auto add = [](const std::string& name, auto fn) {
         benchmark::RegisterBenchmark(name.c_str(), fn)->UseManualTime()->Unit(benchmark::kMillisecond);
     };
-    add("invgauss/pdf/double/" + where + "/n:" + n, [c](benchmark::State& s) { run_elementwise<double>(s, c, ig::Function::Pdf); });
-    add("invgauss/cdf/double/" + where + "/n:" + n, [c](benchmark::State& s) { run_elementwise<double>(s, c, ig::Function::Cdf); });
-    add("invgauss/pdf/float/" + where + "/n:" + n, [c](benchmark::State& s) { run_elementwise<float>(s, c, ig::Function::Pdf); });
+    add("invgauss/pdf/double/" + where + "/n:" + n,
+        [c](benchmark::State& s) { run_elementwise<double>(s, c, ig::Function::Pdf); });
+    add("invgauss/cdf/double/" + where + "/n:" + n,
+        [c](benchmark::State& s) { run_elementwise<double>(s, c, ig::Function::Cdf); });
+    add("invgauss/pdf/float/" + where + "/n:" + n,
+        [c](benchmark::State& s) { run_elementwise<float>(s, c, ig::Function::Pdf); });
     add("invgauss/sample/double/" + where + "/n:" + n, [c](benchmark::State& s) { run_sample(s, c); });
     for (hpcml::Method method : hpcml::bench::methods(flags)) {
-        add("invgauss/distance/" + std::string(hpcml::to_string(method)) + "/" + where + "/params:" + std::to_string(c.params) +
-                "/grid:" + std::to_string(c.grid),
+        add("invgauss/distance/" + std::string(hpcml::to_string(method)) + "/" + where +
+                "/params:" + std::to_string(c.params) + "/grid:" + std::to_string(c.grid),
             [c, method](benchmark::State& s) { run_distance(s, c, method); });
     }
 }
@@ -171,12 +181,16 @@ void register_benchmarks(const Flags& flags) {
 void summarize(const Flags&, const std::vector<RunResult>& results) {
     const RunResult* fused = hpcml::bench::find_result(results, "invgauss/distance/fused/");
     const RunResult* naive = hpcml::bench::find_result(results, "invgauss/distance/naive/");
-    auto peak = [](const RunResult& r) { return r.counters.at("peak_device_bytes") + r.counters.at("peak_host_bytes"); };
+    auto peak = [](const RunResult& r) {
+        return r.counters.at("peak_device_bytes") + r.counters.at("peak_host_bytes");
+    };
     if (fused && naive && !fused->skipped && !naive->skipped) {
-        std::fprintf(hpcml::bench::summary_out(), "summary: distances fused %.4g s, naive %.4g s: fused is %.1fx faster; peak memory allocated by hpcml "
-                    "fused %.3g MB, naive %.3g MB (%.2f%%)\n",
-                    fused->seconds, naive->seconds, naive->seconds / fused->seconds, peak(*fused) / 1e6, peak(*naive) / 1e6,
-                    100.0 * peak(*fused) / std::max(peak(*naive), 1.0));
+        std::fprintf(
+            hpcml::bench::summary_out(),
+            "summary: distances fused %.4g s, naive %.4g s: fused is %.1fx faster; peak memory allocated by hpcml "
+            "fused %.3g MB, naive %.3g MB (%.2f%%)\n",
+            fused->seconds, naive->seconds, naive->seconds / fused->seconds, peak(*fused) / 1e6, peak(*naive) / 1e6,
+            100.0 * peak(*fused) / std::max(peak(*naive), 1.0));
     } else if (naive && naive->skipped) {
         std::fprintf(hpcml::bench::summary_out(), "summary: distances naive skipped: %s\n", naive->message.c_str());
     }
@@ -185,7 +199,8 @@ void summarize(const Flags&, const std::vector<RunResult>& results) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    return hpcml::bench::run(argc, argv,
-                             {"bench_invgauss", "inverse Gaussian: elementwise throughput, sampling, distances fused vs naive",
-                              declare, register_benchmarks, summarize});
+    return hpcml::bench::run(
+        argc, argv,
+        {"bench_invgauss", "inverse Gaussian: elementwise throughput, sampling, distances fused vs naive", declare,
+         register_benchmarks, summarize});
 }

@@ -50,7 +50,8 @@ void run_regret(benchmark::State& state, const std::shared_ptr<Workload>& w, hpc
     const double bytes = iterations * a_bytes * (one_pass ? 1 : 2);
     state.counters["bytes/s"] = Counter(bytes, Counter::kIsIterationInvariantRate, Counter::kIs1024);
     if (stats.backend == hpcml::Backend::Cuda) hpcml::bench::set_bandwidth_fraction(state, o.device, bytes);
-    if (w->batch > 1) state.counters["game_iterations/s"] = Counter(iterations * w->batch, Counter::kIsIterationInvariantRate);
+    if (w->batch > 1)
+        state.counters["game_iterations/s"] = Counter(iterations * w->batch, Counter::kIsIterationInvariantRate);
     hpcml::bench::set_memory_counters(state, stats.memory);
 }
 
@@ -58,7 +59,8 @@ void run_regret(benchmark::State& state, const std::shared_ptr<Workload>& w, hpc
 // program), on the first games (up to 16) or the leading 256 x 256 block of one large game, for
 // up to 50 iterations: strategies, gap and eps within 1e-9.
 void check(const Workload& w) {
-    const std::size_t games = std::min<std::size_t>(w.batch, 16), n = w.batch == 1 ? std::min<std::size_t>(w.n, 256) : w.n;
+    const std::size_t games = std::min<std::size_t>(w.batch, 16),
+                      n = w.batch == 1 ? std::min<std::size_t>(w.n, 256) : w.n;
     std::vector<float> A(games * n * n);
     for (std::size_t g = 0; g < games; ++g)
         for (std::size_t i = 0; i < n; ++i)
@@ -78,8 +80,9 @@ void check(const Workload& w) {
         close(got[g].eps_bound, expected[g].eps_bound);
     }
     hpcml::bench::check_before_timing("bench_regret",
-                                      "fused (" + std::string(hpcml::to_string(fused.backend)) + ") against the CPU's naive solver on " +
-                                          std::to_string(games) + " game(s) of " + std::to_string(n) + " x " + std::to_string(n) + ", " +
+                                      "fused (" + std::string(hpcml::to_string(fused.backend)) +
+                                          ") against the CPU's naive solver on " + std::to_string(games) +
+                                          " game(s) of " + std::to_string(n) + " x " + std::to_string(n) + ", " +
                                           std::to_string(fused.iterations) + " iterations",
                                       agree);
 }
@@ -125,8 +128,8 @@ void summarize(const Flags&, const std::vector<RunResult>& results) {
     const RunResult* fused = hpcml::bench::find_result(results, "regret/fused/");
     const RunResult* naive = hpcml::bench::find_result(results, "regret/naive/");
     if (fused && naive && !fused->skipped && !naive->skipped) {
-        std::fprintf(hpcml::bench::summary_out(), "summary: fused %.4g s, naive %.4g s: fused is %.2fx faster\n", fused->seconds, naive->seconds,
-                    naive->seconds / fused->seconds);
+        std::fprintf(hpcml::bench::summary_out(), "summary: fused %.4g s, naive %.4g s: fused is %.2fx faster\n",
+                     fused->seconds, naive->seconds, naive->seconds / fused->seconds);
     }
 }
 

@@ -33,7 +33,7 @@ struct Workload {
     std::size_t samples, n, m, tile;
     bool on_device;  // --where device: inputs and output in device memory, no host copies
     hpcml::SimilarityOptions options;
-    std::vector<float> x, y;  // y empty: y = x
+    std::vector<float> x, y;    // y empty: y = x
     std::vector<float> x_copy;  // y = x as other memory: the plain run beside the symmetric one
 };
 
@@ -99,7 +99,8 @@ void run_on_device(benchmark::State& state, const Workload& w, const std::vector
         const hpcml::MatrixView yv = y ? hpcml::MatrixView{y, w.samples, w.m} : hpcml::MatrixView{};
         for (auto _ : state) {
             try {
-                hpcml::bench::time_iteration(state, context, [&] { stats = hpcml::similarity_device(xv, yv, out, options); });
+                hpcml::bench::time_iteration(state, context,
+                                             [&] { stats = hpcml::similarity_device(xv, yv, out, options); });
             } catch (const hpcml::Error& e) {
                 hpcml::bench::skip_with_error(state, e);
                 break;
@@ -151,7 +152,8 @@ void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w,
     state.counters["memory_vs_io"] =
         (io_bytes + static_cast<double>(stats.memory.peak_host_bytes + stats.memory.peak_device_bytes)) / io_bytes;
     if (const double floor = instruction_floor(context); floor > 0)
-        state.counters["floor_fraction"] = benchmark::Counter(elements / floor, benchmark::Counter::kIsIterationInvariantRate);
+        state.counters["floor_fraction"] =
+            benchmark::Counter(elements / floor, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // The fused result on the benchmark's backend against the CPU's naive broadcast, on the first
@@ -169,8 +171,9 @@ void check(const Workload& w) {
     hpcml::similarity(xv, yv, got.data(), fused);
     hpcml::similarity(xv, yv, expected.data(), reference);
     hpcml::bench::check_before_timing("bench_similarity",
-                                      "fused (" + std::string(hpcml::to_string(fused.backend)) + ") against the CPU's naive broadcast on " +
-                                          std::to_string(w.samples) + " x " + std::to_string(n) + " x " + std::to_string(m),
+                                      "fused (" + std::string(hpcml::to_string(fused.backend)) +
+                                          ") against the CPU's naive broadcast on " + std::to_string(w.samples) +
+                                          " x " + std::to_string(n) + " x " + std::to_string(m),
                                       got == expected);
 }
 
@@ -203,7 +206,8 @@ void register_benchmarks(const Flags& flags) {
     o.backend = hpcml::make_context(flags.backend()).backend;
     o.device = static_cast<int>(flags.integer("device", 0));
     if (w->on_device && o.backend != hpcml::Backend::Cuda) {
-        throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "--where device: needs the CUDA backend, which is not usable here");
+        throw hpcml::Error(hpcml::ErrorKind::InvalidArgument,
+                           "--where device: needs the CUDA backend, which is not usable here");
     }
     w->x = randn(w->samples * w->n, 1);
     if (!flags.str("dim-y").empty()) w->y = randn(w->samples * w->m, 2);
@@ -217,11 +221,13 @@ void register_benchmarks(const Flags& flags) {
     for (hpcml::Method method : hpcml::bench::methods(flags))
         for (bool copy : {false, true}) {
             if (copy && (!plain || method != hpcml::Method::Fused)) continue;
-            const std::string name = "similarity/" + std::string(hpcml::to_string(method)) + (copy ? "-plain" : "") + "/" +
-                                     std::string(hpcml::to_string(o.backend)) + "/samples:" + std::to_string(w->samples) +
-                                     "/n:" + std::to_string(w->n) + "/m:" + std::to_string(w->m) + "/tile:" +
-                                     std::to_string(w->tile) + "/" + flags.str("mode") + (w->on_device ? "/device" : "");
-            benchmark::RegisterBenchmark(name.c_str(), [w, method, copy](benchmark::State& s) { run_similarity(s, w, method, copy); })
+            const std::string name = "similarity/" + std::string(hpcml::to_string(method)) + (copy ? "-plain" : "") +
+                                     "/" + std::string(hpcml::to_string(o.backend)) +
+                                     "/samples:" + std::to_string(w->samples) + "/n:" + std::to_string(w->n) +
+                                     "/m:" + std::to_string(w->m) + "/tile:" + std::to_string(w->tile) + "/" +
+                                     flags.str("mode") + (w->on_device ? "/device" : "");
+            benchmark::RegisterBenchmark(name.c_str(),
+                                         [w, method, copy](benchmark::State& s) { run_similarity(s, w, method, copy); })
                 ->UseManualTime()
                 ->Unit(benchmark::kMillisecond);
         }
@@ -232,10 +238,11 @@ void register_benchmarks(const Flags& flags) {
 void print_symmetry(const RunResult& fused, const std::vector<RunResult>& results) {
     const RunResult* plain = hpcml::bench::find_result(results, "similarity/fused-plain/");
     if (plain && !plain->skipped)
-        std::fprintf(hpcml::bench::summary_out(), "; fused without symmetry (y a copy of x) %.4g s: symmetry %.2fx", plain->seconds,
-                     plain->seconds / fused.seconds);
+        std::fprintf(hpcml::bench::summary_out(), "; fused without symmetry (y a copy of x) %.4g s: symmetry %.2fx",
+                     plain->seconds, plain->seconds / fused.seconds);
     if (fused.name.find("/cpu/") != std::string::npos)
-        std::fprintf(hpcml::bench::summary_out(), "; CPU kernel %s", std::string(hpcml::similarity_cpu_kernel()).c_str());
+        std::fprintf(hpcml::bench::summary_out(), "; CPU kernel %s",
+                     std::string(hpcml::similarity_cpu_kernel()).c_str());
     std::fprintf(hpcml::bench::summary_out(), "\n");
 }
 
@@ -243,25 +250,30 @@ void summarize(const Flags&, const std::vector<RunResult>& results) {
     const RunResult* fused = hpcml::bench::find_result(results, "similarity/fused/");
     const RunResult* naive = hpcml::bench::find_result(results, "similarity/naive/");
     auto peak = [](const RunResult& r) {
-        return r.counters.count("peak_device_bytes") ? r.counters.at("peak_device_bytes") + r.counters.at("peak_host_bytes") : 0.0;
+        return r.counters.count("peak_device_bytes")
+                   ? r.counters.at("peak_device_bytes") + r.counters.at("peak_host_bytes")
+                   : 0.0;
     };
     if (fused && naive && !fused->skipped && !naive->skipped) {
-        std::fprintf(hpcml::bench::summary_out(), "summary: fused %.4g s, naive %.4g s: fused is %.1fx faster; peak memory allocated by hpcml fused %.3g MB, naive %.3g MB: "
-                    "%.1fx less",
-                    fused->seconds, naive->seconds, naive->seconds / fused->seconds, peak(*fused) / 1e6,
-                    peak(*naive) / 1e6, peak(*naive) / std::max(peak(*fused), 1.0));
+        std::fprintf(hpcml::bench::summary_out(),
+                     "summary: fused %.4g s, naive %.4g s: fused is %.1fx faster; peak memory allocated by hpcml fused "
+                     "%.3g MB, naive %.3g MB: "
+                     "%.1fx less",
+                     fused->seconds, naive->seconds, naive->seconds / fused->seconds, peak(*fused) / 1e6,
+                     peak(*naive) / 1e6, peak(*naive) / std::max(peak(*fused), 1.0));
         const auto energy = [](const RunResult& r) {
             const auto it = r.counters.find("energy_per_iteration_J");
             return it == r.counters.end() ? 0.0 : it->second;
         };
         if (energy(*fused) > 0 && energy(*naive) > 0) {
-            std::fprintf(hpcml::bench::summary_out(), "; energy fused %.4g J, naive %.4g J: %.1fx less", energy(*fused), energy(*naive),
-                        energy(*naive) / energy(*fused));
+            std::fprintf(hpcml::bench::summary_out(), "; energy fused %.4g J, naive %.4g J: %.1fx less", energy(*fused),
+                         energy(*naive), energy(*naive) / energy(*fused));
         }
         print_symmetry(*fused, results);
     } else if (fused && !fused->skipped) {
-        std::fprintf(hpcml::bench::summary_out(), "summary: fused %.4g s, peak memory allocated by hpcml %.3g MB%s%s", fused->seconds, peak(*fused) / 1e6,
-                    naive ? "; naive skipped: " : "", naive ? naive->message.c_str() : "");
+        std::fprintf(hpcml::bench::summary_out(), "summary: fused %.4g s, peak memory allocated by hpcml %.3g MB%s%s",
+                     fused->seconds, peak(*fused) / 1e6, naive ? "; naive skipped: " : "",
+                     naive ? naive->message.c_str() : "");
         print_symmetry(*fused, results);
     } else if (fused) {
         std::fprintf(hpcml::bench::summary_out(), "summary: fused failed: %s\n", fused->message.c_str());
@@ -271,8 +283,8 @@ void summarize(const Flags&, const std::vector<RunResult>& results) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    return hpcml::bench::run(argc, argv,
-                             {"bench_similarity",
-                              "pairwise similarity S[i,j] = #{s : |x[s,i] - y[s,j]| < t}, fused vs naive broadcast",
-                              declare, register_benchmarks, summarize});
+    return hpcml::bench::run(
+        argc, argv,
+        {"bench_similarity", "pairwise similarity S[i,j] = #{s : |x[s,i] - y[s,j]| < t}, fused vs naive broadcast",
+         declare, register_benchmarks, summarize});
 }

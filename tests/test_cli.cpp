@@ -86,10 +86,26 @@ TEST(Flags, BadInputNamesTheFlag) {
     hpcml_test::expect_invalid([&] { (void)parse({"prog", "--bogus"}); }, "unknown option '--bogus'");
     hpcml_test::expect_invalid([&] { (void)parse({"prog", "--tile"}); }, "--tile: missing value");
     hpcml_test::expect_invalid([&] { (void)parse({"prog", "--quiet=yes"}); }, "--quiet: takes no value");
-    hpcml_test::expect_invalid([&] { (void)parse({"prog", "--tile", "0"}).integer("tile"); }, "--tile: expected an integer >= 1, got '0'");
-    hpcml_test::expect_invalid([&] { (void)parse({"prog", "--tile", "12x"}).integer("tile"); }, "--tile: expected an integer >= 1, got '12x'");
-    hpcml_test::expect_invalid([&] { (void)parse({"prog", "--tile", "99999999999999999999"}).integer("tile"); }, "--tile");
-    hpcml_test::expect_invalid([&] { (void)parse({"prog", "--mode", "x"}).choice("mode", {"count", "all"}); }, "--mode: expected count|all, got 'x'");
+    hpcml_test::expect_invalid(
+        [&] {
+            (void)parse({"prog", "--tile", "0"}).integer("tile");
+        },
+        "--tile: expected an integer >= 1, got '0'");
+    hpcml_test::expect_invalid(
+        [&] {
+            (void)parse({"prog", "--tile", "12x"}).integer("tile");
+        },
+        "--tile: expected an integer >= 1, got '12x'");
+    hpcml_test::expect_invalid(
+        [&] {
+            (void)parse({"prog", "--tile", "99999999999999999999"}).integer("tile");
+        },
+        "--tile");
+    hpcml_test::expect_invalid(
+        [&] {
+            (void)parse({"prog", "--mode", "x"}).choice("mode", {"count", "all"});
+        },
+        "--mode: expected count|all, got 'x'");
     hpcml_test::expect_invalid([&] { (void)parse({"prog", "--mode", ""}).real("mode"); }, "--mode: expected a number");
 }
 

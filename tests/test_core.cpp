@@ -95,8 +95,8 @@ TEST(DeviceQuery, StatusIsConsistent) {
             EXPECT_GT(d.multiprocessor_count, 0);
             EXPECT_GT(d.total_global_memory_bytes, 0u);
             EXPECT_GT(d.peak_memory_bandwidth_gbps, 0.0);
-            EXPECT_NEAR(d.peak_memory_bandwidth_gbps,
-                        2.0 * d.memory_clock_khz * d.memory_bus_width_bits / 8.0 / 1e6, 1e-6);
+            EXPECT_NEAR(d.peak_memory_bandwidth_gbps, 2.0 * d.memory_clock_khz * d.memory_bus_width_bits / 8.0 / 1e6,
+                        1e-6);
         }
     } else {
         // Devices are listed only when they exist but none can run this build.
@@ -109,8 +109,9 @@ TEST(DeviceQuery, StatusIsConsistent) {
 
 TEST(DeviceQuery, DescribesBuiltArchitectures) {
     using hpcml::detail::describe_architectures;
-    EXPECT_EQ(describe_architectures("75-real,80-real,86-real,89-real,90"),
-              "sm_75, sm_80, sm_86, sm_89, sm_90 machine code and compute_90 PTX, which the driver compiles for newer GPUs");
+    EXPECT_EQ(
+        describe_architectures("75-real,80-real,86-real,89-real,90"),
+        "sm_75, sm_80, sm_86, sm_89, sm_90 machine code and compute_90 PTX, which the driver compiles for newer GPUs");
     EXPECT_EQ(describe_architectures("90-real"), "sm_90 machine code");
     EXPECT_EQ(describe_architectures("80-virtual"), "compute_80 PTX, which the driver compiles for newer GPUs");
     EXPECT_EQ(describe_architectures("all-major"), "all-major");
@@ -171,17 +172,15 @@ TEST(Memory, HostBufferMoveKeepsAccounting) {
 }
 
 TEST(Memory, OversizedRequestsFailCleanly) {
-    const auto e = capture_error([] {
-        hpcml::detail::ensure_host_fits(std::numeric_limits<std::size_t>::max() / 2, "naive intermediate");
-    });
+    const auto e = capture_error(
+        [] { hpcml::detail::ensure_host_fits(std::numeric_limits<std::size_t>::max() / 2, "naive intermediate"); });
     EXPECT_EQ(e.kind(), hpcml::ErrorKind::OutOfMemory);
     EXPECT_NE(std::string(e.what()).find("naive intermediate needs"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("available"), std::string::npos) << e.what();
 
     hpcml::detail::MemoryTracker tracker;
-    const auto o = capture_error([&] {
-        hpcml::detail::HostBuffer<double> b(tracker, std::numeric_limits<std::size_t>::max() / 4, "x");
-    });
+    const auto o = capture_error(
+        [&] { hpcml::detail::HostBuffer<double> b(tracker, std::numeric_limits<std::size_t>::max() / 4, "x"); });
     EXPECT_EQ(o.kind(), hpcml::ErrorKind::InvalidArgument);  // the byte count overflows
 }
 
@@ -192,14 +191,12 @@ TEST(Memory, FormatsBytes) {
 
 #if HPCML_WITH_CUDA
 TEST(Cuda, ErrorsMapToKinds) {
-    const auto oom = capture_error(
-        [] { hpcml::detail::raise_cuda(cudaErrorMemoryAllocation, "cudaMalloc(&p, n)", "f.cu", 7); });
+    const auto oom =
+        capture_error([] { hpcml::detail::raise_cuda(cudaErrorMemoryAllocation, "cudaMalloc(&p, n)", "f.cu", 7); });
     EXPECT_EQ(oom.kind(), hpcml::ErrorKind::OutOfMemory);
-    EXPECT_NE(std::string(oom.what()).find("cudaMalloc(&p, n) failed: cudaErrorMemoryAllocation"),
-              std::string::npos)
+    EXPECT_NE(std::string(oom.what()).find("cudaMalloc(&p, n) failed: cudaErrorMemoryAllocation"), std::string::npos)
         << oom.what();
-    const auto other = capture_error(
-        [] { hpcml::detail::raise_cuda(cudaErrorInvalidValue, "cudaMemcpy", "f.cu", 9); });
+    const auto other = capture_error([] { hpcml::detail::raise_cuda(cudaErrorInvalidValue, "cudaMemcpy", "f.cu", 9); });
     EXPECT_EQ(other.kind(), hpcml::ErrorKind::Cuda);
     EXPECT_NE(std::string(other.what()).find("f.cu:9"), std::string::npos);
 }

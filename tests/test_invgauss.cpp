@@ -84,7 +84,9 @@ TEST(InvGauss, MatchesBoostInItsValidRange) {
         // Boost's quantile itself fails below lambda / mu ~ 0.1 (1e248 or NaN for p ~ 0.9, where
         // ours satisfies cdf(x) = p); it is compared where it works.
         const double p = 0.001 + 0.998 * u(rng);
-        if (lam / mu >= 0.1) EXPECT_LT(rel(eval1(Function::Ppf, p, mu, lam), boost::math::quantile(d, p)), 1e-9) << mu << " " << lam << " " << p;
+        if (lam / mu >= 0.1)
+            EXPECT_LT(rel(eval1(Function::Ppf, p, mu, lam), boost::math::quantile(d, p)), 1e-9)
+                << mu << " " << lam << " " << p;
     }
 }
 #endif
@@ -109,8 +111,8 @@ TEST(InvGauss, CdfAtTheMeanHasAClosedForm) {
 }
 
 TEST_P(InvGaussOnBackend, WholeRangeFiniteAndQuantilesInvert) {
-    const Function all[] = {Function::Pdf, Function::LogPdf, Function::Cdf, Function::Sf, Function::LogCdf,
-                            Function::LogSf, Function::Standardize, Function::StandardizedPdf};
+    const Function all[] = {Function::Pdf,    Function::LogPdf, Function::Cdf,         Function::Sf,
+                            Function::LogCdf, Function::LogSf,  Function::Standardize, Function::StandardizedPdf};
     for (double r : kRatios)
         for (double mu : {1e-3, 1.0, 1e3}) {
             const double lam = mu * r;
@@ -127,7 +129,8 @@ TEST_P(InvGaussOnBackend, WholeRangeFiniteAndQuantilesInvert) {
                 EXPECT_LT(rel(tail, target), 1e-14 + 4e-15 * slope) << "ppf(" << p[k] << ") lambda/mu " << r;
             }
             for (Function f : all) {
-                for (double v : ev(f, x, mu, lam)) EXPECT_FALSE(std::isnan(v)) << static_cast<int>(f) << " lambda/mu " << r;
+                for (double v : ev(f, x, mu, lam))
+                    EXPECT_FALSE(std::isnan(v)) << static_cast<int>(f) << " lambda/mu " << r;
                 const std::vector<float> xf(x.begin(), x.end());
                 for (float v : ev<float>(f, xf, static_cast<float>(mu), static_cast<float>(lam)))
                     EXPECT_FALSE(std::isnan(v)) << "float " << static_cast<int>(f) << " lambda/mu " << r;
@@ -154,7 +157,8 @@ TEST_P(InvGaussOnBackend, PdfIntegratesToOne) {
 
 TEST_P(InvGaussOnBackend, InvalidParametersGiveNanAndNonPositiveXGivesZero) {
     const double nan = NAN, inf = INFINITY;
-    for (auto [mu, lam] : {std::pair{0.0, 1.0}, std::pair{-1.0, 1.0}, std::pair{1.0, 0.0}, std::pair{nan, 1.0}, std::pair{1.0, inf}})
+    for (auto [mu, lam] :
+         {std::pair{0.0, 1.0}, std::pair{-1.0, 1.0}, std::pair{1.0, 0.0}, std::pair{nan, 1.0}, std::pair{1.0, inf}})
         EXPECT_TRUE(std::isnan(e1(Function::Cdf, 1.0, mu, lam)));
     EXPECT_EQ(e1(Function::Pdf, 0.0, 1.0, 1.0), 0.0);
     EXPECT_EQ(e1(Function::Pdf, -2.0, 1.0, 1.0), 0.0);
@@ -257,7 +261,8 @@ TEST_P(InvGaussOnBackend, FusedTotalVariationMatchesNaiveOverTheWholeRange) {
         const auto naive = ig::distance_to_normal(mu.data(), lam.data(), mu.size(), o);
         for (std::size_t k = 0; k < mu.size(); ++k) {
             EXPECT_TRUE(std::isfinite(fused.total_variation[k])) << lam[k] / mu[k] << " grid " << points;
-            EXPECT_LT(rel(fused.total_variation[k], naive.total_variation[k]), 1e-9) << lam[k] / mu[k] << " grid " << points;
+            EXPECT_LT(rel(fused.total_variation[k], naive.total_variation[k]), 1e-9)
+                << lam[k] / mu[k] << " grid " << points;
         }
     }
 }
@@ -275,8 +280,10 @@ TEST(InvGauss, NamesRoundTrip) {
 TEST(InvGauss, BadArgumentsRaise) {
     const double good = 1.0, bad = -1.0;
     std::vector<double> x(4, 1.0), out(4), two(2, 1.0);
-    expect_invalid([&] { ig::evaluate<double>(Function::Pdf, x.data(), 4, two.data(), 2, &good, 1, out.data(), kCpu); }, "mu:");
-    expect_invalid([&] { ig::evaluate<double>(Function::Pdf, nullptr, 4, &good, 1, &good, 1, out.data(), kCpu); }, "x:");
+    expect_invalid([&] { ig::evaluate<double>(Function::Pdf, x.data(), 4, two.data(), 2, &good, 1, out.data(), kCpu); },
+                   "mu:");
+    expect_invalid([&] { ig::evaluate<double>(Function::Pdf, nullptr, 4, &good, 1, &good, 1, out.data(), kCpu); },
+                   "x:");
     expect_invalid([&] { ig::sample<double>(4, &bad, 1, &good, 1, 0, out.data(), kCpu); }, "mu:");
     expect_invalid([&] { ig::sample<double>(4, &good, 1, &bad, 1, 0, out.data(), kCpu); }, "lambda:");
     ig::DistanceOptions o;
@@ -323,7 +330,8 @@ void expect_gpu_matches_cpu_per_element() {
         x[k] = static_cast<T>(m * std::pow(10.0, -3 + 6 * u(rng)));
         p[k] = static_cast<T>(u(rng));
     }
-    const T specials[] = {0, -1, INFINITY, -INFINITY, NAN, std::numeric_limits<T>::denorm_min(), std::numeric_limits<T>::max()};
+    const T specials[] = {
+        0, -1, INFINITY, -INFINITY, NAN, std::numeric_limits<T>::denorm_min(), std::numeric_limits<T>::max()};
     for (std::size_t k = 0; k < std::size(specials); ++k) x[k] = specials[k];
     const T probabilities[] = {0, 1, T(1e-30), 1 - std::numeric_limits<T>::epsilon(), NAN, T(-0.5), 2};
     for (std::size_t k = 0; k < std::size(probabilities); ++k) p[k] = probabilities[k];
@@ -342,7 +350,8 @@ void expect_gpu_matches_cpu_per_element() {
     // Relative agreement, in ulps of T: libm's exp, log and erfcx differ by a few ulps between
     // the CPU and the GPU, amplified in the far tails and by ppf's Newton steps.
     const double tolerance = std::is_same_v<T, float> ? 8 * 0x1p-24 : 1e-12;
-    const Function all[] = {Function::Pdf, Function::LogPdf, Function::Cdf, Function::Sf, Function::LogCdf, Function::LogSf,
+    const Function all[] = {Function::Pdf, Function::LogPdf,      Function::Cdf,
+                            Function::Sf,  Function::LogCdf,      Function::LogSf,
                             Function::Ppf, Function::Standardize, Function::StandardizedPdf};
     for (Function f : all) {
         const std::vector<T>& in = f == Function::Ppf ? p : x;
@@ -367,9 +376,11 @@ void expect_gpu_matches_cpu_per_element() {
                 EXPECT_EQ(device[k], host[k]) << static_cast<int>(f) << " element " << k;
             } else if (std::fabs(h) > 1e-290) {
                 // logpdf crosses 0 (see AgreesWithCpu): an ulp of the log is absolute there.
-                const double scale = f == Function::LogPdf || f == Function::Standardize ? std::max(std::fabs(h), 1.0) : std::fabs(h);
+                const double scale =
+                    f == Function::LogPdf || f == Function::Standardize ? std::max(std::fabs(h), 1.0) : std::fabs(h);
                 EXPECT_LT(std::fabs(device[k] - h) / scale, tolerance)
-                    << static_cast<int>(f) << " element " << k << ": x " << in[k] << " mu " << mu[k] << " lambda " << lam[k];
+                    << static_cast<int>(f) << " element " << k << ": x " << in[k] << " mu " << mu[k] << " lambda "
+                    << lam[k];
             }
         }
     }
@@ -412,13 +423,16 @@ TEST(InvGaussCuda, AgreesWithCpu) {
     std::vector<double> x;
     for (int k = 1; k < 2000; ++k) x.push_back(std::pow(10.0, -3 + 6.0 * k / 2000));
     for (double r : kRatios)
-        for (Function f : {Function::Pdf, Function::LogPdf, Function::Cdf, Function::Sf, Function::LogCdf, Function::LogSf,
-                           Function::StandardizedPdf}) {
+        for (Function f : {Function::Pdf, Function::LogPdf, Function::Cdf, Function::Sf, Function::LogCdf,
+                           Function::LogSf, Function::StandardizedPdf}) {
             const auto host = eval(f, x, 1.0, r), device = eval(f, x, 1.0, r, gpu);
             for (std::size_t k = 0; k < x.size(); ++k) {
-                // logpdf = 0.5 log(...) - z1^2 / 2 crosses 0 (e.g. 6e-4 at r = 0.1, x = 0.0102): 1 ulp of CUDA's log is absolute there.
+                // logpdf = 0.5 log(...) - z1^2 / 2 crosses 0 (e.g. 6e-4 at r = 0.1, x = 0.0102): 1 ulp of CUDA's log is
+                // absolute there.
                 const double scale = f == Function::LogPdf ? std::max(std::fabs(host[k]), 1.0) : std::fabs(host[k]);
-                if (std::fabs(host[k]) > 1e-290) EXPECT_LT(std::fabs(device[k] - host[k]) / scale, 1e-12) << static_cast<int>(f) << " " << r << " " << x[k];
+                if (std::fabs(host[k]) > 1e-290)
+                    EXPECT_LT(std::fabs(device[k] - host[k]) / scale, 1e-12)
+                        << static_cast<int>(f) << " " << r << " " << x[k];
             }
         }
     const double mu = 1.3, lam = 7.0;

@@ -18,8 +18,8 @@
 
 namespace {
 
-using hpcml_test::expect_invalid;
 using hpcml::Backend;
+using hpcml_test::expect_invalid;
 
 using hpcml::Averaging;
 using hpcml::RegretOptions;
@@ -77,11 +77,14 @@ const RegretVariant kAll[] = {RegretVariant::Seed, RegretVariant::RM, RegretVari
                               RegretVariant::PredictiveRMPlus};
 
 // Every field of two solutions within `tolerance` (0: equal).
-void expect_near(const hpcml::GameSolution& a, const hpcml::GameSolution& b, double tolerance, const std::string& what) {
+void expect_near(const hpcml::GameSolution& a, const hpcml::GameSolution& b, double tolerance,
+                 const std::string& what) {
     ASSERT_EQ(a.row_strategy.size(), b.row_strategy.size()) << what;
     ASSERT_EQ(a.col_strategy.size(), b.col_strategy.size()) << what;
-    for (std::size_t i = 0; i < a.row_strategy.size(); ++i) EXPECT_NEAR(a.row_strategy[i], b.row_strategy[i], tolerance) << what;
-    for (std::size_t j = 0; j < a.col_strategy.size(); ++j) EXPECT_NEAR(a.col_strategy[j], b.col_strategy[j], tolerance) << what;
+    for (std::size_t i = 0; i < a.row_strategy.size(); ++i)
+        EXPECT_NEAR(a.row_strategy[i], b.row_strategy[i], tolerance) << what;
+    for (std::size_t j = 0; j < a.col_strategy.size(); ++j)
+        EXPECT_NEAR(a.col_strategy[j], b.col_strategy[j], tolerance) << what;
     EXPECT_NEAR(a.gap, b.gap, tolerance) << what;
     EXPECT_NEAR(a.value, b.value, tolerance) << what;
     EXPECT_NEAR(a.eps_bound, b.eps_bound, tolerance) << what;
@@ -244,8 +247,9 @@ TEST_P(RegretOnBackend, NaiveFollowsTheSameSchedule) {
                 const auto fused = hpcml::solve_matrix_game(A.data(), 12, 9, o);
                 o.method = hpcml::Method::Naive;
                 const auto naive = hpcml::solve_matrix_game(A.data(), 12, 9, o);
-                expect_near(fused, naive, tolerance, std::string(hpcml::to_string(v)) + (alt ? " alternating" : "") +
-                                                         (sampled ? " sampled" : ""));
+                expect_near(
+                    fused, naive, tolerance,
+                    std::string(hpcml::to_string(v)) + (alt ? " alternating" : "") + (sampled ? " sampled" : ""));
             }
 }
 
@@ -306,8 +310,8 @@ TEST(RegretCuda, AgreesWithCpu) {
         int batch, n1, n2;
         bool integer;
     };
-    const Case cases[] = {{2000, 3, 3, false}, {50, 3, 3, true}, {7, 40, 17, false}, {5, 32, 33, false},
-                          {3, 64, 64, true},   {3, 65, 64, false}, {2, 100, 70, false}, {2, 80, 80, true},
+    const Case cases[] = {{2000, 3, 3, false}, {50, 3, 3, true},    {7, 40, 17, false},  {5, 32, 33, false},
+                          {3, 64, 64, true},   {3, 65, 64, false},  {2, 100, 70, false}, {2, 80, 80, true},
                           {1, 3, 1, false},    {1, 2000, 3, false}, {1, 3, 1500, false}, {1, 1500, 700, false}};
     for (const Case& c : cases) {
         const std::vector<float> A = random_payoffs(static_cast<std::size_t>(c.batch) * c.n1 * c.n2, 5, c.integer);

@@ -72,10 +72,17 @@ std::vector<unsigned char> encode(const std::vector<std::int64_t>& counts, std::
                     std::memcpy(&out[(i * m + j) * 2], &v, 2);
                     break;
                 }
-                case SimilarityOutput::UInt8: out[i * m + j] = static_cast<unsigned char>(c); break;
-                case SimilarityOutput::Bool: out[i * m + j] = all; break;
-                case SimilarityOutput::Bitmask: out[i * ((m + 7) / 8) + j / 8] |= static_cast<unsigned char>(all << (j % 8)); break;
-                default: ADD_FAILURE();
+                case SimilarityOutput::UInt8:
+                    out[i * m + j] = static_cast<unsigned char>(c);
+                    break;
+                case SimilarityOutput::Bool:
+                    out[i * m + j] = all;
+                    break;
+                case SimilarityOutput::Bitmask:
+                    out[i * ((m + 7) / 8) + j / 8] |= static_cast<unsigned char>(all << (j % 8));
+                    break;
+                default:
+                    ADD_FAILURE();
             }
         }
     return out;
@@ -119,8 +126,8 @@ struct Shape {
     std::size_t samples, n, m;
 };
 
-void check_all_outputs(Backend backend, const Shape& shape, float threshold, bool self, const std::vector<std::optional<std::size_t>>& tiles,
-                       unsigned seed) {
+void check_all_outputs(Backend backend, const Shape& shape, float threshold, bool self,
+                       const std::vector<std::optional<std::size_t>>& tiles, unsigned seed) {
     const auto x = make_data(shape.samples * shape.n, seed);
     const auto y = self ? x : make_data(shape.samples * shape.m, seed + 1);
     const std::size_t m = self ? shape.n : shape.m;
@@ -129,8 +136,10 @@ void check_all_outputs(Backend backend, const Shape& shape, float threshold, boo
     const MatrixView yv = self ? MatrixView{} : MatrixView{y.data(), shape.samples, m};
 
     std::vector<std::pair<SimilarityMode, SimilarityOutput>> outputs = {
-        {SimilarityMode::Count, SimilarityOutput::Int32}, {SimilarityMode::Count, SimilarityOutput::UInt16},
-        {SimilarityMode::All, SimilarityOutput::Bool}, {SimilarityMode::All, SimilarityOutput::Bitmask}};
+        {SimilarityMode::Count, SimilarityOutput::Int32},
+        {SimilarityMode::Count, SimilarityOutput::UInt16},
+        {SimilarityMode::All, SimilarityOutput::Bool},
+        {SimilarityMode::All, SimilarityOutput::Bitmask}};
     if (shape.samples <= 255) outputs.push_back({SimilarityMode::Count, SimilarityOutput::UInt8});
     for (const auto& [mode, output] : outputs) {
         const auto expected = encode(counts, shape.n, m, shape.samples, output);
@@ -170,7 +179,9 @@ TEST_P(SimilarityOnBackend, VectorisedLoadsAndTilesThatBreakAlignment) {
     check_all_outputs(GetParam(), {40, 256, 132}, 1.0f, false, {std::nullopt, 130, 64, 3}, 15);
 }
 
-TEST_P(SimilarityOnBackend, ManyColumnRegionsPerRowBand) { check_all_outputs(GetParam(), {3, 5, 1500}, 1.0f, false, {1, 7}, 16); }
+TEST_P(SimilarityOnBackend, ManyColumnRegionsPerRowBand) {
+    check_all_outputs(GetParam(), {3, 5, 1500}, 1.0f, false, {1, 7}, 16);
+}
 
 TEST_P(SimilarityOnBackend, AllModeStopsOnlyWhenEveryPairHasFailed) {
     // One pair per GPU block (128 x 128) that passes at every sample but one, that sample at
@@ -253,7 +264,8 @@ TEST_P(SimilarityOnBackend, ColumnBlocksOfAWiderMatrixAreViewedInPlace) {
             hpcml::similarity(xv, yv, viewed.data(), o);
             hpcml::similarity({xp.data(), samples, 100}, {yp.data(), samples, 50}, packed.data(), o);
             EXPECT_EQ(viewed, packed) << label(backend, method, output, 33);
-            std::vector<unsigned char> self_viewed(hpcml::similarity_output_bytes(100, 100, output)), self_packed(self_viewed.size());
+            std::vector<unsigned char> self_viewed(hpcml::similarity_output_bytes(100, 100, output)),
+                self_packed(self_viewed.size());
             hpcml::similarity(xv, {}, self_viewed.data(), o);
             hpcml::similarity({xp.data(), samples, 100}, {}, self_packed.data(), o);
             EXPECT_EQ(self_viewed, self_packed) << "y = x " << label(backend, method, output, 33);
@@ -265,7 +277,9 @@ TEST_P(SimilarityOnBackend, ColumnBlocksOfAWiderMatrixAreViewedInPlace) {
     expect_invalid([&] { hpcml::similarity(xv, {wide.data(), samples, 50, 10}, out.data(), o); }, "y:");
 }
 
-TEST_P(SimilarityOnBackend, SelfSimilarity) { check_all_outputs(GetParam(), {64, 45, 45}, 1.0f, true, {std::nullopt, 11}, 6); }
+TEST_P(SimilarityOnBackend, SelfSimilarity) {
+    check_all_outputs(GetParam(), {64, 45, 45}, 1.0f, true, {std::nullopt, 11}, 6);
+}
 
 // y is x: with 16 samples or more the CPU computes tiles on and above the diagonal (the
 // diagonal ones from items on and above it) and mirrors the rest. Sizes that are not multiples
@@ -304,8 +318,9 @@ TEST_P(SimilarityOnBackend, SymmetricAllModeMirrorsEveryBit) {
             const std::size_t passes = std::count(counts.begin(), counts.end(), static_cast<std::int32_t>(samples));
             EXPECT_GT(passes, n * n / 5);
             EXPECT_LT(passes, n * n * 2 / 3);
-            for (const std::optional<std::size_t> tile : {std::optional<std::size_t>{}, std::optional<std::size_t>{8},
-                                                          std::optional<std::size_t>{24}, std::optional<std::size_t>{129}}) {
+            for (const std::optional<std::size_t> tile :
+                 {std::optional<std::size_t>{}, std::optional<std::size_t>{8}, std::optional<std::size_t>{24},
+                  std::optional<std::size_t>{129}}) {
                 SimilarityOptions o;
                 o.backend = GetParam();
                 o.mode = SimilarityMode::All;
@@ -317,13 +332,18 @@ TEST_P(SimilarityOnBackend, SymmetricAllModeMirrorsEveryBit) {
                 EXPECT_EQ(got, expected) << label(GetParam(), Method::Fused, output, tile) << " n " << n;
                 std::vector<unsigned char> assembled(expected.size(), 0xAB);
                 const std::size_t row_bytes = hpcml::similarity_output_bytes(1, n, output);
-                hpcml::similarity({x.data(), samples, n}, {}, [&](const hpcml::SimilarityTile& t) {
-                    for (std::size_t r = 0; r < t.rows; ++r)
-                        std::memcpy(&assembled[(t.row0 + r) * row_bytes + hpcml::similarity_output_bytes(1, t.col0, output)],
-                                    static_cast<const unsigned char*>(t.data) + r * t.row_stride_bytes,
-                                    hpcml::similarity_output_bytes(1, t.cols, output));
-                }, o);
-                EXPECT_EQ(assembled, expected) << "sink " << label(GetParam(), Method::Fused, output, tile) << " n " << n;
+                hpcml::similarity(
+                    {x.data(), samples, n}, {},
+                    [&](const hpcml::SimilarityTile& t) {
+                        for (std::size_t r = 0; r < t.rows; ++r)
+                            std::memcpy(&assembled[(t.row0 + r) * row_bytes +
+                                                   hpcml::similarity_output_bytes(1, t.col0, output)],
+                                        static_cast<const unsigned char*>(t.data) + r * t.row_stride_bytes,
+                                        hpcml::similarity_output_bytes(1, t.cols, output));
+                    },
+                    o);
+                EXPECT_EQ(assembled, expected)
+                    << "sink " << label(GetParam(), Method::Fused, output, tile) << " n " << n;
                 const std::vector<float> copy = x;  // no symmetry: the same bytes
                 std::vector<unsigned char> plain(expected.size(), 0xAB);
                 hpcml::similarity({x.data(), samples, n}, {copy.data(), samples, n}, plain.data(), o);
@@ -338,10 +358,11 @@ TEST_P(SimilarityOnBackend, SymmetricAllModeMirrorsEveryBit) {
 // larger strides; and its argument checks.
 TEST(Similarity, TransposeOfATile) {
     std::mt19937 rng(40);
-    for (SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::UInt16, SimilarityOutput::UInt8, SimilarityOutput::Bool,
-                                    SimilarityOutput::Bitmask})
+    for (SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::UInt16, SimilarityOutput::UInt8,
+                                    SimilarityOutput::Bool, SimilarityOutput::Bitmask})
         for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1}, {13, 37}, {64, 8}, {70, 129}}) {
-            const std::size_t width = output == SimilarityOutput::Bitmask ? 1 : hpcml::similarity_output_bytes(1, 1, output);
+            const std::size_t width =
+                output == SimilarityOutput::Bitmask ? 1 : hpcml::similarity_output_bytes(1, 1, output);
             auto element = [&](const std::vector<unsigned char>& m, std::size_t stride, std::size_t r, std::size_t c) {
                 if (output == SimilarityOutput::Bitmask) return std::uint64_t{(m[r * stride + c / 8] >> (c % 8)) & 1u};
                 std::uint64_t v = 0;
@@ -356,26 +377,48 @@ TEST(Similarity, TransposeOfATile) {
             hpcml::similarity_transpose({0, 0, rows, cols, src.data(), src_stride, output}, dst.data(), dst_stride);
             for (std::size_t a = 0; a < cols; ++a) {
                 for (std::size_t b = 0; b < rows; ++b)
-                    ASSERT_EQ(element(dst, dst_stride, a, b), element(src, src_stride, b, a)) << static_cast<int>(output) << " " << a << "," << b;
-                if (output == SimilarityOutput::Bitmask && rows % 8) EXPECT_EQ(dst[a * dst_stride + rows / 8] >> (rows % 8), 0);
+                    ASSERT_EQ(element(dst, dst_stride, a, b), element(src, src_stride, b, a))
+                        << static_cast<int>(output) << " " << a << "," << b;
+                if (output == SimilarityOutput::Bitmask && rows % 8)
+                    EXPECT_EQ(dst[a * dst_stride + rows / 8] >> (rows % 8), 0);
                 EXPECT_EQ(dst[a * dst_stride + dst_stride - 1], 0xAB);  // past the row: untouched
             }
         }
     std::vector<unsigned char> buffer(64);
-    expect_invalid([&] { hpcml::similarity_transpose({0, 0, 4, 4, buffer.data(), 16, SimilarityOutput::Default}, buffer.data(), 16); },
-                   "tile:");
-    expect_invalid([&] { hpcml::similarity_transpose({0, 0, 4, 4, buffer.data(), 8, SimilarityOutput::Int32}, buffer.data(), 16); },
-                   "tile:");
-    expect_invalid([&] { hpcml::similarity_transpose({0, 0, 4, 4, buffer.data(), 16, SimilarityOutput::Int32}, buffer.data(), 15); },
-                   "dst_row_stride_bytes:");
-    expect_invalid([&] { hpcml::similarity_transpose({0, 0, 4, 4, buffer.data(), 16, SimilarityOutput::Int32}, nullptr, 16); }, "dst:");
+    expect_invalid(
+        [&] {
+            hpcml::similarity_transpose({0, 0, 4, 4, buffer.data(), 16, SimilarityOutput::Default}, buffer.data(), 16);
+        },
+        "tile:");
+    expect_invalid(
+        [&] {
+            hpcml::similarity_transpose({0, 0, 4, 4, buffer.data(), 8, SimilarityOutput::Int32}, buffer.data(), 16);
+        },
+        "tile:");
+    expect_invalid(
+        [&] {
+            hpcml::similarity_transpose({0, 0, 4, 4, buffer.data(), 16, SimilarityOutput::Int32}, buffer.data(), 15);
+        },
+        "dst_row_stride_bytes:");
+    expect_invalid(
+        [&] {
+            hpcml::similarity_transpose({0, 0, 4, 4, buffer.data(), 16, SimilarityOutput::Int32}, nullptr, 16);
+        },
+        "dst:");
     // In place, or overlapping by one byte: refused (threads would read what others write).
-    expect_invalid([&] { hpcml::similarity_transpose({0, 0, 4, 4, buffer.data(), 16, SimilarityOutput::Int32}, buffer.data(), 16); },
-                   "dst: overlaps");
+    expect_invalid(
+        [&] {
+            hpcml::similarity_transpose({0, 0, 4, 4, buffer.data(), 16, SimilarityOutput::Int32}, buffer.data(), 16);
+        },
+        "dst: overlaps");
     std::vector<unsigned char> two(128);
-    expect_invalid([&] { hpcml::similarity_transpose({0, 0, 4, 4, two.data(), 16, SimilarityOutput::Int32}, two.data() + 63, 16); },
-                   "dst: overlaps");
-    hpcml::similarity_transpose({0, 0, 4, 4, two.data(), 16, SimilarityOutput::Int32}, two.data() + 64, 16);  // adjacent: fine
+    expect_invalid(
+        [&] {
+            hpcml::similarity_transpose({0, 0, 4, 4, two.data(), 16, SimilarityOutput::Int32}, two.data() + 63, 16);
+        },
+        "dst: overlaps");
+    hpcml::similarity_transpose({0, 0, 4, 4, two.data(), 16, SimilarityOutput::Int32}, two.data() + 64,
+                                16);  // adjacent: fine
 }
 
 // With y = x through a sink, every tile arrives once: a tile above the diagonal, then its mirror.
@@ -392,22 +435,30 @@ TEST(Similarity, SymmetricSinkOrder) {
         const std::size_t row_bytes = hpcml::similarity_output_bytes(1, shape.n, output);
         std::vector<unsigned char> assembled(expected.size(), 0xAB);
         std::vector<std::pair<std::size_t, std::size_t>> order;
-        hpcml::similarity({x.data(), shape.samples, shape.n}, {}, [&](const hpcml::SimilarityTile& t) {
-            order.emplace_back(t.row0, t.col0);
-            const std::size_t bytes = hpcml::similarity_output_bytes(1, t.cols, output);
-            for (std::size_t r = 0; r < t.rows; ++r)
-                std::memcpy(&assembled[(t.row0 + r) * row_bytes + hpcml::similarity_output_bytes(1, t.col0, output)],
-                            static_cast<const unsigned char*>(t.data) + r * t.row_stride_bytes, bytes);
-        }, o);
+        hpcml::similarity(
+            {x.data(), shape.samples, shape.n}, {},
+            [&](const hpcml::SimilarityTile& t) {
+                order.emplace_back(t.row0, t.col0);
+                const std::size_t bytes = hpcml::similarity_output_bytes(1, t.cols, output);
+                for (std::size_t r = 0; r < t.rows; ++r)
+                    std::memcpy(
+                        &assembled[(t.row0 + r) * row_bytes + hpcml::similarity_output_bytes(1, t.col0, output)],
+                        static_cast<const unsigned char*>(t.data) + r * t.row_stride_bytes, bytes);
+            },
+            o);
         EXPECT_EQ(assembled, expected) << static_cast<int>(output);
         const std::vector<std::pair<std::size_t, std::size_t>> expected_order = {
             {0, 0}, {0, 16}, {16, 0}, {0, 32}, {32, 0}, {16, 16}, {16, 32}, {32, 16}, {32, 32}};
         EXPECT_EQ(order, expected_order) << static_cast<int>(output);
         // A sink that throws on a mirror tile ends the call there.
         int seen = 0;
-        EXPECT_THROW(hpcml::similarity({x.data(), shape.samples, shape.n}, {}, [&](const hpcml::SimilarityTile&) {
-            if (++seen == 3) throw std::runtime_error("the sink failed on a mirror");
-        }, o), std::runtime_error);
+        EXPECT_THROW(hpcml::similarity(
+                         {x.data(), shape.samples, shape.n}, {},
+                         [&](const hpcml::SimilarityTile&) {
+                             if (++seen == 3) throw std::runtime_error("the sink failed on a mirror");
+                         },
+                         o),
+                     std::runtime_error);
         EXPECT_EQ(seen, 3);
     }
 }
@@ -474,21 +525,22 @@ TEST_P(SimilarityOnBackend, SinkSeesEveryTileOnce) {
         const std::size_t row_bytes = hpcml::similarity_output_bytes(1, shape.m, output);
         std::vector<unsigned char> assembled(shape.n * row_bytes, 0);
         std::vector<int> covered(shape.n * shape.m, 0);
-        hpcml::similarity({x.data(), shape.samples, shape.n}, {y.data(), shape.samples, shape.m},
-                          [&](const hpcml::SimilarityTile& t) {
-                              EXPECT_EQ(t.output, output);
-                              EXPECT_LE(t.rows, 10u);
-                              EXPECT_LE(t.cols, output == SimilarityOutput::Bitmask ? 16u : 10u);
-                              const std::size_t bytes = hpcml::similarity_output_bytes(1, t.cols, output);
-                              const std::size_t offset = hpcml::similarity_output_bytes(1, t.col0, output);
-                              if (output == SimilarityOutput::Bitmask) EXPECT_EQ(t.col0 % 8, 0u);
-                              for (std::size_t r = 0; r < t.rows; ++r) {
-                                  std::memcpy(&assembled[(t.row0 + r) * row_bytes + offset],
-                                              static_cast<const unsigned char*>(t.data) + r * t.row_stride_bytes, bytes);
-                                  for (std::size_t c = 0; c < t.cols; ++c) ++covered[(t.row0 + r) * shape.m + t.col0 + c];
-                              }
-                          },
-                          o);
+        hpcml::similarity(
+            {x.data(), shape.samples, shape.n}, {y.data(), shape.samples, shape.m},
+            [&](const hpcml::SimilarityTile& t) {
+                EXPECT_EQ(t.output, output);
+                EXPECT_LE(t.rows, 10u);
+                EXPECT_LE(t.cols, output == SimilarityOutput::Bitmask ? 16u : 10u);
+                const std::size_t bytes = hpcml::similarity_output_bytes(1, t.cols, output);
+                const std::size_t offset = hpcml::similarity_output_bytes(1, t.col0, output);
+                if (output == SimilarityOutput::Bitmask) EXPECT_EQ(t.col0 % 8, 0u);
+                for (std::size_t r = 0; r < t.rows; ++r) {
+                    std::memcpy(&assembled[(t.row0 + r) * row_bytes + offset],
+                                static_cast<const unsigned char*>(t.data) + r * t.row_stride_bytes, bytes);
+                    for (std::size_t c = 0; c < t.cols; ++c) ++covered[(t.row0 + r) * shape.m + t.col0 + c];
+                }
+            },
+            o);
         for (int c : covered) ASSERT_EQ(c, 1);
         EXPECT_EQ(assembled, encode(counts, shape.n, shape.m, shape.samples, output)) << hpcml::to_string(backend);
     }
@@ -541,24 +593,31 @@ TEST(Similarity, BadArgumentsNameThemselves) {
         return o;
     };
     for (float bad : {-1.0f, NAN, INFINITY}) {
-        expect_invalid([&] { hpcml::similarity(xv, yv, out.data(), with([&](auto& o) { o.threshold = bad; })); }, "threshold");
+        expect_invalid([&] { hpcml::similarity(xv, yv, out.data(), with([&](auto& o) { o.threshold = bad; })); },
+                       "threshold");
     }
     expect_invalid([&] { hpcml::similarity({nullptr, 4, 3}, yv, out.data(), with([](auto&) {})); }, "x:");
     expect_invalid([&] { hpcml::similarity(xv, yv, nullptr, with([](auto&) {})); }, "out:");
     expect_invalid([&] { hpcml::similarity(xv, {y.data(), 2, 4}, out.data(), with([](auto&) {})); }, "y:");
     expect_invalid([&] { hpcml::similarity(xv, yv, out.data(), with([](auto& o) { o.tile = 0; })); }, "tile");
-    expect_invalid([&] { hpcml::similarity(xv, yv, out.data(), with([](auto& o) { o.output = SimilarityOutput::Bool; })); },
-                   "output");
-    expect_invalid([&] {
-        hpcml::similarity(xv, yv, out.data(), with([](auto& o) {
-                              o.mode = SimilarityMode::All;
-                              o.output = SimilarityOutput::Int32;
-                          }));
-    }, "output");
+    expect_invalid(
+        [&] { hpcml::similarity(xv, yv, out.data(), with([](auto& o) { o.output = SimilarityOutput::Bool; })); },
+        "output");
+    expect_invalid(
+        [&] {
+            hpcml::similarity(xv, yv, out.data(), with([](auto& o) {
+                                  o.mode = SimilarityMode::All;
+                                  o.output = SimilarityOutput::Int32;
+                              }));
+        },
+        "output");
     const std::vector<float> many(256 * 2, 0.0f);
-    expect_invalid([&] {
-        hpcml::similarity({many.data(), 256, 2}, {}, out.data(), with([](auto& o) { o.output = SimilarityOutput::UInt8; }));
-    }, "output");
+    expect_invalid(
+        [&] {
+            hpcml::similarity({many.data(), 256, 2}, {}, out.data(),
+                              with([](auto& o) { o.output = SimilarityOutput::UInt8; }));
+        },
+        "output");
     expect_invalid([&] { hpcml::similarity(xv, yv, hpcml::SimilarityTileSink{}, with([](auto&) {})); }, "sink");
 }
 
@@ -607,10 +666,11 @@ TEST(SimilarityCuda, DevicePointersEveryOutputAndMethodOnAUserStream) {
     HPCML_SKIP_WITHOUT_GPU();
     cudaStream_t stream = nullptr;
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-    const std::pair<SimilarityMode, SimilarityOutput> outputs[] = {
-        {SimilarityMode::Count, SimilarityOutput::Int32}, {SimilarityMode::Count, SimilarityOutput::UInt16},
-        {SimilarityMode::Count, SimilarityOutput::UInt8}, {SimilarityMode::All, SimilarityOutput::Bool},
-        {SimilarityMode::All, SimilarityOutput::Bitmask}};
+    const std::pair<SimilarityMode, SimilarityOutput> outputs[] = {{SimilarityMode::Count, SimilarityOutput::Int32},
+                                                                   {SimilarityMode::Count, SimilarityOutput::UInt16},
+                                                                   {SimilarityMode::Count, SimilarityOutput::UInt8},
+                                                                   {SimilarityMode::All, SimilarityOutput::Bool},
+                                                                   {SimilarityMode::All, SimilarityOutput::Bitmask}};
     for (const bool self : {true, false}) {
         const Shape shape = self ? Shape{33, 70, 70} : Shape{33, 132, 260};
         const auto x = make_data(shape.samples * shape.n, 18);
@@ -633,11 +693,13 @@ TEST(SimilarityCuda, DevicePointersEveryOutputAndMethodOnAUserStream) {
                 {
                     const hpcml_test::LateUpload late(stream, dx.data, x.data(), x.size() * sizeof(float));
                     hpcml::similarity_device({dx.data, shape.samples, shape.n},
-                                             self ? MatrixView{} : MatrixView{dy.data, shape.samples, shape.m}, out.data, o);
+                                             self ? MatrixView{} : MatrixView{dy.data, shape.samples, shape.m},
+                                             out.data, o);
                 }
                 std::vector<unsigned char> got(expected.size());
                 ASSERT_EQ(cudaMemcpy(got.data(), out.data, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-                EXPECT_EQ(got, expected) << label(Backend::Cuda, method, output, std::nullopt) << (self ? " y = x" : " y");
+                EXPECT_EQ(got, expected) << label(Backend::Cuda, method, output, std::nullopt)
+                                         << (self ? " y = x" : " y");
             }
     }
     cudaStreamDestroy(stream);
@@ -664,8 +726,9 @@ TEST(SimilarityCuda, SymmetricDevicePathEqualsTheReference) {
                                                std::pair{SimilarityMode::All, SimilarityOutput::Bool},
                                                std::pair{SimilarityMode::All, SimilarityOutput::Bitmask}}) {
                 const auto expected = encode(counts, n, n, samples, output);
-                for (const std::optional<std::size_t> tile : {std::optional<std::size_t>{}, std::optional<std::size_t>{1},
-                                                              std::optional<std::size_t>{100}, std::optional<std::size_t>{200}}) {
+                for (const std::optional<std::size_t> tile :
+                     {std::optional<std::size_t>{}, std::optional<std::size_t>{1}, std::optional<std::size_t>{100},
+                      std::optional<std::size_t>{200}}) {
                     DeviceArray<unsigned char> out(expected.size());
                     ASSERT_EQ(cudaMemset(out.data, 0xAB, expected.size()), cudaSuccess);
                     SimilarityOptions o;
@@ -694,11 +757,11 @@ TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
     const auto x = clustered_data(samples, n);
     const auto y = clustered_data(samples, m);
     for (const bool self : {true, false})
-        for (const std::optional<std::size_t> tile : {std::optional<std::size_t>{}, std::optional<std::size_t>{100},
-                                                      std::optional<std::size_t>{300}})
-            for (const auto& [mode, min_count] : {std::pair{SimilarityMode::All, std::size_t{1}}, std::pair{SimilarityMode::Count, std::size_t{1}},
-                                                  std::pair{SimilarityMode::Count, std::size_t{20}},
-                                                  std::pair{SimilarityMode::Count, samples + 1}}) {
+        for (const std::optional<std::size_t> tile :
+             {std::optional<std::size_t>{}, std::optional<std::size_t>{100}, std::optional<std::size_t>{300}})
+            for (const auto& [mode, min_count] :
+                 {std::pair{SimilarityMode::All, std::size_t{1}}, std::pair{SimilarityMode::Count, std::size_t{1}},
+                  std::pair{SimilarityMode::Count, std::size_t{20}}, std::pair{SimilarityMode::Count, samples + 1}}) {
                 SimilarityOptions o;
                 o.mode = mode;
                 o.threshold = 2.0f;
@@ -709,8 +772,9 @@ TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
                 const hpcml::SimilarityPairs cpu = hpcml::similarity_pairs(xv, yv, o, min_count);
                 o.backend = Backend::Cuda;
                 const hpcml::SimilarityPairs gpu = hpcml::similarity_pairs(xv, yv, o, min_count);
-                const std::string what = std::string(self ? "y = x" : "y") + " tile " + (tile ? std::to_string(*tile) : "unset") +
-                                         " mode " + std::string(hpcml::to_string(mode)) + " min_count " + std::to_string(min_count);
+                const std::string what =
+                    std::string(self ? "y = x" : "y") + " tile " + (tile ? std::to_string(*tile) : "unset") + " mode " +
+                    std::string(hpcml::to_string(mode)) + " min_count " + std::to_string(min_count);
                 EXPECT_EQ(gpu.stats.backend, Backend::Cuda);
                 if (min_count <= samples) EXPECT_GT(cpu.i.size(), n) << what;
                 // The same from device pointers.
@@ -739,9 +803,11 @@ TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
             o.tile = 100;
             o.method = method;
             o.backend = Backend::Cpu;
-            const hpcml::SimilarityPairs cpu = hpcml::similarity_pairs({a.data(), 16, rows}, {b.data(), 16, wide}, o, 8);
+            const hpcml::SimilarityPairs cpu =
+                hpcml::similarity_pairs({a.data(), 16, rows}, {b.data(), 16, wide}, o, 8);
             o.backend = Backend::Cuda;
-            const hpcml::SimilarityPairs gpu = hpcml::similarity_pairs({a.data(), 16, rows}, {b.data(), 16, wide}, o, 8);
+            const hpcml::SimilarityPairs gpu =
+                hpcml::similarity_pairs({a.data(), 16, rows}, {b.data(), 16, wide}, o, 8);
             const std::string what = std::string(hpcml::to_string(method)) + " " + std::string(hpcml::to_string(mode));
             EXPECT_GT(cpu.i.size(), wide) << what;
             EXPECT_EQ(gpu.i, cpu.i) << what;
@@ -765,7 +831,8 @@ TEST(SimilarityCuda, HostPointersToTheDeviceApiAreRefused) {
     expect_invalid([&] { hpcml::similarity_device({dx.data, 8, 16}, {x.data(), 8, 16}, out.data, o); }, "y:");
     expect_invalid([&] { hpcml::similarity_device({dx.data, 8, 16}, {}, host_out.data(), o); }, "out:");
     hpcml::similarity_device({dx.data, 8, 16}, {}, out.data, o);
-    ASSERT_EQ(cudaMemcpy(host_out.data(), out.data, host_out.size() * sizeof(std::int32_t), cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(host_out.data(), out.data, host_out.size() * sizeof(std::int32_t), cudaMemcpyDeviceToHost),
+              cudaSuccess);
     for (std::int32_t c : host_out) EXPECT_EQ(c, 8);
     expect_invalid([&] { hpcml::similarity_pairs_device({x.data(), 8, 16}, {}, o); }, "x:");
     const hpcml::SimilarityPairs pairs = hpcml::similarity_pairs_device({dx.data, 8, 16}, {}, o);
@@ -801,8 +868,10 @@ TEST(SimilarityCuda, OutputOverFourGiB) {
     hpcml::similarity_device({dx.data, samples, n}, {}, dout.data, o);
     std::vector<std::int32_t> row(n);
     for (std::size_t i : {std::size_t{0}, n / 3, n / 2 + 1, n - 2, n - 1}) {
-        ASSERT_EQ(cudaMemcpy(row.data(), dout.data + i * n, n * sizeof(std::int32_t), cudaMemcpyDeviceToHost), cudaSuccess);
-        ASSERT_TRUE(std::equal(row.begin(), row.end(), out.begin() + static_cast<std::ptrdiff_t>(i * n))) << "device path, row " << i;
+        ASSERT_EQ(cudaMemcpy(row.data(), dout.data + i * n, n * sizeof(std::int32_t), cudaMemcpyDeviceToHost),
+                  cudaSuccess);
+        ASSERT_TRUE(std::equal(row.begin(), row.end(), out.begin() + static_cast<std::ptrdiff_t>(i * n)))
+            << "device path, row " << i;
     }
 }
 
@@ -835,7 +904,8 @@ TEST(SimilarityCuda, CpuAndGpuAgreeOnALargerProblem) {
     hpcml::similarity({x.data(), shape.samples, shape.n}, {y.data(), shape.samples, shape.m}, cpu.data(), o);
     o.backend = Backend::Cuda;
     o.tile = 300;
-    const auto stats = hpcml::similarity({x.data(), shape.samples, shape.n}, {y.data(), shape.samples, shape.m}, gpu.data(), o);
+    const auto stats =
+        hpcml::similarity({x.data(), shape.samples, shape.n}, {y.data(), shape.samples, shape.m}, gpu.data(), o);
     EXPECT_EQ(cpu, gpu);
     // Inputs on the device plus two staging slots of output tiles.
     EXPECT_LT(stats.memory.peak_device_bytes, (shape.n + shape.m) * shape.samples * 4 + 2u * 300 * 515 * 4 * 2 + 4096);
@@ -857,11 +927,12 @@ TEST_P(SimilarityOnBackend, ASinkThatThrowsEndsTheCallAndLeavesTheLibraryUsable)
     o.backend = backend;
     o.tile = 8;
     int seen = 0;
-    EXPECT_THROW(hpcml::similarity(xv, yv,
-                                   [&](const hpcml::SimilarityTile&) {
-                                       if (++seen == 3) throw std::runtime_error("the sink failed");
-                                   },
-                                   o),
+    EXPECT_THROW(hpcml::similarity(
+                     xv, yv,
+                     [&](const hpcml::SimilarityTile&) {
+                         if (++seen == 3) throw std::runtime_error("the sink failed");
+                     },
+                     o),
                  std::runtime_error);
     EXPECT_EQ(seen, 3) << hpcml::to_string(backend);
     std::vector<std::int32_t> out(shape.n * shape.m);
@@ -900,7 +971,8 @@ TEST_P(SimilarityOnBackend, HostThreadsCallAtOnce) {
     for (std::thread& thread : threads) thread.join();
     for (int t = 0; t < kThreads; ++t) {
         EXPECT_EQ(errors[t], "") << hpcml::to_string(backend);
-        EXPECT_EQ(std::vector<std::int64_t>(got[t].begin(), got[t].end()), expected[t]) << hpcml::to_string(backend) << " thread " << t;
+        EXPECT_EQ(std::vector<std::int64_t>(got[t].begin(), got[t].end()), expected[t])
+            << hpcml::to_string(backend) << " thread " << t;
     }
 }
 
@@ -919,7 +991,8 @@ TEST_P(SimilarityOnBackend, PairsAreTheDenseResultsNonzeros) {
         const Backend backend = GetParam();
         for (std::size_t tile : {5u, 16u, 100u})
             for (SimilarityMode mode : {SimilarityMode::Count, SimilarityMode::All})
-                for (std::size_t min_count : {std::size_t{1}, std::size_t{7}, shape.samples + 1}) {  // the last passes nothing
+                for (std::size_t min_count :
+                     {std::size_t{1}, std::size_t{7}, shape.samples + 1}) {  // the last passes nothing
                     SimilarityOptions o;
                     o.backend = backend;
                     o.tile = tile;

@@ -79,8 +79,8 @@ TEST(Telemetry, WritersMatchGoldenFiles) {
     tzset();
     const auto s = synthetic();
     const tel::Summary summary = tel::summarize(s, true);
-    for (auto [format, file] : {std::pair{tel::Format::Seed, "trace.seed.csv"}, std::pair{tel::Format::Csv, "trace.csv"},
-                                std::pair{tel::Format::Json, "trace.json"}}) {
+    for (auto [format, file] : {std::pair{tel::Format::Seed, "trace.seed.csv"},
+                                std::pair{tel::Format::Csv, "trace.csv"}, std::pair{tel::Format::Json, "trace.json"}}) {
         std::ostringstream out;
         tel::write(out, s, summary, format, "Test GPU");
         EXPECT_EQ(out.str(), read_file(environment("HPCML_TEST_DATA") + "/telemetry/" + file)) << file;

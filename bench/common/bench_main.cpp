@@ -31,8 +31,7 @@ std::FILE* summary_stream = stdout;
 // Forwards to the reporter Google Benchmark would have made, keeping each run for the summary.
 class CollectingReporter : public benchmark::BenchmarkReporter {
 public:
-    explicit CollectingReporter(std::unique_ptr<benchmark::BenchmarkReporter> inner)
-        : inner_(std::move(inner)) {}
+    explicit CollectingReporter(std::unique_ptr<benchmark::BenchmarkReporter> inner) : inner_(std::move(inner)) {}
     bool ReportContext(const Context& context) override { return inner_->ReportContext(context); }
     void ReportRuns(const std::vector<Run>& runs) override {
         for (const Run& run : runs) {
@@ -42,9 +41,8 @@ public:
             result.name = run.benchmark_name();
             result.skipped = run.error_occurred;
             result.message = run.error_message;
-            result.seconds = run.iterations ? run.GetAdjustedRealTime() /
-                                                  benchmark::GetTimeUnitMultiplier(run.time_unit)
-                                            : 0.0;
+            result.seconds =
+                run.iterations ? run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit) : 0.0;
             for (const auto& [key, counter] : run.counters) result.counters[key] = counter.value;
             results.push_back(std::move(result));
         }
@@ -84,8 +82,8 @@ std::string describe(const Context& context) {
 #else
     const int threads = 1;
 #endif
-    return "CPU, " + std::to_string(threads) + " thread(s) of " +
-           std::to_string(std::thread::hardware_concurrency()) + " hardware";
+    return "CPU, " + std::to_string(threads) + " thread(s) of " + std::to_string(std::thread::hardware_concurrency()) +
+           " hardware";
 }
 
 void time_iteration(benchmark::State& state, const Context& context, const std::function<void()>& body) {
@@ -108,7 +106,8 @@ void time_iteration(benchmark::State& state, const Context& context, const std::
         cudaError_t status = cudaEventSynchronize(e.stop);
         if (status == cudaSuccess) status = cudaEventElapsedTime(&ms, e.start, e.stop);
         if (status != cudaSuccess)
-            throw Error(ErrorKind::Cuda, std::string("the benchmark timer's CUDA events: ") + cudaGetErrorString(status));
+            throw Error(ErrorKind::Cuda,
+                        std::string("the benchmark timer's CUDA events: ") + cudaGetErrorString(status));
         state.SetIterationTime(ms / 1e3);
         return;
     }
@@ -165,17 +164,18 @@ void set_memory_counters(benchmark::State& state, const MemoryStats& stats) {
 void set_bandwidth_fraction(benchmark::State& state, int device, double bytes_per_iteration) {
     for (const DeviceInfo& d : devices())
         if (d.index == device && d.peak_memory_bandwidth_gbps > 0)
-            state.counters["bandwidth_fraction"] = benchmark::Counter(
-                bytes_per_iteration / (d.peak_memory_bandwidth_gbps * 1e9), benchmark::Counter::kIsIterationInvariantRate);
+            state.counters["bandwidth_fraction"] =
+                benchmark::Counter(bytes_per_iteration / (d.peak_memory_bandwidth_gbps * 1e9),
+                                   benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void skip_with_error(benchmark::State& state, const std::exception& error) {
-    state.SkipWithError(error.what());
-}
+void skip_with_error(benchmark::State& state, const std::exception& error) { state.SkipWithError(error.what()); }
 
 void check_before_timing(const std::string& program, const std::string& what, bool agrees) {
     std::fprintf(stderr, "%s: checked %s: %s\n", program.c_str(), what.c_str(), agrees ? "agree" : "DIFFER");
-    if (!agrees) throw Error(ErrorKind::Internal, "the fused result differs from its reference (" + what + "); nothing was timed");
+    if (!agrees)
+        throw Error(ErrorKind::Internal,
+                    "the fused result differs from its reference (" + what + "); nothing was timed");
 }
 
 int run(int argc, char** argv, const Program& program) {

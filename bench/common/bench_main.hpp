@@ -36,7 +36,7 @@ struct RunResult {
 struct Program {
     const char* name;
     const char* description;
-    std::function<void(Flags&)> declare_flags;            // add the program's own flags
+    std::function<void(Flags&)> declare_flags;  // add the program's own flags
     std::function<void(const Flags&)> register_benchmarks;
     std::function<void(const Flags&, const std::vector<RunResult>&)> summarize;
 };

@@ -8,9 +8,9 @@
 namespace hpcml {
 
 struct DeviceInfo {
-    int index = 0;                       // CUDA ordinal (respects CUDA_VISIBLE_DEVICES)
+    int index = 0;  // CUDA ordinal (respects CUDA_VISIBLE_DEVICES)
     std::string name;
-    std::string pci_bus_id;              // "0000:3B:00.0": how NVML and nvidia-smi name it
+    std::string pci_bus_id;  // "0000:3B:00.0": how NVML and nvidia-smi name it
     bool integrated = false;
     int compute_capability_major = 0;
     int compute_capability_minor = 0;
@@ -43,9 +43,9 @@ enum class CudaStatus {
 
 struct DeviceQuery {
     CudaStatus status = CudaStatus::NotCompiled;
-    std::string message;      // one paragraph a person can act on; empty when status is Ok
-    int driver_version = 0;   // as cudaDriverGetVersion: 1000*major + 10*minor; 0 = no driver
-    int runtime_version = 0;  // the CUDA runtime linked into hpcml; 0 when not compiled
+    std::string message;              // one paragraph a person can act on; empty when status is Ok
+    int driver_version = 0;           // as cudaDriverGetVersion: 1000*major + 10*minor; 0 = no driver
+    int runtime_version = 0;          // the CUDA runtime linked into hpcml; 0 when not compiled
     std::vector<DeviceInfo> devices;  // every visible device, usable or not
 };
 

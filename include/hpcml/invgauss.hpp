@@ -15,10 +15,15 @@
 namespace hpcml::invgauss {
 
 enum class Function {
-    Pdf, LogPdf, Cdf, Sf, LogCdf, LogSf,
-    Ppf,              // x is the probability p; returns x with cdf(x) = p
-    Standardize,      // (x - mu) / sqrt(mu^3 / lambda)
-    StandardizedPdf   // the density of Y = standardize(X) at y = x
+    Pdf,
+    LogPdf,
+    Cdf,
+    Sf,
+    LogCdf,
+    LogSf,
+    Ppf,             // x is the probability p; returns x with cdf(x) = p
+    Standardize,     // (x - mu) / sqrt(mu^3 / lambda)
+    StandardizedPdf  // the density of Y = standardize(X) at y = x
 };
 
 struct InvGaussOptions {

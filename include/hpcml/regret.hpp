@@ -22,16 +22,16 @@ enum class RegretVariant {
     // adding those regrets, then adds them; the average is the uniform mean of the new
     // strategies. Its eps = 2 max(max R1, max R2) / T is reported as the seed printed it.
     Seed,
-    RM,                // regret matching: Q += r
-    RMPlus,            // regret matching+: Q = [Q + r]+
-    DCFR,              // discounted: Q = Q * (t^1.5 / (t^1.5 + 1) where Q > 0, else 1/2) + r  (alpha 1.5, beta 0)
-    PredictiveRMPlus   // predictive RM+: play [Q + m]+ with the prediction m = the last regret; Q = [Q + r]+
+    RM,               // regret matching: Q += r
+    RMPlus,           // regret matching+: Q = [Q + r]+
+    DCFR,             // discounted: Q = Q * (t^1.5 / (t^1.5 + 1) where Q > 0, else 1/2) + r  (alpha 1.5, beta 0)
+    PredictiveRMPlus  // predictive RM+: play [Q + m]+ with the prediction m = the last regret; Q = [Q + r]+
 };
 
 enum class Averaging {
-    Uniform,    // every iteration's strategy weighs 1
-    Linear,     // iteration t weighs t
-    Quadratic   // iteration t weighs t^2 (DCFR's gamma = 2)
+    Uniform,   // every iteration's strategy weighs 1
+    Linear,    // iteration t weighs t
+    Quadratic  // iteration t weighs t^2 (DCFR's gamma = 2)
 };
 
 struct RegretOptions {
@@ -39,7 +39,7 @@ struct RegretOptions {
     // Defaults: predictive RM+ with alternating updates and quadratic averaging, the fastest
     // of the variants here on the games we measured (see the README).
     RegretVariant variant = RegretVariant::PredictiveRMPlus;
-    bool alternating = true;      // player 2 responds to player 1's new strategy (ignored by Seed)
+    bool alternating = true;                     // player 2 responds to player 1's new strategy (ignored by Seed)
     Averaging averaging = Averaging::Quadratic;  // ignored by Seed (uniform)
     // The seed's stochastic variant: at each turn both players draw an action from their
     // strategies (i ~ x, j ~ y) and a player's regret is taken against its own sampled action:

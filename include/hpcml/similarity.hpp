@@ -108,8 +108,7 @@ RunStats similarity(MatrixView x, MatrixView y, void* out, const SimilarityOptio
 // x, 16 samples or more): it computes the tiles on and above the diagonal
 // (row-major among themselves) and hands each one above the diagonal to the sink followed at
 // once by its mirror.
-RunStats similarity(MatrixView x, MatrixView y, const SimilarityTileSink& sink,
-                    const SimilarityOptions& options = {});
+RunStats similarity(MatrixView x, MatrixView y, const SimilarityTileSink& sink, const SimilarityOptions& options = {});
 
 // The pairs that pass, instead of a dense S: in All mode the (i, j) with every sample within the
 // threshold; in Count mode those with S[i, j] >= min_count, with their counts. Row-major order

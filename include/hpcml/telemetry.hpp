@@ -16,16 +16,16 @@
 namespace hpcml::telemetry {
 
 struct Sample {
-    double time_s = 0;             // since the sampler started
-    double unix_time_s = 0;        // wall clock, for timestamps
+    double time_s = 0;       // since the sampler started
+    double unix_time_s = 0;  // wall clock, for timestamps
     double temperature_c = 0;
     double power_w = 0;
-    double power_percent = 0;      // of the enforced power limit
-    double gpu_util_percent = 0;   // of time a kernel ran (NVML's sample period)
+    double power_percent = 0;     // of the enforced power limit
+    double gpu_util_percent = 0;  // of time a kernel ran (NVML's sample period)
     double memory_util_percent = 0;
     double memory_used_bytes = 0;
     double memory_used_percent = 0;
-    double energy_j = 0;           // since the sampler started
+    double energy_j = 0;  // since the sampler started
 };
 
 struct Summary {
@@ -57,7 +57,7 @@ public:
     Sampler& operator=(const Sampler&) = delete;
 
     void start();
-    Summary stop();  // joins the thread, takes a last sample
+    Summary stop();                              // joins the thread, takes a last sample
     const std::vector<Sample>& samples() const;  // after stop(); throws InvalidArgument while sampling
     std::string device_name() const;
 

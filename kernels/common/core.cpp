@@ -11,8 +11,7 @@
 
 namespace hpcml {
 
-Error::Error(ErrorKind kind, const std::string& message)
-    : std::runtime_error(message), kind_(kind) {}
+Error::Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
 
 std::string version() { return HPCML_VERSION_STRING; }
 
@@ -26,29 +25,40 @@ bool cuda_compiled() noexcept {
 
 std::string_view to_string(Backend backend) noexcept {
     switch (backend) {
-        case Backend::Auto: return "auto";
-        case Backend::Cpu: return "cpu";
-        case Backend::Cuda: return "cuda";
+        case Backend::Auto:
+            return "auto";
+        case Backend::Cpu:
+            return "cpu";
+        case Backend::Cuda:
+            return "cuda";
     }
     return "?";
 }
 
 std::string_view to_string(Method method) noexcept {
     switch (method) {
-        case Method::Fused: return "fused";
-        case Method::Naive: return "naive";
+        case Method::Fused:
+            return "fused";
+        case Method::Naive:
+            return "naive";
     }
     return "?";
 }
 
 std::string_view to_string(ErrorKind kind) noexcept {
     switch (kind) {
-        case ErrorKind::InvalidArgument: return "InvalidArgument";
-        case ErrorKind::OutOfMemory: return "OutOfMemory";
-        case ErrorKind::NoDevice: return "NoDevice";
-        case ErrorKind::DriverTooOld: return "DriverTooOld";
-        case ErrorKind::Cuda: return "Cuda";
-        case ErrorKind::Internal: return "Internal";
+        case ErrorKind::InvalidArgument:
+            return "InvalidArgument";
+        case ErrorKind::OutOfMemory:
+            return "OutOfMemory";
+        case ErrorKind::NoDevice:
+            return "NoDevice";
+        case ErrorKind::DriverTooOld:
+            return "DriverTooOld";
+        case ErrorKind::Cuda:
+            return "Cuda";
+        case ErrorKind::Internal:
+            return "Internal";
     }
     return "?";
 }
@@ -107,9 +117,8 @@ Context make_context(Backend requested, int device, void* stream) {
             return context;
         case Backend::Cuda:
             if (query.status != CudaStatus::Ok) {
-                const ErrorKind kind = query.status == CudaStatus::DriverTooOld
-                                           ? ErrorKind::DriverTooOld
-                                           : ErrorKind::NoDevice;
+                const ErrorKind kind =
+                    query.status == CudaStatus::DriverTooOld ? ErrorKind::DriverTooOld : ErrorKind::NoDevice;
                 detail::raise(kind, "backend cuda requested, but " + query.message);
             }
             if (!in_range) {

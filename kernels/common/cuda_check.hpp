@@ -20,19 +20,17 @@ std::size_t resident_blocks(const void* kernel, int threads, std::size_t shared_
 
 }  // namespace hpcml::detail
 
-#define HPCML_CUDA_CHECK(call)                                                          \
-    do {                                                                                \
-        const cudaError_t hpcml_status_ = (call);                                       \
-        if (hpcml_status_ != cudaSuccess)                                               \
-            ::hpcml::detail::raise_cuda(hpcml_status_, #call, __FILE__, __LINE__);      \
+#define HPCML_CUDA_CHECK(call)                                                                                   \
+    do {                                                                                                         \
+        const cudaError_t hpcml_status_ = (call);                                                                \
+        if (hpcml_status_ != cudaSuccess) ::hpcml::detail::raise_cuda(hpcml_status_, #call, __FILE__, __LINE__); \
     } while (0)
 
 // Catches launch-configuration errors at once; asynchronous faults surface at the next
 // synchronising call, which is itself checked.
-#define HPCML_LAUNCH_CHECK(kernel_name)                                                 \
-    do {                                                                                \
-        const cudaError_t hpcml_status_ = cudaGetLastError();                           \
-        if (hpcml_status_ != cudaSuccess)                                               \
-            ::hpcml::detail::raise_cuda(hpcml_status_, "launch of " kernel_name,        \
-                                        __FILE__, __LINE__);                            \
+#define HPCML_LAUNCH_CHECK(kernel_name)                                                               \
+    do {                                                                                              \
+        const cudaError_t hpcml_status_ = cudaGetLastError();                                         \
+        if (hpcml_status_ != cudaSuccess)                                                             \
+            ::hpcml::detail::raise_cuda(hpcml_status_, "launch of " kernel_name, __FILE__, __LINE__); \
     } while (0)

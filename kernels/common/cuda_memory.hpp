@@ -61,8 +61,7 @@ template <class T>
 class DeviceBuffer {
 public:
     DeviceBuffer() = default;
-    DeviceBuffer(MemoryTracker& tracker, std::size_t count, cudaStream_t stream,
-                 const std::string& what)
+    DeviceBuffer(MemoryTracker& tracker, std::size_t count, cudaStream_t stream, const std::string& what)
         : tracker_(&tracker), count_(count), stream_(stream) {
         const std::size_t bytes = checked_mul(count, sizeof(T), what.c_str());
         if (bytes == 0) return;
@@ -72,9 +71,8 @@ public:
             (void)cudaGetLastError();
             std::size_t free_bytes = 0, total_bytes = 0;
             (void)cudaMemGetInfo(&free_bytes, &total_bytes);
-            raise(ErrorKind::OutOfMemory, what + ": could not allocate " + format_bytes(bytes) +
-                                              " of device memory (" + format_bytes(free_bytes) +
-                                              " free)");
+            raise(ErrorKind::OutOfMemory, what + ": could not allocate " + format_bytes(bytes) + " of device memory (" +
+                                              format_bytes(free_bytes) + " free)");
         }
         HPCML_CUDA_CHECK(status);
         data_ = static_cast<T*>(pointer);

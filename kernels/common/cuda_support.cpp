@@ -13,8 +13,8 @@ namespace hpcml::detail {
 
 void raise_cuda(cudaError_t status, const char* call, const char* file, int line) {
     const ErrorKind kind = status == cudaErrorMemoryAllocation ? ErrorKind::OutOfMemory : ErrorKind::Cuda;
-    raise(kind, std::string(call) + " failed: " + cudaGetErrorName(status) + " (" +
-                    cudaGetErrorString(status) + ") at " + file + ":" + std::to_string(line));
+    raise(kind, std::string(call) + " failed: " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) +
+                    ") at " + file + ":" + std::to_string(line));
 }
 
 std::size_t resident_blocks(const void* kernel, int threads, std::size_t shared_bytes) {
@@ -50,8 +50,8 @@ void ensure_device_fits(std::size_t bytes, const std::string& what) {
     const std::size_t reserve = std::size_t{256} << 20;
     const std::size_t usable = free_bytes > reserve ? free_bytes - reserve : 0;
     if (bytes > usable) {
-        raise(ErrorKind::OutOfMemory, what + " needs " + format_bytes(bytes) + " of device memory; " +
-                                          format_bytes(free_bytes) + " are free");
+        raise(ErrorKind::OutOfMemory,
+              what + " needs " + format_bytes(bytes) + " of device memory; " + format_bytes(free_bytes) + " are free");
     }
 }
 
@@ -143,16 +143,19 @@ void require_device_pointer(const void* pointer, int device, const std::string& 
     switch (attributes.type) {
         case cudaMemoryTypeDevice:
             if (attributes.device != device)
-                raise(ErrorKind::InvalidArgument, what + ": device memory of device " + std::to_string(attributes.device) +
+                raise(ErrorKind::InvalidArgument, what + ": device memory of device " +
+                                                      std::to_string(attributes.device) +
                                                       ", but the call runs on device " + std::to_string(device));
             return;
-        case cudaMemoryTypeManaged: return;
+        case cudaMemoryTypeManaged:
+            return;
         case cudaMemoryTypeHost:
             if (attributes.devicePointer) return;  // mapped pinned memory
             [[fallthrough]];
         default:
-            raise(ErrorKind::InvalidArgument, what + ": a host pointer where device memory is needed (use the host "
-                                                     "entry point, or copy the data to the device first)");
+            raise(ErrorKind::InvalidArgument, what +
+                                                  ": a host pointer where device memory is needed (use the host "
+                                                  "entry point, or copy the data to the device first)");
     }
 }
 

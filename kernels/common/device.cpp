@@ -23,13 +23,20 @@ std::string format_cuda_version(int version) {
 
 std::string_view to_string(CudaStatus status) noexcept {
     switch (status) {
-        case CudaStatus::Ok: return "ok";
-        case CudaStatus::NotCompiled: return "not_compiled";
-        case CudaStatus::NoDriver: return "no_driver";
-        case CudaStatus::DriverTooOld: return "driver_too_old";
-        case CudaStatus::NoDevice: return "no_device";
-        case CudaStatus::NoKernelImage: return "no_kernel_image";
-        case CudaStatus::Error: return "error";
+        case CudaStatus::Ok:
+            return "ok";
+        case CudaStatus::NotCompiled:
+            return "not_compiled";
+        case CudaStatus::NoDriver:
+            return "no_driver";
+        case CudaStatus::DriverTooOld:
+            return "driver_too_old";
+        case CudaStatus::NoDevice:
+            return "no_device";
+        case CudaStatus::NoKernelImage:
+            return "no_kernel_image";
+        case CudaStatus::Error:
+            return "error";
     }
     return "?";
 }
@@ -98,9 +105,9 @@ std::string architecture_problem(const std::string& list, int major, int minor) 
         if (a.machine_code && (exact || (!a.suffix && a.number / 10 == major && a.number % 10 <= minor))) return "";
         if (a.ptx && (exact || (!a.suffix && a.number <= capability))) return "";
     }
-    return "this build of hpcml has no code for compute capability " + std::to_string(major) + "." + std::to_string(minor) +
-           " (it holds " + describe_architectures(list) + "); rebuild with -DCMAKE_CUDA_ARCHITECTURES=" +
-           std::to_string(capability) + " or add it to the list";
+    return "this build of hpcml has no code for compute capability " + std::to_string(major) + "." +
+           std::to_string(minor) + " (it holds " + describe_architectures(list) +
+           "); rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(capability) + " or add it to the list";
 }
 
 }  // namespace detail
@@ -151,8 +158,7 @@ DeviceInfo describe(int device) {
     info.memory_clock_khz = attribute(cudaDevAttrMemoryClockRate, device);
     info.memory_bus_width_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, device);
     // Double data rate: two transfers per memory clock.
-    info.peak_memory_bandwidth_gbps =
-        2.0 * info.memory_clock_khz * (info.memory_bus_width_bits / 8.0) / 1e6;
+    info.peak_memory_bandwidth_gbps = 2.0 * info.memory_clock_khz * (info.memory_bus_width_bits / 8.0) / 1e6;
     return info;
 }
 
@@ -176,16 +182,13 @@ DeviceQuery query_devices() {
         query.message =
             "no NVIDIA driver is loaded on this machine (cudaGetDeviceCount: "
             "cudaErrorInsufficientDriver, driver version 0). hpcml was built with CUDA runtime " +
-            runtime +
-            ", which needs an NVIDIA driver supporting CUDA " + runtime +
+            runtime + ", which needs an NVIDIA driver supporting CUDA " + runtime +
             " or newer (driver >= 580 for CUDA 13) and a GPU this build has kernels for (" + cuda_architectures() +
             "). The CPU backend works without one.";
     } else if (status == cudaErrorInsufficientDriver ||
-               (query.driver_version > 0 && query.driver_version < query.runtime_version &&
-                status != cudaSuccess)) {
+               (query.driver_version > 0 && query.driver_version < query.runtime_version && status != cudaSuccess)) {
         query.status = CudaStatus::DriverTooOld;
-        query.message = "the NVIDIA driver supports CUDA " + driver +
-                        ", older than the CUDA runtime " + runtime +
+        query.message = "the NVIDIA driver supports CUDA " + driver + ", older than the CUDA runtime " + runtime +
                         " hpcml was built with. Update the driver (>= 580 for CUDA 13) or rebuild "
                         "hpcml with an older toolkit. The CPU backend works meanwhile.";
     } else if (status == cudaErrorNoDevice || (status == cudaSuccess && count == 0)) {
@@ -195,23 +198,23 @@ DeviceQuery query_devices() {
                         "present (nvidia-smi) and that CUDA_VISIBLE_DEVICES does not hide it.";
     } else if (status != cudaSuccess) {
         query.status = CudaStatus::Error;
-        query.message = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorName(status) +
-                        " (" + cudaGetErrorString(status) + "); driver CUDA " + driver +
-                        ", runtime " + runtime + ".";
+        query.message = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorName(status) + " (" +
+                        cudaGetErrorString(status) + "); driver CUDA " + driver + ", runtime " + runtime + ".";
     } else {
         std::string reasons;
         for (int device = 0; device < count; ++device) {
             DeviceInfo info = describe(device);
             info.unusable_reason = detail::architecture_problem(HPCML_CUDA_ARCHITECTURES, info.compute_capability_major,
-                                                                 info.compute_capability_minor);
+                                                                info.compute_capability_minor);
             info.usable = info.unusable_reason.empty();
             if (!info.usable)
-                reasons += (reasons.empty() ? "" : "; ") + std::string("device ") + std::to_string(device) + " (" + info.name +
-                           ", compute capability " + std::to_string(info.compute_capability_major) + "." +
+                reasons += (reasons.empty() ? "" : "; ") + std::string("device ") + std::to_string(device) + " (" +
+                           info.name + ", compute capability " + std::to_string(info.compute_capability_major) + "." +
                            std::to_string(info.compute_capability_minor) + "): " + info.unusable_reason;
             query.devices.push_back(std::move(info));
         }
-        const bool any = std::any_of(query.devices.begin(), query.devices.end(), [](const DeviceInfo& d) { return d.usable; });
+        const bool any =
+            std::any_of(query.devices.begin(), query.devices.end(), [](const DeviceInfo& d) { return d.usable; });
         query.status = any ? CudaStatus::Ok : CudaStatus::NoKernelImage;
         if (!any) query.message = "no visible CUDA device can run this build of hpcml: " + reasons + ".";
     }

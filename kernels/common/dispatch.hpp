@@ -26,7 +26,8 @@
 namespace hpcml::detail {
 
 template <class OnCpu, class OnCuda>
-RunStats dispatch(Backend backend, int device, void* stream, Method method, OnCpu&& on_cpu, [[maybe_unused]] OnCuda&& on_cuda) {
+RunStats dispatch(Backend backend, int device, void* stream, Method method, OnCpu&& on_cpu,
+                  [[maybe_unused]] OnCuda&& on_cuda) {
     const auto start = std::chrono::steady_clock::now();
     const Context context = make_context(backend, device, stream);
     MemoryTracker tracker;

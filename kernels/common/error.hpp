@@ -35,7 +35,8 @@ Enum parse_named(std::string_view text, std::string_view argument, std::initiali
         expected += to_string(value);
         ++i;
     }
-    raise(ErrorKind::InvalidArgument, std::string(argument) + ": expected " + expected + ", got '" + std::string(text) + "'");
+    raise(ErrorKind::InvalidArgument,
+          std::string(argument) + ": expected " + expected + ", got '" + std::string(text) + "'");
 }
 
 }  // namespace hpcml::detail

@@ -24,12 +24,10 @@ public:
     MemoryStats stats() const noexcept { return {device_peak_.load(), host_peak_.load()}; }
 
 private:
-    static void add(std::atomic<std::size_t>& now, std::atomic<std::size_t>& peak,
-                    std::size_t bytes) noexcept {
+    static void add(std::atomic<std::size_t>& now, std::atomic<std::size_t>& peak, std::size_t bytes) noexcept {
         const std::size_t value = now += bytes;
         std::size_t old_peak = peak.load();
-        while (value > old_peak && !peak.compare_exchange_weak(old_peak, value)) {
-        }
+        while (value > old_peak && !peak.compare_exchange_weak(old_peak, value)) {}
     }
     std::atomic<std::size_t> device_now_{0}, device_peak_{0}, host_now_{0}, host_peak_{0};
 };
@@ -47,14 +45,12 @@ template <class T>
 class HostBuffer {
 public:
     HostBuffer() = default;
-    HostBuffer(MemoryTracker& tracker, std::size_t count, const std::string& what)
-        : tracker_(&tracker), count_(count) {
+    HostBuffer(MemoryTracker& tracker, std::size_t count, const std::string& what) : tracker_(&tracker), count_(count) {
         const std::size_t bytes = checked_mul(count, sizeof(T), what.c_str());
         if (bytes == 0) return;
         data_.reset(new (std::nothrow) T[count]);
         if (!data_) {
-            raise(ErrorKind::OutOfMemory,
-                  what + ": could not allocate " + format_bytes(bytes) + " of host memory");
+            raise(ErrorKind::OutOfMemory, what + ": could not allocate " + format_bytes(bytes) + " of host memory");
         }
         tracker_->allocated_host(bytes);
     }

@@ -20,22 +20,31 @@ Elementwise<T> make_elementwise(const T* x, std::size_t n, const T* mu, std::siz
                                 std::size_t lam_count, T* out, bool needs_x) {
     using detail::require;
     auto count_ok = [n](std::size_t c) { return c == n || c == 1; };
-    require(count_ok(mu_count), "mu: has " + std::to_string(mu_count) + " values; expected 1 or n = " + std::to_string(n));
-    require(count_ok(lam_count), "lambda: has " + std::to_string(lam_count) + " values; expected 1 or n = " + std::to_string(n));
+    require(count_ok(mu_count),
+            "mu: has " + std::to_string(mu_count) + " values; expected 1 or n = " + std::to_string(n));
+    require(count_ok(lam_count),
+            "lambda: has " + std::to_string(lam_count) + " values; expected 1 or n = " + std::to_string(n));
     if (n > 0) {
         require(!needs_x || x, "x: null pointer");
         require(mu && lam, std::string(mu ? "lambda" : "mu") + ": null pointer");
         require(out, "out: null pointer");
     }
-    return {x, n, mu, lam, mu_count == 1 ? std::size_t{0} : std::size_t{1}, lam_count == 1 ? std::size_t{0} : std::size_t{1}, out};
+    return {x,
+            n,
+            mu,
+            lam,
+            mu_count == 1 ? std::size_t{0} : std::size_t{1},
+            lam_count == 1 ? std::size_t{0} : std::size_t{1},
+            out};
 }
 
 // The batch APIs raise on invalid parameters (the elementwise ones give NaN instead).
 template <class T>
 void require_parameters(const T* values, std::size_t count, const char* name) {
     for (std::size_t i = 0; i < count; ++i)
-        detail::require(std::isfinite(values[i]) && values[i] > 0, std::string(name) + ": must be finite and > 0, got " +
-                                                                    std::to_string(values[i]) + " at " + std::to_string(i));
+        detail::require(std::isfinite(values[i]) && values[i] > 0,
+                        std::string(name) + ": must be finite and > 0, got " + std::to_string(values[i]) + " at " +
+                            std::to_string(i));
 }
 
 }  // namespace
@@ -64,7 +73,8 @@ RunStats evaluate_device(Function f, const T* x, std::size_t n, const T* mu, std
                          std::size_t lam_count, T* out, const InvGaussOptions& options) {
     check_function(f);
     [[maybe_unused]] const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
-    detail::require(options.backend != Backend::Cpu, "backend: evaluate_device takes device pointers; use cuda or auto");
+    detail::require(options.backend != Backend::Cpu,
+                    "backend: evaluate_device takes device pointers; use cuda or auto");
     return detail::dispatch(
         Backend::Cuda, options.device, options.stream, Method::Fused, [](detail::MemoryTracker&) {},
         [&](const auto& context, auto&) {
@@ -96,7 +106,8 @@ Distances distance_to_normal(const double* mu, const double* lam, std::size_t pa
     require_parameters(mu, pairs, "mu");
     require_parameters(lam, pairs, "lambda");
     require(std::isfinite(o.grid_min) && std::isfinite(o.grid_max) && o.grid_min < o.grid_max,
-            "grid: needs finite grid_min < grid_max, got [" + std::to_string(o.grid_min) + ", " + std::to_string(o.grid_max) + "]");
+            "grid: needs finite grid_min < grid_max, got [" + std::to_string(o.grid_min) + ", " +
+                std::to_string(o.grid_max) + "]");
     require(o.grid_points >= 2, "grid: needs at least 2 points, got " + std::to_string(o.grid_points));
 
     Distances d;
@@ -104,9 +115,14 @@ Distances distance_to_normal(const double* mu, const double* lam, std::size_t pa
     if (tv) d.total_variation.resize(pairs);
     if (ks) d.kolmogorov.resize(pairs);
     const detail::invgauss::DistanceProblem p{
-        mu, lam, pairs,
+        mu,
+        lam,
+        pairs,
         {o.grid_min, (o.grid_max - o.grid_min) / static_cast<double>(o.grid_points - 1), o.grid_points},
-        tv, ks, d.total_variation.data(), d.kolmogorov.data()};
+        tv,
+        ks,
+        d.total_variation.data(),
+        d.kolmogorov.data()};
     d.stats = detail::dispatch(
         o.backend, o.device, nullptr, o.method,
         [&](detail::MemoryTracker& tracker) {
@@ -116,50 +132,64 @@ Distances distance_to_normal(const double* mu, const double* lam, std::size_t pa
                 detail::invgauss::cpu_distances_naive(p, tracker);
             }
         },
-        [&](const auto& context, auto& tracker) { HPCML_IF_CUDA(detail::invgauss::cuda_distances(p, o.method, context, tracker);) });
+        [&](const auto& context, auto& tracker) {
+            HPCML_IF_CUDA(detail::invgauss::cuda_distances(p, o.method, context, tracker);)
+        });
     return d;
 }
 
 std::string_view to_string(Function function) noexcept {
     switch (function) {
-        case Function::Pdf: return "pdf";
-        case Function::LogPdf: return "logpdf";
-        case Function::Cdf: return "cdf";
-        case Function::Sf: return "sf";
-        case Function::LogCdf: return "logcdf";
-        case Function::LogSf: return "logsf";
-        case Function::Ppf: return "ppf";
-        case Function::Standardize: return "standardize";
-        case Function::StandardizedPdf: return "standardized_pdf";
+        case Function::Pdf:
+            return "pdf";
+        case Function::LogPdf:
+            return "logpdf";
+        case Function::Cdf:
+            return "cdf";
+        case Function::Sf:
+            return "sf";
+        case Function::LogCdf:
+            return "logcdf";
+        case Function::LogSf:
+            return "logsf";
+        case Function::Ppf:
+            return "ppf";
+        case Function::Standardize:
+            return "standardize";
+        case Function::StandardizedPdf:
+            return "standardized_pdf";
     }
     return "?";
 }
 
 std::string_view to_string(Metric metric) noexcept {
     switch (metric) {
-        case Metric::TotalVariation: return "tv";
-        case Metric::Kolmogorov: return "ks";
-        case Metric::Both: return "both";
+        case Metric::TotalVariation:
+            return "tv";
+        case Metric::Kolmogorov:
+            return "ks";
+        case Metric::Both:
+            return "both";
     }
     return "?";
 }
 
 Function parse_function(std::string_view text, std::string_view argument) {
     return detail::parse_named(text, argument,
-                               {Function::Pdf, Function::LogPdf, Function::Cdf, Function::Sf, Function::LogCdf, Function::LogSf,
-                                Function::Ppf, Function::Standardize, Function::StandardizedPdf});
+                               {Function::Pdf, Function::LogPdf, Function::Cdf, Function::Sf, Function::LogCdf,
+                                Function::LogSf, Function::Ppf, Function::Standardize, Function::StandardizedPdf});
 }
 
 Metric parse_metric(std::string_view text, std::string_view argument) {
     return detail::parse_named(text, argument, {Metric::TotalVariation, Metric::Kolmogorov, Metric::Both});
 }
 
-#define HPCML_INSTANTIATE(T)                                                                                       \
+#define HPCML_INSTANTIATE(T)                                                                                         \
     template RunStats evaluate<T>(Function, const T*, std::size_t, const T*, std::size_t, const T*, std::size_t, T*, \
-                                  const InvGaussOptions&);                                                         \
-    template RunStats evaluate_device<T>(Function, const T*, std::size_t, const T*, std::size_t, const T*,         \
-                                         std::size_t, T*, const InvGaussOptions&);                                 \
-    template RunStats sample<T>(std::size_t, const T*, std::size_t, const T*, std::size_t, std::uint64_t, T*,      \
+                                  const InvGaussOptions&);                                                           \
+    template RunStats evaluate_device<T>(Function, const T*, std::size_t, const T*, std::size_t, const T*,           \
+                                         std::size_t, T*, const InvGaussOptions&);                                   \
+    template RunStats sample<T>(std::size_t, const T*, std::size_t, const T*, std::size_t, std::uint64_t, T*,        \
                                 const InvGaussOptions&);
 HPCML_INSTANTIATE(float)
 HPCML_INSTANTIATE(double)

@@ -47,15 +47,24 @@ struct Apply {
 template <class T, class Visit>
 void with_function(Function f, Visit&& visit) {
     switch (f) {
-        case Function::Pdf: return visit(Apply<T, Function::Pdf>{});
-        case Function::LogPdf: return visit(Apply<T, Function::LogPdf>{});
-        case Function::Cdf: return visit(Apply<T, Function::Cdf>{});
-        case Function::Sf: return visit(Apply<T, Function::Sf>{});
-        case Function::LogCdf: return visit(Apply<T, Function::LogCdf>{});
-        case Function::LogSf: return visit(Apply<T, Function::LogSf>{});
-        case Function::Ppf: return visit(Apply<T, Function::Ppf>{});
-        case Function::Standardize: return visit(Apply<T, Function::Standardize>{});
-        case Function::StandardizedPdf: return visit(Apply<T, Function::StandardizedPdf>{});
+        case Function::Pdf:
+            return visit(Apply<T, Function::Pdf>{});
+        case Function::LogPdf:
+            return visit(Apply<T, Function::LogPdf>{});
+        case Function::Cdf:
+            return visit(Apply<T, Function::Cdf>{});
+        case Function::Sf:
+            return visit(Apply<T, Function::Sf>{});
+        case Function::LogCdf:
+            return visit(Apply<T, Function::LogCdf>{});
+        case Function::LogSf:
+            return visit(Apply<T, Function::LogSf>{});
+        case Function::Ppf:
+            return visit(Apply<T, Function::Ppf>{});
+        case Function::Standardize:
+            return visit(Apply<T, Function::Standardize>{});
+        case Function::StandardizedPdf:
+            return visit(Apply<T, Function::StandardizedPdf>{});
     }
 }
 

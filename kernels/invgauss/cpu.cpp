@@ -38,7 +38,9 @@ namespace {
     double outside = 0.0;
     for (; g + 1 < n && grid.at(g) <= -s.k; ++g) outside += phi[g];
     __m256d acc = _mm256_setzero_pd();
-    const __m256d k = _mm256_set1_pd(s.k), scaled_k_15 = _mm256_set1_pd(s.k * std::sqrt(s.k) * Constants<double>::inv_sqrt_2pi), minus_k = _mm256_set1_pd(-s.k);
+    const __m256d k = _mm256_set1_pd(s.k),
+                  scaled_k_15 = _mm256_set1_pd(s.k * std::sqrt(s.k) * Constants<double>::inv_sqrt_2pi),
+                  minus_k = _mm256_set1_pd(-s.k);
     const __m256d lanes = _mm256_set_pd(3, 2, 1, 0), step = _mm256_set1_pd(grid.step), lo = _mm256_set1_pd(grid.lo);
     const __m256d one = _mm256_set1_pd(1.0), minus_half_k = _mm256_set1_pd(-0.5 * s.k);
     const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
@@ -63,8 +65,9 @@ namespace {
 // The trapezoid sum of |f_Y - phi| for one pair.
 double tv_sum(const Standardized& s, const Grid& grid, const double* phi) {
     const std::size_t last = grid.points - 1;
-    const double ends = 0.5 * grid.step * (std::fabs(s.pdf_minus_normal(grid.at(0), phi[0])) +
-                                           std::fabs(s.pdf_minus_normal(grid.at(last), phi[last])));
+    const double ends =
+        0.5 * grid.step *
+        (std::fabs(s.pdf_minus_normal(grid.at(0), phi[0])) + std::fabs(s.pdf_minus_normal(grid.at(last), phi[last])));
 #if HPCML_HAVE_LIBMVEC
     static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     if (avx2) return ends + tv_sum_avx2(s, grid, phi);
@@ -97,8 +100,8 @@ void cpu_evaluate(Function f, const Elementwise<T>& e) {
     // Blocks of about 0.1 ms on one core: the vectorised functions take a few ns per element,
     // the cdf family and the quantile 50 to 500. A call of one block stays on the calling
     // thread, which spares it waking the others (tens of microseconds on a VM).
-    const bool vectorised = f == Function::Pdf || f == Function::LogPdf || f == Function::Standardize ||
-                            f == Function::StandardizedPdf;
+    const bool vectorised =
+        f == Function::Pdf || f == Function::LogPdf || f == Function::Standardize || f == Function::StandardizedPdf;
     const std::size_t block = vectorised ? 32768 : 1024;
     const std::size_t blocks = (e.n + block - 1) / block;
     with_function<T>(f, [&](auto fn) {
@@ -111,7 +114,8 @@ template <class T>
 void cpu_sample(const Elementwise<T>& e, std::uint64_t seed) {
 #pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < e.n; ++i)
-        e.out[i] = static_cast<T>(sample(seed, i, static_cast<double>(e.mu[i * e.mu_step]), static_cast<double>(e.lam[i * e.lam_step])));
+        e.out[i] = static_cast<T>(
+            sample(seed, i, static_cast<double>(e.mu[i * e.mu_step]), static_cast<double>(e.lam[i * e.lam_step])));
 }
 
 template void cpu_evaluate<float>(Function, const Elementwise<float>&);
@@ -135,7 +139,8 @@ void cpu_distances_fused(const DistanceProblem& p, MemoryTracker& tracker) {
         const double tv = p.tv ? tv_sum(s, p.grid, phi) : 0.0;
         double ks = 0.0;
         if (p.ks)
-            for (std::size_t g = 0; g < p.grid.points; ++g) ks = std::max(ks, std::fabs(s.cdf_minus_normal(p.grid.at(g), Phi[g])));
+            for (std::size_t g = 0; g < p.grid.points; ++g)
+                ks = std::max(ks, std::fabs(s.cdf_minus_normal(p.grid.at(g), Phi[g])));
         if (p.tv) p.total_variation[k] = 0.5 * tv;
         if (p.ks) p.kolmogorov[k] = ks;
     }
@@ -151,7 +156,8 @@ void cpu_distances_naive(const DistanceProblem& p, MemoryTracker& tracker) {
         HostBuffer<double> ig(tracker, cells, "naive IG matrix"), normal(tracker, cells, "naive normal matrix"),
             diff(tracker, cells, "naive difference matrix");
         for (std::size_t k = 0; k < p.pairs; ++k)
-            for (std::size_t g = 0; g < p.grid.points; ++g) ig[k * p.grid.points + g] = ig_value(p.grid.at(g), p.mu[k], p.lam[k]);
+            for (std::size_t g = 0; g < p.grid.points; ++g)
+                ig[k * p.grid.points + g] = ig_value(p.grid.at(g), p.mu[k], p.lam[k]);
         for (std::size_t k = 0; k < p.pairs; ++k)
             for (std::size_t g = 0; g < p.grid.points; ++g) normal[k * p.grid.points + g] = normal_value(p.grid.at(g));
         for (std::size_t c = 0; c < cells; ++c) diff[c] = std::fabs(ig[c] - normal[c]);

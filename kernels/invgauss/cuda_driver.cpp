@@ -64,7 +64,8 @@ void cuda_distances(const DistanceProblem& p, Method method, const Context& cont
     DeviceBuffer<double> params(tracker, 2 * p.pairs, s, "distance parameters on device");
     DeviceBuffer<double> results(tracker, 2 * p.pairs, s, "distances on device");
     HPCML_CUDA_CHECK(cudaMemcpyAsync(params.data(), p.mu, p.pairs * sizeof(double), cudaMemcpyHostToDevice, s));
-    HPCML_CUDA_CHECK(cudaMemcpyAsync(params.data() + p.pairs, p.lam, p.pairs * sizeof(double), cudaMemcpyHostToDevice, s));
+    HPCML_CUDA_CHECK(
+        cudaMemcpyAsync(params.data() + p.pairs, p.lam, p.pairs * sizeof(double), cudaMemcpyHostToDevice, s));
     DistanceProblem d = p;
     d.mu = params.data();
     d.lam = params.data() + p.pairs;
@@ -75,15 +76,19 @@ void cuda_distances(const DistanceProblem& p, Method method, const Context& cont
     } else {
         launch_distances_naive(d, tracker, s);
     }
-    if (p.tv) HPCML_CUDA_CHECK(cudaMemcpyAsync(p.total_variation, d.total_variation, p.pairs * sizeof(double), cudaMemcpyDeviceToHost, s));
-    if (p.ks) HPCML_CUDA_CHECK(cudaMemcpyAsync(p.kolmogorov, d.kolmogorov, p.pairs * sizeof(double), cudaMemcpyDeviceToHost, s));
+    if (p.tv)
+        HPCML_CUDA_CHECK(
+            cudaMemcpyAsync(p.total_variation, d.total_variation, p.pairs * sizeof(double), cudaMemcpyDeviceToHost, s));
+    if (p.ks)
+        HPCML_CUDA_CHECK(
+            cudaMemcpyAsync(p.kolmogorov, d.kolmogorov, p.pairs * sizeof(double), cudaMemcpyDeviceToHost, s));
     HPCML_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
-#define HPCML_INSTANTIATE(T)                                                                                    \
-    template void cuda_evaluate_host<T>(Function, const Elementwise<T>&, std::size_t, std::size_t, const Context&, \
-                                        MemoryTracker&);                                                         \
-    template void cuda_evaluate_device<T>(Function, const Elementwise<T>&, const Context&);                      \
+#define HPCML_INSTANTIATE(T)                                                                                          \
+    template void cuda_evaluate_host<T>(Function, const Elementwise<T>&, std::size_t, std::size_t, const Context&,    \
+                                        MemoryTracker&);                                                              \
+    template void cuda_evaluate_device<T>(Function, const Elementwise<T>&, const Context&);                           \
     template void cuda_sample_host<T>(const Elementwise<T>&, std::size_t, std::size_t, std::uint64_t, const Context&, \
                                       MemoryTracker&);
 HPCML_INSTANTIATE(float)

@@ -29,14 +29,17 @@ unsigned grid_for(std::size_t n) {
 
 template <class T, class F>
 __global__ void invgauss_elementwise_kernel(const Elementwise<T> e, F fn) {
-    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < e.n; i += std::size_t{gridDim.x} * blockDim.x)
+    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < e.n;
+         i += std::size_t{gridDim.x} * blockDim.x)
         e.out[i] = fn(e.x[i], e.mu[i * e.mu_step], e.lam[i * e.lam_step]);
 }
 
 template <class T>
 __global__ void invgauss_sample_kernel(const Elementwise<T> e, std::uint64_t seed) {
-    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < e.n; i += std::size_t{gridDim.x} * blockDim.x)
-        e.out[i] = static_cast<T>(sample(seed, i, static_cast<double>(e.mu[i * e.mu_step]), static_cast<double>(e.lam[i * e.lam_step])));
+    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < e.n;
+         i += std::size_t{gridDim.x} * blockDim.x)
+        e.out[i] = static_cast<T>(
+            sample(seed, i, static_cast<double>(e.mu[i * e.mu_step]), static_cast<double>(e.lam[i * e.lam_step])));
 }
 
 constexpr int kDistanceThreads = 256;
@@ -66,9 +69,7 @@ __global__ void __launch_bounds__(kDistanceThreads) invgauss_distance_kernel(con
 template <class T>
 void launch_evaluate(Function f, const Elementwise<T>& e, cudaStream_t stream) {
     if (e.n == 0) return;
-    with_function<T>(f, [&](auto fn) {
-        invgauss_elementwise_kernel<<<grid_for(e.n), 256, 0, stream>>>(e, fn);
-    });
+    with_function<T>(f, [&](auto fn) { invgauss_elementwise_kernel<<<grid_for(e.n), 256, 0, stream>>>(e, fn); });
     HPCML_LAUNCH_CHECK("invgauss_elementwise_kernel");
 }
 
@@ -85,7 +86,7 @@ void launch_distances_fused(const DistanceProblem& p, cudaStream_t stream) {
     HPCML_LAUNCH_CHECK("invgauss_distance_kernel");
 }
 
-#define HPCML_INSTANTIATE(T)                                                          \
+#define HPCML_INSTANTIATE(T)                                                         \
     template void launch_evaluate<T>(Function, const Elementwise<T>&, cudaStream_t); \
     template void launch_sample<T>(const Elementwise<T>&, std::uint64_t, cudaStream_t);
 HPCML_INSTANTIATE(float)

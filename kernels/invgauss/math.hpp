@@ -117,7 +117,8 @@ template <class T>
 HPCML_HD inline T log_normaliser(T x, T lam) {
     const T x3 = x * x * x;
     const T q = lam / (Constants<T>::two_pi * x3);
-    if (x3 >= smallest_normal<T>() && x3 < infinity<T>() && q >= smallest_normal<T>() && q < infinity<T>()) return T(0.5) * log(q);
+    if (x3 >= smallest_normal<T>() && x3 < infinity<T>() && q >= smallest_normal<T>() && q < infinity<T>())
+        return T(0.5) * log(q);
     return T(0.5) * (log(lam) - T(3) * log(x)) - Constants<T>::log_sqrt_2pi;
 }
 
@@ -152,8 +153,8 @@ HPCML_HD inline Tail<double> tail(double x, double mu, double lam) {
     Tail<double> t;
     t.lower = z1 < 0;
     // b - a = (z2 - z1) / sqrt 2 = sqrt 2 r exactly enough; as a difference it would cancel.
-    const double bracket = t.lower ? erfcx_nonnegative(a) + erfcx_nonnegative(b)
-                                   : erfcx_difference(a, Constants<double>::sqrt2 * r);
+    const double bracket =
+        t.lower ? erfcx_nonnegative(a) + erfcx_nonnegative(b) : erfcx_difference(a, Constants<double>::sqrt2 * r);
     t.log_small = log(0.5 * bracket) - half_square;
     t.small = 0.5 * bracket * exp(-half_square);
     return t;
@@ -165,8 +166,7 @@ HPCML_HD inline T cdf_family(int kind, T x, T mu, T lam) {
     if (!valid(mu, lam) || x != x) return quiet_nan<T>();
     const bool upper = kind == 1 || kind == 3, logs = kind >= 2;
     if (x <= 0) return upper ? (logs ? T(0) : T(1)) : (logs ? -infinity<T>() : T(0));
-    if (x == infinity<T>())
-        return upper ? (logs ? -infinity<T>() : T(0)) : (logs ? T(0) : T(1));
+    if (x == infinity<T>()) return upper ? (logs ? -infinity<T>() : T(0)) : (logs ? T(0) : T(1));
     const Tail<double> t = tail(x, mu, lam);
     const bool direct = t.lower != upper;  // the asked-for side is the small one
     if (logs) return direct ? t.log_small : log1p(-t.small);
@@ -174,13 +174,21 @@ HPCML_HD inline T cdf_family(int kind, T x, T mu, T lam) {
 }
 
 template <class T>
-HPCML_HD inline T cdf(T x, T mu, T lam) { return cdf_family(0, x, mu, lam); }
+HPCML_HD inline T cdf(T x, T mu, T lam) {
+    return cdf_family(0, x, mu, lam);
+}
 template <class T>
-HPCML_HD inline T sf(T x, T mu, T lam) { return cdf_family(1, x, mu, lam); }
+HPCML_HD inline T sf(T x, T mu, T lam) {
+    return cdf_family(1, x, mu, lam);
+}
 template <class T>
-HPCML_HD inline T logcdf(T x, T mu, T lam) { return cdf_family(2, x, mu, lam); }
+HPCML_HD inline T logcdf(T x, T mu, T lam) {
+    return cdf_family(2, x, mu, lam);
+}
 template <class T>
-HPCML_HD inline T logsf(T x, T mu, T lam) { return cdf_family(3, x, mu, lam); }
+HPCML_HD inline T logsf(T x, T mu, T lam) {
+    return cdf_family(3, x, mu, lam);
+}
 
 // The quantile: x with F(x) = p. Solved for the smaller tail (F(x) = p for p <= 1/2, SF(x) = 1 - p
 // otherwise) as g(t) = +-(log tail(e^t) - log target) = 0 in t = log x, where g is increasing.
@@ -211,15 +219,21 @@ HPCML_HD inline T ppf(T p, T mu, T lam) {
         const double log_tail = cdf_family(upper ? 3 : 2, x, m, l);
         const double g = sign * (log_tail - log_target);
         if (g == 0) break;
-        if (g < 0) lo = t; else hi = t;
+        if (g < 0)
+            lo = t;
+        else
+            hi = t;
         // d/dt log F(e^t) = x f(x) / F(x); for the sf, -x f(x) / SF(x): so dg/dt = x f / tail.
         const double slope = exp(t + logpdf(x, m, l) - log_tail);
         double next = t - g / slope;
         const bool newton = fabs(log_tail) < 600 && slope > 0 && slope < HUGE_VAL && next > lo && next < hi;
         if (!newton) {
-            if (lo == -HUGE_VAL) next = hi - 2.0;
-            else if (hi == HUGE_VAL) next = lo + 2.0;
-            else next = 0.5 * (lo + hi);
+            if (lo == -HUGE_VAL)
+                next = hi - 2.0;
+            else if (hi == HUGE_VAL)
+                next = lo + 2.0;
+            else
+                next = 0.5 * (lo + hi);
         }
         // t = log x, so an absolute step of 2e-16 is an ulp of x; a bracket at the spacing of
         // the doubles near t stops when its midpoint is t again.
@@ -235,7 +249,8 @@ HPCML_HD inline T ppf(T p, T mu, T lam) {
     for (int step = 0; step < 3 && g != 0; ++step) {
         const double next = x - g / pdf(x, static_cast<double>(mu), static_cast<double>(lam));
         if (!(next > 0 && next < HUGE_VAL)) break;
-        const double g_next = sign * (cdf_family(upper ? 1 : 0, next, static_cast<double>(mu), static_cast<double>(lam)) - target);
+        const double g_next =
+            sign * (cdf_family(upper ? 1 : 0, next, static_cast<double>(mu), static_cast<double>(lam)) - target);
         if (!(fabs(g_next) < fabs(g))) break;
         x = next;
         g = g_next;
@@ -273,7 +288,8 @@ HPCML_HD inline double normal_cdf(double y) { return 0.5 * erfc(-y * Constants<d
 // One parameter pair's constants for the distances: k = sqrt(lambda / mu), sd = sqrt(mu^3 / lambda).
 struct Standardized {
     double mu, lam, k, inv_k, sd;
-    HPCML_HD Standardized(double m, double l) : mu(m), lam(l), k(sqrt_ratio(l, m)), inv_k(sqrt_ratio(m, l)), sd(m * sqrt_ratio(m, l)) {}
+    HPCML_HD Standardized(double m, double l)
+        : mu(m), lam(l), k(sqrt_ratio(l, m)), inv_k(sqrt_ratio(m, l)), sd(m * sqrt_ratio(m, l)) {}
 
     // f_Y(y) - phi(y) = phi(y) expm1(a), a = y^3 / (2 (k + y)) - 1.5 log1p(y / k): accurate when
     // close. Where a >= 1 the difference has no cancellation and f_Y is taken from its own
@@ -293,7 +309,8 @@ struct Standardized {
 HPCML_HD inline double sample(std::uint64_t seed, std::uint64_t index, double mu, double lam) {
     if (!valid(mu, lam)) return quiet_nan<double>();
     r123::Philox4x32 philox;
-    const r123::Philox4x32::ctr_type counter = {{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), 0u, 0u}};
+    const r123::Philox4x32::ctr_type counter = {
+        {static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), 0u, 0u}};
     const r123::Philox4x32::key_type key = {{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}};
     const r123::Philox4x32::ctr_type bits = philox(counter, key);
     const double u1 = (static_cast<double>(bits[0]) + 1.0) * 0x1p-32;  // (0, 1]: log is finite

@@ -20,7 +20,8 @@ namespace {
 
 __global__ void ig_matrix_kernel(const DistanceProblem p, bool cdf_matrix, double* out) {
     const std::size_t cells = p.pairs * p.grid.points;
-    for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < cells; c += std::size_t{gridDim.x} * blockDim.x) {
+    for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < cells;
+         c += std::size_t{gridDim.x} * blockDim.x) {
         const std::size_t k = c / p.grid.points;
         const double y = p.grid.at(c % p.grid.points), m = p.mu[k], l = p.lam[k];
         out[c] = cdf_matrix ? cdf(m + y * m * sqrt(m / l), m, l) : standardized_pdf(y, m, l);
@@ -29,27 +30,31 @@ __global__ void ig_matrix_kernel(const DistanceProblem p, bool cdf_matrix, doubl
 
 __global__ void normal_matrix_kernel(const DistanceProblem p, bool cdf_matrix, double* out) {
     const std::size_t cells = p.pairs * p.grid.points;
-    for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < cells; c += std::size_t{gridDim.x} * blockDim.x) {
+    for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < cells;
+         c += std::size_t{gridDim.x} * blockDim.x) {
         const double y = p.grid.at(c % p.grid.points);
         out[c] = cdf_matrix ? normal_cdf(y) : normal_pdf(y);
     }
 }
 
 __global__ void abs_difference_kernel(const double* a, const double* b, std::size_t cells, double* out) {
-    for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < cells; c += std::size_t{gridDim.x} * blockDim.x)
+    for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < cells;
+         c += std::size_t{gridDim.x} * blockDim.x)
         out[c] = fabs(a[c] - b[c]);
 }
 
 // TV = 1/2 sum_g w_g |d_g|: the weights (and the 1/2) in place, before the row sums.
 __global__ void trapezoid_weights_kernel(double* diff, const DistanceProblem p) {
     for (std::size_t k = blockIdx.y; k < p.pairs; k += gridDim.y)
-        for (std::size_t g = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; g < p.grid.points; g += std::size_t{gridDim.x} * blockDim.x)
+        for (std::size_t g = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; g < p.grid.points;
+             g += std::size_t{gridDim.x} * blockDim.x)
             diff[k * p.grid.points + g] *= 0.5 * p.grid.weight(g);
 }
 
 // Row k of the P x G matrices starts at k G: the segments of the row reduction.
 __global__ void row_offsets_kernel(std::int64_t* offsets, std::size_t rows, std::size_t points) {
-    for (std::size_t k = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; k <= rows; k += std::size_t{gridDim.x} * blockDim.x)
+    for (std::size_t k = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; k <= rows;
+         k += std::size_t{gridDim.x} * blockDim.x)
         offsets[k] = static_cast<std::int64_t>(k * points);
 }
 
@@ -64,7 +69,8 @@ void launch_distances_naive(const DistanceProblem& p, MemoryTracker& tracker, cu
     const std::size_t cells = checked_mul(p.pairs, p.grid.points, "distance grid");
     ensure_device_fits(checked_mul(cells, 3 * sizeof(double), "naive distances"),
                        "naive distances (P x G matrices of the IG, the normal and their difference)");
-    require(p.pairs <= static_cast<std::size_t>(INT_MAX), "mu: at most 2^31 - 1 pairs for the naive distances on the GPU");
+    require(p.pairs <= static_cast<std::size_t>(INT_MAX),
+            "mu: at most 2^31 - 1 pairs for the naive distances on the GPU");
     const int rows = static_cast<int>(p.pairs);
     DeviceBuffer<std::int64_t> offsets(tracker, p.pairs + 1, stream, "naive row offsets");
     row_offsets_kernel<<<blocks_for(p.pairs + 1), 256, 0, stream>>>(offsets.data(), p.pairs, p.grid.points);
@@ -87,8 +93,10 @@ void launch_distances_naive(const DistanceProblem& p, MemoryTracker& tracker, cu
         }
         double* out = ks ? p.kolmogorov : p.total_variation;
         auto reduce = [&](void* temp, std::size_t& bytes) {  // CUB's two calls: size, then work
-            return ks ? cub::DeviceSegmentedReduce::Max(temp, bytes, diff.data(), out, rows, offsets.data(), offsets.data() + 1, stream)
-                      : cub::DeviceSegmentedReduce::Sum(temp, bytes, diff.data(), out, rows, offsets.data(), offsets.data() + 1, stream);
+            return ks ? cub::DeviceSegmentedReduce::Max(temp, bytes, diff.data(), out, rows, offsets.data(),
+                                                        offsets.data() + 1, stream)
+                      : cub::DeviceSegmentedReduce::Sum(temp, bytes, diff.data(), out, rows, offsets.data(),
+                                                        offsets.data() + 1, stream);
         };
         std::size_t temp_bytes = 0;
         HPCML_CUDA_CHECK(reduce(nullptr, temp_bytes));

@@ -11,27 +11,36 @@ namespace hpcml {
 
 std::string_view to_string(RegretVariant variant) noexcept {
     switch (variant) {
-        case RegretVariant::Seed: return "seed";
-        case RegretVariant::RM: return "rm";
-        case RegretVariant::RMPlus: return "rm+";
-        case RegretVariant::DCFR: return "dcfr";
-        case RegretVariant::PredictiveRMPlus: return "prm+";
+        case RegretVariant::Seed:
+            return "seed";
+        case RegretVariant::RM:
+            return "rm";
+        case RegretVariant::RMPlus:
+            return "rm+";
+        case RegretVariant::DCFR:
+            return "dcfr";
+        case RegretVariant::PredictiveRMPlus:
+            return "prm+";
     }
     return "?";
 }
 
 std::string_view to_string(Averaging averaging) noexcept {
     switch (averaging) {
-        case Averaging::Uniform: return "uniform";
-        case Averaging::Linear: return "linear";
-        case Averaging::Quadratic: return "quadratic";
+        case Averaging::Uniform:
+            return "uniform";
+        case Averaging::Linear:
+            return "linear";
+        case Averaging::Quadratic:
+            return "quadratic";
     }
     return "?";
 }
 
 RegretVariant parse_regret_variant(std::string_view text, std::string_view argument) {
-    return detail::parse_named(text, argument, {RegretVariant::Seed, RegretVariant::RM, RegretVariant::RMPlus,
-                                                RegretVariant::DCFR, RegretVariant::PredictiveRMPlus});
+    return detail::parse_named(text, argument,
+                               {RegretVariant::Seed, RegretVariant::RM, RegretVariant::RMPlus, RegretVariant::DCFR,
+                                RegretVariant::PredictiveRMPlus});
 }
 
 Averaging parse_averaging(std::string_view text, std::string_view argument) {
@@ -42,7 +51,8 @@ namespace {
 
 void check(const float* A, std::size_t batch, std::size_t n1, std::size_t n2, const RegretOptions& o) {
     using detail::require;
-    require(n1 > 0 && n2 > 0, "A: the payoff matrix is empty (" + std::to_string(n1) + " x " + std::to_string(n2) + ")");
+    require(n1 > 0 && n2 > 0,
+            "A: the payoff matrix is empty (" + std::to_string(n1) + " x " + std::to_string(n2) + ")");
     require(batch > 0, "A: the batch is empty");
     require(A != nullptr, "A: null pointer");
     require(o.iterations >= 1, "iterations: must be >= 1, got " + std::to_string(o.iterations));
@@ -51,8 +61,9 @@ void check(const float* A, std::size_t batch, std::size_t n1, std::size_t n2, co
     for (std::size_t k = 0; k < count; ++k) {
         if (!std::isfinite(A[k])) {
             const std::size_t game = k / (n1 * n2), i = k % (n1 * n2) / n2, j = k % n2;
-            detail::raise(ErrorKind::InvalidArgument, "A: payoff " + std::string(batch > 1 ? "of game " + std::to_string(game) + " " : "") +
-                                                          "at (" + std::to_string(i) + ", " + std::to_string(j) + ") is not finite");
+            detail::raise(ErrorKind::InvalidArgument,
+                          "A: payoff " + std::string(batch > 1 ? "of game " + std::to_string(game) + " " : "") +
+                              "at (" + std::to_string(i) + ", " + std::to_string(j) + ") is not finite");
         }
     }
 }
@@ -78,7 +89,8 @@ std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, 
             const bool parallel_inside = batch == 1 && n1 * n2 >= (std::size_t{1} << 16);
 #pragma omp parallel for schedule(dynamic) if (batch > 1)
             for (std::size_t b = 0; b < batch; ++b) {
-                solutions[b] = detail::regret::cpu_solve({A + b * n1 * n2, n1, n2, b}, options, parallel_inside, tracker);
+                solutions[b] =
+                    detail::regret::cpu_solve({A + b * n1 * n2, n1, n2, b}, options, parallel_inside, tracker);
             }
         },
         [&](const auto& context, auto& tracker) {

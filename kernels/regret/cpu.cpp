@@ -71,7 +71,8 @@ inline void tile_sums(const Game& g, const double* x, const double* y, std::size
         if (!u2_part) continue;
         const double x0 = x[i], x1 = x[i + 1], x2 = x[i + 2], x3 = x[i + 3];
         if (x0 == 0.0 && x1 == 0.0 && x2 == 0.0 && x3 == 0.0) continue;
-        for (std::size_t j = j0; j < j1; ++j) u2_part[j] += (x0 * r[0][j] + x1 * r[1][j]) + (x2 * r[2][j] + x3 * r[3][j]);
+        for (std::size_t j = j0; j < j1; ++j)
+            u2_part[j] += (x0 * r[0][j] + x1 * r[1][j]) + (x2 * r[2][j] + x3 * r[3][j]);
     }
     for (; i < i1; ++i) {
         const float* row = g.A + i * g.n2;
@@ -85,7 +86,7 @@ inline void tile_sums(const Game& g, const double* x, const double* y, std::size
 // tile_sums compiled for AVX2 and the baseline, for large games; neither contracts to FMA, so
 // both give the same bits (small games call tile_sums inline: no dispatch per call).
 HPCML_AVX2_CLONES void utilities_tile(const Game& g, const double* x, const double* y, std::size_t block,
-                                                              std::size_t strip, double* u1_part, double* u2_part) {
+                                      std::size_t strip, double* u1_part, double* u2_part) {
     tile_sums(g, x, y, block, strip, u1_part, u2_part);
 }
 
@@ -93,7 +94,10 @@ HPCML_AVX2_CLONES void utilities_tile(const Game& g, const double* x, const doub
 class Utilities {
 public:
     Utilities(const Game& g, bool parallel, MemoryTracker& tracker)
-        : g_(g), parallel_(parallel), blocks_(tiles_over(g.n1, kTileRows)), strips_(tiles_over(g.n2, kTileColumns)),
+        : g_(g),
+          parallel_(parallel),
+          blocks_(tiles_over(g.n1, kTileRows)),
+          strips_(tiles_over(g.n2, kTileColumns)),
           // A one-tile game sums straight into its outputs: no partials.
           row_partials_(tracker, blocks_ * strips_ > 1 ? strips_ * g.n1 : 0, "regret row partials"),
           column_partials_(tracker, blocks_ * strips_ > 1 ? blocks_ * g.n2 : 0, "regret column partials") {}
@@ -141,7 +145,7 @@ private:
         {
 #pragma omp for schedule(static)
             for (std::size_t k = 0; k < n; ++k) first(k);
-            // The loop's barrier: every partial is written before any is summed.
+                // The loop's barrier: every partial is written before any is summed.
 #pragma omp for schedule(static)
             for (std::size_t k = 0; k < m; ++k) second(k);
         }
@@ -165,8 +169,12 @@ private:
 
 struct Player {
     Player(MemoryTracker& tracker, std::size_t n)
-        : R(zeros(tracker, n)), Q(zeros(tracker, n)), sum(zeros(tracker, n)),
-          s(zeros(tracker, n, 1.0 / static_cast<double>(n))), u(zeros(tracker, n)), z(zeros(tracker, n)) {}
+        : R(zeros(tracker, n)),
+          Q(zeros(tracker, n)),
+          sum(zeros(tracker, n)),
+          s(zeros(tracker, n, 1.0 / static_cast<double>(n))),
+          u(zeros(tracker, n)),
+          z(zeros(tracker, n)) {}
     Vector R, Q, sum, s, u, z;  // the schedule's state (math.hpp); z: the next strategy's numerators
 
     std::size_t size() const { return s.size(); }
@@ -177,7 +185,8 @@ struct Player {
     }
     void move(const Schedule& sc, int t, double baseline) {
         double total = 0.0;
-        for (std::size_t k = 0; k < size(); ++k) total += z[k] = sc.observe(t, u[k], baseline, s[k], R[k], Q[k], sum[k]);
+        for (std::size_t k = 0; k < size(); ++k)
+            total += z[k] = sc.observe(t, u[k], baseline, s[k], R[k], Q[k], sum[k]);
         for (std::size_t k = 0; k < size(); ++k) s[k] = sc.play(t, z[k], total, size(), sum[k]);
     }
     std::vector<double> average(const Schedule& sc, int t) const {
@@ -201,7 +210,8 @@ struct CpuIteration {
     void utilities(int t, int turn, const bool* moves) {
         if (sc.sampled) {
             for (int q = 0; q < 2; ++q)
-                action[q] = sample(p[q].s.data(), p[q].size(), uniform_draw(sc.rng_seed, g.index, t, sc.draw_key(turn, q)));
+                action[q] =
+                    sample(p[q].s.data(), p[q].size(), uniform_draw(sc.rng_seed, g.index, t, sc.draw_key(turn, q)));
             if (moves[0])
                 for (std::size_t i = 0; i < g.n1; ++i) p[0].u[i] = g.A[i * g.n2 + action[1]];
             if (moves[1])

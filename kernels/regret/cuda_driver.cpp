@@ -23,12 +23,16 @@ constexpr std::size_t kMaxGridGames = 65535;
 
 // What both paths leave on the device for a chunk of games, and its copy into the solutions.
 struct ChunkResults {
-    ChunkResults(MemoryTracker& tracker, std::size_t games, std::size_t n1, std::size_t n2, int records, cudaStream_t stream)
+    ChunkResults(MemoryTracker& tracker, std::size_t games, std::size_t n1, std::size_t n2, int records,
+                 cudaStream_t stream)
         : rows(tracker, games * n1, stream, "regret row strategies"),
           cols(tracker, games * n2, stream, "regret column strategies"),
           scalars(tracker, games * 3, stream, "regret values, gaps, regrets"),
           curve(tracker, games * static_cast<std::size_t>(records), stream, "regret gap curves"),
-          games(games), n1(n1), n2(n2), records(records) {}
+          games(games),
+          n1(n1),
+          n2(n2),
+          records(records) {}
     DeviceBuffer<double> rows, cols, scalars, curve;
     std::size_t games, n1, n2;
     int records;
@@ -41,11 +45,15 @@ struct ChunkResults {
     void unpack(std::vector<GameSolution>& out, std::size_t first, std::size_t count, const Schedule& sc,
                 cudaStream_t stream) {
         std::vector<double> h_rows(count * n1), h_cols(count * n2), h_scalars(scalars.size()), h_curve(count * records);
-        HPCML_CUDA_CHECK(cudaMemcpyAsync(h_rows.data(), rows.data(), h_rows.size() * sizeof(double), cudaMemcpyDeviceToHost, stream));
-        HPCML_CUDA_CHECK(cudaMemcpyAsync(h_cols.data(), cols.data(), h_cols.size() * sizeof(double), cudaMemcpyDeviceToHost, stream));
-        HPCML_CUDA_CHECK(cudaMemcpyAsync(h_scalars.data(), scalars.data(), scalars.bytes(), cudaMemcpyDeviceToHost, stream));
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(h_rows.data(), rows.data(), h_rows.size() * sizeof(double),
+                                         cudaMemcpyDeviceToHost, stream));
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(h_cols.data(), cols.data(), h_cols.size() * sizeof(double),
+                                         cudaMemcpyDeviceToHost, stream));
+        HPCML_CUDA_CHECK(
+            cudaMemcpyAsync(h_scalars.data(), scalars.data(), scalars.bytes(), cudaMemcpyDeviceToHost, stream));
         if (records > 0)
-            HPCML_CUDA_CHECK(cudaMemcpyAsync(h_curve.data(), curve.data(), h_curve.size() * sizeof(double), cudaMemcpyDeviceToHost, stream));
+            HPCML_CUDA_CHECK(cudaMemcpyAsync(h_curve.data(), curve.data(), h_curve.size() * sizeof(double),
+                                             cudaMemcpyDeviceToHost, stream));
         HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
         for (std::size_t g = 0; g < count; ++g) {
             GameSolution& s = out[first + g];
@@ -63,7 +71,8 @@ struct ChunkResults {
 std::vector<GameSolution> solve_batched(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
                                         const Schedule& sc, cudaStream_t stream, MemoryTracker& tracker) {
     std::vector<GameSolution> out(batch);
-    const std::size_t chunk = std::clamp<std::size_t>(kChunkBytes / (n1 * n2 * sizeof(float)), 1, std::min(batch, kMaxChunkGames));
+    const std::size_t chunk =
+        std::clamp<std::size_t>(kChunkBytes / (n1 * n2 * sizeof(float)), 1, std::min(batch, kMaxChunkGames));
     DeviceBuffer<float> payoffs(tracker, chunk * n1 * n2, stream, "regret payoffs on device");
     ChunkResults results(tracker, chunk, n1, n2, sc.records(), stream);
     for (std::size_t first = 0; first < batch; first += chunk) {
@@ -92,7 +101,9 @@ struct LargeState {
           averages(tracker, games * (n1 + n2), stream, "regret averages"),
           evaluation(tracker, games * (n1 + n2), stream, "regret evaluation"),
           counters(tracker, 1 + 2 * games, stream, "regret iteration and sampled actions"),
-          games(static_cast<int>(games)), n1(static_cast<int>(n1)), n2(static_cast<int>(n2)) {
+          games(static_cast<int>(games)),
+          n1(static_cast<int>(n1)),
+          n2(static_cast<int>(n2)) {
         gemv.u1_partial = u1_partial.data();
         gemv.u2_partial = u2_partial.data();
     }
@@ -126,7 +137,8 @@ struct LargeIteration {
         double* u1 = moves[0] ? p[0].u : nullptr;
         double* u2 = moves[1] ? p[1].u : nullptr;
         if (sc.sampled) {
-            launch_sample({{p[0].s, p[1].s}, {st.n1, st.n2}, st.games, turn, first_game, sc, st.t(), st.actions()}, stream);
+            launch_sample({{p[0].s, p[1].s}, {st.n1, st.n2}, st.games, turn, first_game, sc, st.t(), st.actions()},
+                          stream);
             launch_gather_utilities(st.payoffs.data(), st.games, st.n1, st.n2, st.actions(), u1, u2, stream);
         } else {
             launch_dual_gemv(st.gemv, st.payoffs.data(), p[0].s, p[1].s, u1, u2, stream);
@@ -211,7 +223,8 @@ void run_large(const Schedule& sc, std::uint64_t first_game, int games, LargeSta
     Graph eight_iterations(sc, first_game, st, stream, kChunk);
     int record = 0;
     for (int t = 0; t < sc.iterations;) {
-        const int stop = sc.record_every > 0 ? std::min(sc.iterations, (t / sc.record_every + 1) * sc.record_every) : sc.iterations;
+        const int stop =
+            sc.record_every > 0 ? std::min(sc.iterations, (t / sc.record_every + 1) * sc.record_every) : sc.iterations;
         for (; t + kChunk <= stop; t += kChunk) eight_iterations.launch(stream);
         for (; t < stop; ++t) one_iteration.launch(stream);
         if (sc.records_at(t)) evaluate(t, nullptr, results.curve.data() + record++, sc.records());
@@ -221,10 +234,12 @@ void run_large(const Schedule& sc, std::uint64_t first_game, int games, LargeSta
     launch_max_regret(p1, p2, games, results.max_regret(), stream);
 }
 
-std::vector<GameSolution> solve_large(const float* A, std::size_t batch, std::size_t n1, std::size_t n2, const Schedule& sc,
-                                      int multiprocessors, cudaStream_t stream, MemoryTracker& tracker) {
+std::vector<GameSolution> solve_large(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
+                                      const Schedule& sc, int multiprocessors, cudaStream_t stream,
+                                      MemoryTracker& tracker) {
     std::vector<GameSolution> out(batch);
-    const std::size_t chunk = std::clamp<std::size_t>(kChunkBytes / (n1 * n2 * sizeof(float)), 1, std::min(batch, kMaxGridGames));
+    const std::size_t chunk =
+        std::clamp<std::size_t>(kChunkBytes / (n1 * n2 * sizeof(float)), 1, std::min(batch, kMaxGridGames));
     LargeState st(tracker, chunk, n1, n2, multiprocessors, stream);
     ChunkResults results(tracker, chunk, n1, n2, sc.records(), stream);
     for (std::size_t first = 0; first < batch; first += chunk) {

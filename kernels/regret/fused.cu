@@ -93,7 +93,8 @@ __device__ double ordered_sum(const double (&v)[P], int n, double* scratch, cons
 
 // The move of math.hpp: observe every entry against the baseline, then play.
 template <int G, int P>
-__device__ void lane_move(LanePlayer<P>& p, const Schedule& sc, int t, double baseline, double* scratch, const Group<G>& g) {
+__device__ void lane_move(LanePlayer<P>& p, const Schedule& sc, int t, double baseline, double* scratch,
+                          const Group<G>& g) {
     double z[P];
     for (int k = 0; k < P; ++k)
         z[k] = g.lane + G * k < p.n ? sc.observe(t, p.u[k], baseline, p.s[k], p.R[k], p.Q[k], p.sum[k]) : 0.0;
@@ -142,8 +143,9 @@ __device__ void lane_column_utilities(const float* a, int n1, int n2, int stride
 
 // The averages' value and exact gap; uses sx, sy and scratch.
 template <int G, int P>
-__device__ void lane_evaluate(const LanePlayer<P>& p1, const LanePlayer<P>& p2, double weight, const float* a, int stride,
-                              double* sx, double* sy, double* scratch, const Group<G>& g, double& value, double& gap) {
+__device__ void lane_evaluate(const LanePlayer<P>& p1, const LanePlayer<P>& p2, double weight, const float* a,
+                              int stride, double* sx, double* sy, double* scratch, const Group<G>& g, double& value,
+                              double& gap) {
     double x[P], y[P], u1[P] = {}, u2[P] = {};
     for (int k = 0; k < P; ++k) {
         x[k] = p1.sum[k] / weight;
@@ -189,14 +191,17 @@ struct GroupIteration {
             return;
         }
         if (g.lane == 0) {
-            action[0] = static_cast<int>(sample(sx, static_cast<std::size_t>(n1), uniform_draw(sc.rng_seed, key, t, sc.draw_key(turn, 0))));
-            action[1] = static_cast<int>(sample(sy, static_cast<std::size_t>(n2), uniform_draw(sc.rng_seed, key, t, sc.draw_key(turn, 1))));
+            action[0] = static_cast<int>(
+                sample(sx, static_cast<std::size_t>(n1), uniform_draw(sc.rng_seed, key, t, sc.draw_key(turn, 0))));
+            action[1] = static_cast<int>(
+                sample(sy, static_cast<std::size_t>(n2), uniform_draw(sc.rng_seed, key, t, sc.draw_key(turn, 1))));
         }
         action[0] = g.from_first(action[0]);
         action[1] = g.from_first(action[1]);
         for (int k = 0; k < P; ++k) {
             if (moves[0] && g.lane + G * k < n1) p1.u[k] = pay[(g.lane + G * k) * stride + action[1]];
-            if (moves[1] && g.lane + G * k < n2) p2.u[k] = -static_cast<double>(pay[action[0] * stride + g.lane + G * k]);
+            if (moves[1] && g.lane + G * k < n2)
+                p2.u[k] = -static_cast<double>(pay[action[0] * stride + g.lane + G * k]);
         }
     }
     __device__ void move(int t, const bool* moves) {
@@ -245,7 +250,8 @@ __global__ void regret_batched_kernel(const BatchedArgs a) {
         iterate(sc, t, backend);
         if (sc.records_at(t)) {
             lane_evaluate(p1, p2, sc.total_weight(t), pay, stride, sx, sy, scratch, g, value, gap);
-            if (owner && g.lane == 0) a.curve[static_cast<std::size_t>(game) * sc.records() + t / sc.record_every - 1] = gap;
+            if (owner && g.lane == 0)
+                a.curve[static_cast<std::size_t>(game) * sc.records() + t / sc.record_every - 1] = gap;
         }
     }
 
@@ -301,9 +307,9 @@ __device__ inline double warp_sum(double v) {
 }
 
 template <bool RowUtilities, bool ColumnUtilities>
-__global__ void __launch_bounds__(kGemvThreads) dual_gemv_kernel(const DualGemv plan, const float* __restrict__ A,
-                                                                  const double* __restrict__ x,
-                                                                  const double* __restrict__ y) {
+__global__ void __launch_bounds__(kGemvThreads)
+    dual_gemv_kernel(const DualGemv plan, const float* __restrict__ A, const double* __restrict__ x,
+                     const double* __restrict__ y) {
     const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
     const int n1 = plan.n1, n2 = plan.n2, game = static_cast<int>(blockIdx.z);
     const int rows_per_split = (n1 + plan.row_splits - 1) / plan.row_splits;
@@ -321,7 +327,8 @@ __global__ void __launch_bounds__(kGemvThreads) dual_gemv_kernel(const DualGemv 
     }
     // Warp w of band b writes its per-row partials to row b * 8 + w of the game's partials.
     double* row_partial =
-        plan.u1_partial + (static_cast<std::size_t>(game) * plan.row_partials + blockIdx.x * kWarpsPerBlock + warp) * n1;
+        plan.u1_partial +
+        (static_cast<std::size_t>(game) * plan.row_partials + blockIdx.x * kWarpsPerBlock + warp) * n1;
     for (int i = r0; i < r1; ++i) {
         const float* row = A + static_cast<std::size_t>(i) * n2;
         const double xi = ColumnUtilities ? x[i] : 0.0;
@@ -413,7 +420,8 @@ __global__ void __launch_bounds__(kMoveThreads) move_kernel(const MoveArgs a) {
         total += z;
     }
     total = block_reduce(total, cuda::std::plus<>{}, storage, broadcast);
-    for (int k = threadIdx.x; k < p.n; k += kMoveThreads) p.s[k] = sc.play(t, p.u[k], total, static_cast<std::size_t>(p.n), p.sum[k]);
+    for (int k = threadIdx.x; k < p.n; k += kMoveThreads)
+        p.s[k] = sc.play(t, p.u[k], total, static_cast<std::size_t>(p.n), p.sum[k]);
 }
 
 __global__ void advance_kernel(int* t) { ++*t; }
@@ -485,8 +493,9 @@ __global__ void averages_kernel(const double* sum, std::size_t entries, double w
         out[e] = sum[e] / weight;
 }
 
-__global__ void __launch_bounds__(kMoveThreads) evaluate_kernel(const double* x, const double* u1, int n1, const double* u2,
-                                                                 int n2, double* value, double* gap, int gap_stride) {
+__global__ void __launch_bounds__(kMoveThreads)
+    evaluate_kernel(const double* x, const double* u1, int n1, const double* u2, int n2, double* value, double* gap,
+                    int gap_stride) {
     __shared__ BlockSum::TempStorage storage;
     __shared__ double broadcast;
     const std::size_t game = blockIdx.x;
@@ -508,8 +517,8 @@ __global__ void __launch_bounds__(kMoveThreads) evaluate_kernel(const double* x,
     }
 }
 
-__global__ void __launch_bounds__(kMoveThreads) max_regret_kernel(const double* R1, int n1, const double* R2, int n2,
-                                                                   double* out) {
+__global__ void __launch_bounds__(kMoveThreads)
+    max_regret_kernel(const double* R1, int n1, const double* R2, int n2, double* out) {
     __shared__ BlockSum::TempStorage storage;
     __shared__ double broadcast;
     const std::size_t game = blockIdx.x;
@@ -550,8 +559,8 @@ DualGemv plan_dual_gemv(int games, int n1, int n2, int multiprocessors) {
 
 void launch_dual_gemv(const DualGemv& plan, const float* A, const double* x, const double* y, double* u1, double* u2,
                       cudaStream_t stream) {
-    const dim3 grid(static_cast<unsigned>((plan.n2 + kBandColumns - 1) / kBandColumns), static_cast<unsigned>(plan.row_splits),
-                    static_cast<unsigned>(plan.games));
+    const dim3 grid(static_cast<unsigned>((plan.n2 + kBandColumns - 1) / kBandColumns),
+                    static_cast<unsigned>(plan.row_splits), static_cast<unsigned>(plan.games));
     if (u1 && u2) {
         dual_gemv_kernel<true, true><<<grid, kGemvThreads, 0, stream>>>(plan, A, x, y);
     } else if (u1) {
@@ -579,7 +588,8 @@ void launch_reset(const PlayerDevice& p, int games, cudaStream_t stream) {
 }
 
 void launch_move(const MoveArgs& args, cudaStream_t stream) {
-    move_kernel<<<dim3(static_cast<unsigned>(args.count), static_cast<unsigned>(args.games)), kMoveThreads, 0, stream>>>(args);
+    move_kernel<<<dim3(static_cast<unsigned>(args.count), static_cast<unsigned>(args.games)), kMoveThreads, 0,
+                  stream>>>(args);
     HPCML_LAUNCH_CHECK("move_kernel");
 }
 
@@ -611,11 +621,13 @@ void launch_averages(const PlayerDevice& p1, const PlayerDevice& p2, int games, 
 
 void launch_evaluate(const double* x, const double* u1, int n1, const double* u2, int n2, int games, double* value,
                      double* gap, int gap_stride, cudaStream_t stream) {
-    evaluate_kernel<<<static_cast<unsigned>(games), kMoveThreads, 0, stream>>>(x, u1, n1, u2, n2, value, gap, gap_stride);
+    evaluate_kernel<<<static_cast<unsigned>(games), kMoveThreads, 0, stream>>>(x, u1, n1, u2, n2, value, gap,
+                                                                               gap_stride);
     HPCML_LAUNCH_CHECK("evaluate_kernel");
 }
 
-void launch_max_regret(const PlayerDevice& p1, const PlayerDevice& p2, int games, double* max_regret, cudaStream_t stream) {
+void launch_max_regret(const PlayerDevice& p1, const PlayerDevice& p2, int games, double* max_regret,
+                       cudaStream_t stream) {
     max_regret_kernel<<<static_cast<unsigned>(games), kMoveThreads, 0, stream>>>(p1.R, p1.n, p2.R, p2.n, max_regret);
     HPCML_LAUNCH_CHECK("max_regret_kernel");
 }

@@ -55,17 +55,23 @@ struct Schedule {
     template <class T>
     HPCML_HD T weight(int t) const {
         switch (averaging) {
-            case Averaging::Linear: return static_cast<T>(t);
-            case Averaging::Quadratic: return static_cast<T>(t) * static_cast<T>(t);
-            default: return T(1);
+            case Averaging::Linear:
+                return static_cast<T>(t);
+            case Averaging::Quadratic:
+                return static_cast<T>(t) * static_cast<T>(t);
+            default:
+                return T(1);
         }
     }
     HPCML_HD double total_weight(int t) const {
         const double T = t;
         switch (averaging) {
-            case Averaging::Linear: return T * (T + 1) / 2;
-            case Averaging::Quadratic: return T * (T + 1) * (2 * T + 1) / 6;
-            default: return T;
+            case Averaging::Linear:
+                return T * (T + 1) / 2;
+            case Averaging::Quadratic:
+                return T * (T + 1) * (2 * T + 1) / 6;
+            default:
+                return T;
         }
     }
 
@@ -83,12 +89,14 @@ struct Schedule {
     template <class T>
     HPCML_HD T accumulate(T q, T r, int t) const {
         switch (accumulator) {
-            case Accumulator::Clamped: return q + r > 0 ? q + r : T(0);
+            case Accumulator::Clamped:
+                return q + r > 0 ? q + r : T(0);
             case Accumulator::Discounted: {
                 const T p = static_cast<T>(t) * sqrt(static_cast<T>(t));
                 return q * (q > 0 ? p / (p + 1) : T(0.5)) + r;
             }
-            default: return q + r;
+            default:
+                return q + r;
         }
     }
 
@@ -115,7 +123,9 @@ struct Schedule {
     }
 
     template <class T>
-    HPCML_HD static T positive(T v) { return v > 0 ? v : T(0); }
+    HPCML_HD static T positive(T v) {
+        return v > 0 ? v : T(0);
+    }
 };
 
 // One iteration t of the schedule on a backend, which supplies
@@ -150,9 +160,14 @@ inline Schedule make_schedule(const RegretOptions& o) {
             s.simultaneous = true;
             s.averaging = Averaging::Uniform;
             break;
-        case RegretVariant::RM: break;
-        case RegretVariant::RMPlus: s.accumulator = Accumulator::Clamped; break;
-        case RegretVariant::DCFR: s.accumulator = Accumulator::Discounted; break;
+        case RegretVariant::RM:
+            break;
+        case RegretVariant::RMPlus:
+            s.accumulator = Accumulator::Clamped;
+            break;
+        case RegretVariant::DCFR:
+            s.accumulator = Accumulator::Discounted;
+            break;
         case RegretVariant::PredictiveRMPlus:
             s.accumulator = Accumulator::Clamped;
             s.predictive = true;
@@ -177,9 +192,11 @@ HPCML_HD inline double dot(const float* row, const double* y, std::size_t n) {
 // A uniform draw in [0, 1) for (game, iteration, key), from Philox4x32-10 keyed by seed.
 HPCML_HD inline double uniform_draw(std::uint64_t seed, std::uint64_t game, int iteration, int key) {
     r123::Philox4x32 philox;
-    const r123::Philox4x32::ctr_type counter = {{static_cast<std::uint32_t>(game), static_cast<std::uint32_t>(game >> 32),
-                                                static_cast<std::uint32_t>(iteration), static_cast<std::uint32_t>(key)}};
-    const r123::Philox4x32::key_type philox_key = {{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}};
+    const r123::Philox4x32::ctr_type counter = {
+        {static_cast<std::uint32_t>(game), static_cast<std::uint32_t>(game >> 32),
+         static_cast<std::uint32_t>(iteration), static_cast<std::uint32_t>(key)}};
+    const r123::Philox4x32::key_type philox_key = {
+        {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}};
     const r123::Philox4x32::ctr_type bits = philox(counter, philox_key);
     // 53 random bits -> a double in [0, 1).
     const std::uint64_t word = (static_cast<std::uint64_t>(bits[0]) << 21) ^ (bits[1] >> 11);

@@ -59,7 +59,8 @@ __global__ void observe_kernel(const Schedule sc, const int t, const float* u, c
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k < n) z[k] = sc.observe(t, u[k], *baseline, s[k], R[k], Q[k], sum[k]);
 }
-__global__ void play_kernel(const Schedule sc, const int t, const float* z, const float* total, float* s, float* sum, int n) {
+__global__ void play_kernel(const Schedule sc, const int t, const float* z, const float* total, float* s, float* sum,
+                            int n) {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k < n) s[k] = sc.play(t, z[k], *total, static_cast<std::size_t>(n), sum[k]);
 }
@@ -70,8 +71,11 @@ __global__ void gather_kernel(const float* src, std::size_t stride, int n, float
 
 struct EagerPlayer {
     EagerPlayer(MemoryTracker& tracker, int n, cudaStream_t stream)
-        : n(n), R(tracker, n, stream, "naive regret R"), Q(tracker, n, stream, "naive regret Q"),
-          sum(tracker, n, stream, "naive regret sum"), s(tracker, n, stream, "naive regret strategy"),
+        : n(n),
+          R(tracker, n, stream, "naive regret R"),
+          Q(tracker, n, stream, "naive regret Q"),
+          sum(tracker, n, stream, "naive regret sum"),
+          s(tracker, n, stream, "naive regret strategy"),
           u(tracker, n, stream, "naive regret utility") {
         reset_kernel<<<blocks(n), kThreads, 0, stream>>>(R.data(), Q.data(), sum.data(), s.data(), n);
         HPCML_LAUNCH_CHECK("reset_kernel");
@@ -115,7 +119,8 @@ struct EagerIteration {
             } else {
                 gemv(q, fresh.data());
             }
-            HPCML_CUDA_CHECK(cudaMemcpyAsync(p[q].u.data(), fresh.data(), fresh.bytes(), cudaMemcpyDeviceToDevice, stream));
+            HPCML_CUDA_CHECK(
+                cudaMemcpyAsync(p[q].u.data(), fresh.data(), fresh.bytes(), cudaMemcpyDeviceToDevice, stream));
         }
     }
 
@@ -123,15 +128,16 @@ struct EagerIteration {
         for (int q = 0; q < 2; ++q) {
             if (!moves[q]) continue;
             EagerPlayer& e = p[q];
-            DeviceBuffer<float> expected(tracker, 1, stream, "naive expected utility"), z(tracker, e.n, stream, "naive strategy numerators"),
-                total(tracker, 1, stream, "naive total");
+            DeviceBuffer<float> expected(tracker, 1, stream, "naive expected utility"),
+                z(tracker, e.n, stream, "naive strategy numerators"), total(tracker, 1, stream, "naive total");
             if (!sc.sampled) HPCML_CUBLAS_CHECK(cublasSdot(blas, e.n, e.u.data(), 1, e.s.data(), 1, expected.data()));
             const float* baseline = sc.sampled ? e.u.data() + action[q] : expected.data();
-            observe_kernel<<<blocks(e.n), kThreads, 0, stream>>>(sc, t, e.u.data(), baseline, e.s.data(), e.R.data(), e.Q.data(),
-                                                                e.sum.data(), z.data(), e.n);
+            observe_kernel<<<blocks(e.n), kThreads, 0, stream>>>(sc, t, e.u.data(), baseline, e.s.data(), e.R.data(),
+                                                                 e.Q.data(), e.sum.data(), z.data(), e.n);
             HPCML_LAUNCH_CHECK("observe_kernel");
             HPCML_CUBLAS_CHECK(cublasSasum(blas, e.n, z.data(), 1, total.data()));  // z >= 0
-            play_kernel<<<blocks(e.n), kThreads, 0, stream>>>(sc, t, z.data(), total.data(), e.s.data(), e.sum.data(), e.n);
+            play_kernel<<<blocks(e.n), kThreads, 0, stream>>>(sc, t, z.data(), total.data(), e.s.data(), e.sum.data(),
+                                                              e.n);
             HPCML_LAUNCH_CHECK("play_kernel");
         }
     }
@@ -139,15 +145,18 @@ struct EagerIteration {
     // Row-major A (n1 x n2) is, to column-major cuBLAS, A^T with leading dimension n2.
     void gemv(int q, float* u) {
         if (q == 0) {  // u1 = A y
-            HPCML_CUBLAS_CHECK(cublasSgemv(blas, CUBLAS_OP_T, n2, n1, constants, A, n2, p[1].s.data(), 1, constants + 2, u, 1));
+            HPCML_CUBLAS_CHECK(
+                cublasSgemv(blas, CUBLAS_OP_T, n2, n1, constants, A, n2, p[1].s.data(), 1, constants + 2, u, 1));
         } else {  // u2 = -(A^T x)
-            HPCML_CUBLAS_CHECK(cublasSgemv(blas, CUBLAS_OP_N, n2, n1, constants + 1, A, n2, p[0].s.data(), 1, constants + 2, u, 1));
+            HPCML_CUBLAS_CHECK(
+                cublasSgemv(blas, CUBLAS_OP_N, n2, n1, constants + 1, A, n2, p[0].s.data(), 1, constants + 2, u, 1));
         }
     }
     // u is a column or a negated row of A at the opponent's sampled action.
     void gather(int q, float* u) {
         if (q == 0) {
-            gather_kernel<<<blocks(n1), kThreads, 0, stream>>>(A + action[1], static_cast<std::size_t>(n2), n1, 1.0f, u);
+            gather_kernel<<<blocks(n1), kThreads, 0, stream>>>(A + action[1], static_cast<std::size_t>(n2), n1, 1.0f,
+                                                               u);
         } else {
             gather_kernel<<<blocks(n2), kThreads, 0, stream>>>(A + action[0] * n2, 1, n2, -1.0f, u);
         }
@@ -160,8 +169,10 @@ GameSolution eager_solve(const float* A_host, std::size_t n1, std::size_t n2, st
                          cublasHandle_t blas, const float* constants, cudaStream_t stream, MemoryTracker& tracker) {
     DeviceBuffer<float> A(tracker, n1 * n2, stream, "naive regret payoffs");
     HPCML_CUDA_CHECK(cudaMemcpyAsync(A.data(), A_host, A.bytes(), cudaMemcpyHostToDevice, stream));
-    EagerPlayer p[2] = {EagerPlayer(tracker, static_cast<int>(n1), stream), EagerPlayer(tracker, static_cast<int>(n2), stream)};
-    EagerIteration backend{sc, blas, constants, stream, tracker, A.data(), static_cast<int>(n1), static_cast<int>(n2), index, p};
+    EagerPlayer p[2] = {EagerPlayer(tracker, static_cast<int>(n1), stream),
+                        EagerPlayer(tracker, static_cast<int>(n2), stream)};
+    EagerIteration backend{
+        sc, blas, constants, stream, tracker, A.data(), static_cast<int>(n1), static_cast<int>(n2), index, p};
     auto evaluate_average = [&](int t) {
         std::vector<double> average[2];
         const double weight = sc.total_weight(t);
@@ -198,7 +209,8 @@ std::vector<GameSolution> naive_solve(const float* A, std::size_t batch, std::si
     Cublas blas(stream);
     DeviceBuffer<float> constants(tracker, 3, stream, "naive constants");
     static const float host_constants[3] = {1.0f, -1.0f, 0.0f};
-    HPCML_CUDA_CHECK(cudaMemcpyAsync(constants.data(), host_constants, sizeof host_constants, cudaMemcpyHostToDevice, stream));
+    HPCML_CUDA_CHECK(
+        cudaMemcpyAsync(constants.data(), host_constants, sizeof host_constants, cudaMemcpyHostToDevice, stream));
     std::vector<GameSolution> out;
     for (std::size_t b = 0; b < batch; ++b)
         out.push_back(eager_solve(A + b * n1 * n2, n1, n2, b, sc, blas.get(), constants.data(), stream, tracker));

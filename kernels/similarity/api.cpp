@@ -33,12 +33,18 @@ std::string_view to_string(SimilarityMode mode) noexcept { return mode == Simila
 
 std::string_view to_string(SimilarityOutput output) noexcept {
     switch (output) {
-        case SimilarityOutput::Default: return "default";
-        case SimilarityOutput::Int32: return "int32";
-        case SimilarityOutput::UInt16: return "uint16";
-        case SimilarityOutput::UInt8: return "uint8";
-        case SimilarityOutput::Bool: return "bool";
-        case SimilarityOutput::Bitmask: return "bitmask";
+        case SimilarityOutput::Default:
+            return "default";
+        case SimilarityOutput::Int32:
+            return "int32";
+        case SimilarityOutput::UInt16:
+            return "uint16";
+        case SimilarityOutput::UInt8:
+            return "uint8";
+        case SimilarityOutput::Bool:
+            return "bool";
+        case SimilarityOutput::Bitmask:
+            return "bitmask";
     }
     return "?";
 }
@@ -48,8 +54,9 @@ SimilarityMode parse_similarity_mode(std::string_view text, std::string_view arg
 }
 
 SimilarityOutput parse_similarity_output(std::string_view text, std::string_view argument) {
-    return detail::parse_named(text, argument, {SimilarityOutput::Default, SimilarityOutput::Int32, SimilarityOutput::UInt16,
-                                                SimilarityOutput::UInt8, SimilarityOutput::Bool, SimilarityOutput::Bitmask});
+    return detail::parse_named(text, argument,
+                               {SimilarityOutput::Default, SimilarityOutput::Int32, SimilarityOutput::UInt16,
+                                SimilarityOutput::UInt8, SimilarityOutput::Bool, SimilarityOutput::Bitmask});
 }
 
 void check_similarity_options(const SimilarityOptions& options, std::size_t samples) {
@@ -58,19 +65,20 @@ void check_similarity_options(const SimilarityOptions& options, std::size_t samp
             "threshold: must be finite and >= 0, got " + std::to_string(options.threshold));
     require(!options.tile || *options.tile >= 1, "tile: must be >= 1, got 0");
     const SimilarityOutput resolved = resolve_output(options);
-    const bool count_output =
-        resolved == SimilarityOutput::Int32 || resolved == SimilarityOutput::UInt16 || resolved == SimilarityOutput::UInt8;
+    const bool count_output = resolved == SimilarityOutput::Int32 || resolved == SimilarityOutput::UInt16 ||
+                              resolved == SimilarityOutput::UInt8;
     const std::string output(to_string(resolved));
     if (options.mode == SimilarityMode::Count) {
-        require(count_output, "output: " + output + " is an output of mode All; mode Count writes Int32, UInt16 or UInt8");
+        require(count_output,
+                "output: " + output + " is an output of mode All; mode Count writes Int32, UInt16 or UInt8");
     } else {
         require(!count_output, "output: " + output + " is an output of mode Count; mode All writes Bool or Bitmask");
     }
     const std::size_t max_count = resolved == SimilarityOutput::UInt8    ? std::numeric_limits<std::uint8_t>::max()
                                   : resolved == SimilarityOutput::UInt16 ? std::numeric_limits<std::uint16_t>::max()
                                                                          : std::numeric_limits<std::int32_t>::max();
-    require(samples <= max_count, "output: " + output + " holds counts up to " + std::to_string(max_count) + ", but there are " +
-                                      std::to_string(samples) + " samples");
+    require(samples <= max_count, "output: " + output + " holds counts up to " + std::to_string(max_count) +
+                                      ", but there are " + std::to_string(samples) + " samples");
 }
 
 namespace {
@@ -119,7 +127,8 @@ TilePlan make_plan(const Problem& p, const SimilarityOptions& options, Backend b
 // Rows from row0 and columns from col0 of a packed n x m output `out`, as a region's output.
 RegionOutput region_of(void* out, const Problem& p, std::size_t row0, std::size_t col0) {
     const std::size_t out_row_bytes = detail::similarity::row_bytes(p.m, p.output);
-    return {static_cast<unsigned char*>(out) + row0 * out_row_bytes + detail::similarity::row_bytes(col0, p.output), out_row_bytes};
+    return {static_cast<unsigned char*>(out) + row0 * out_row_bytes + detail::similarity::row_bytes(col0, p.output),
+            out_row_bytes};
 }
 
 template <class Visit>
@@ -159,10 +168,11 @@ void run_cpu(const Problem& p, TilePlan plan, Method method, void* out, const Si
             const RegionOutput tile{tile_buffer.data(), row_bytes(region.cols, p.output)};
             const RegionOutput back{mirror_buffer.data(), row_bytes(mirrored.cols, p.output)};
             compute(region, tile, mirror ? &back : nullptr);
-            (*sink)(SimilarityTile{region.row0, region.col0, region.rows, region.cols, tile.data, tile.row_stride_bytes, p.output});
+            (*sink)(SimilarityTile{region.row0, region.col0, region.rows, region.cols, tile.data, tile.row_stride_bytes,
+                                   p.output});
             if (mirror)
-                (*sink)(SimilarityTile{mirrored.row0, mirrored.col0, mirrored.rows, mirrored.cols, back.data, back.row_stride_bytes,
-                                       p.output});
+                (*sink)(SimilarityTile{mirrored.row0, mirrored.col0, mirrored.rows, mirrored.cols, back.data,
+                                       back.row_stride_bytes, p.output});
         } else {
             const RegionOutput back = region_of(out, p, mirrored.row0, mirrored.col0);
             compute(region, region_of(out, p, region.row0, region.col0), mirror ? &back : nullptr);
@@ -176,19 +186,23 @@ RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* si
     detail::require(!sink || static_cast<bool>(*sink), "sink: empty callback");
     return detail::dispatch(
         options.backend, options.device, nullptr, options.method,
-        [&](detail::MemoryTracker& tracker) { run_cpu(p, make_plan(p, options, Backend::Cpu), options.method, out, sink, tracker); },
+        [&](detail::MemoryTracker& tracker) {
+            run_cpu(p, make_plan(p, options, Backend::Cpu), options.method, out, sink, tracker);
+        },
         [&](const auto& context, auto& tracker) {
             HPCML_IF_CUDA(
                 // Without a sink, finished tiles are copied into the caller's output.
-                const SimilarityTileSink copy_to_out = [&](const SimilarityTile& tile) {
-                    const RegionOutput dst = region_of(out, p, tile.row0, tile.col0);
-                    const std::size_t bytes = detail::similarity::row_bytes(tile.cols, p.output);
-                    for (std::size_t r = 0; r < tile.rows; ++r)
-                        std::memcpy(static_cast<unsigned char*>(dst.data) + r * dst.row_stride_bytes,
-                                    static_cast<const unsigned char*>(tile.data) + r * tile.row_stride_bytes, bytes);
-                };
-                detail::similarity::cuda_run_host(p, make_plan(p, options, Backend::Cuda), options.method, sink ? *sink : copy_to_out,
-                                                  context, tracker);)
+                const SimilarityTileSink copy_to_out =
+                    [&](const SimilarityTile& tile) {
+                        const RegionOutput dst = region_of(out, p, tile.row0, tile.col0);
+                        const std::size_t bytes = detail::similarity::row_bytes(tile.cols, p.output);
+                        for (std::size_t r = 0; r < tile.rows; ++r)
+                            std::memcpy(static_cast<unsigned char*>(dst.data) + r * dst.row_stride_bytes,
+                                        static_cast<const unsigned char*>(tile.data) + r * tile.row_stride_bytes,
+                                        bytes);
+                    };
+                detail::similarity::cuda_run_host(p, make_plan(p, options, Backend::Cuda), options.method,
+                                                  sink ? *sink : copy_to_out, context, tracker);)
         });
 }
 
@@ -208,15 +222,18 @@ namespace {
 
 // similarity_pairs and similarity_pairs_device: x and y in host memory, or (on_device) in the
 // device's.
-SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& options, std::size_t min_count, bool on_device) {
-    detail::require(options.mode == SimilarityMode::All || min_count >= 1, "min_count: must be >= 1 in mode Count, got 0");
+SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& options, std::size_t min_count,
+                         bool on_device) {
+    detail::require(options.mode == SimilarityMode::All || min_count >= 1,
+                    "min_count: must be >= 1 in mode Count, got 0");
     SimilarityOptions o = options;
     const bool count = o.mode == SimilarityMode::Count;
     o.output = count ? SimilarityOutput::Int32 : SimilarityOutput::Bool;
     if (!o.tile) o.tile = 1024;  // never the whole output at once
     const Problem p = make_problem(x, y, o);
     if (on_device)
-        detail::require(o.backend != Backend::Cpu, "backend: similarity_pairs_device takes device pointers; use backend cuda or auto");
+        detail::require(o.backend != Backend::Cpu,
+                        "backend: similarity_pairs_device takes device pointers; use backend cuda or auto");
     // Counts are at most samples (<= 2^31 - 1): a larger min_count passes nothing.
     const bool none_pass = count && min_count > p.samples;
     const auto least = count && !none_pass ? static_cast<std::int32_t>(min_count) : 1;
@@ -242,11 +259,12 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
         }
     };
     using detail::similarity::PassingElement;
-    [[maybe_unused]] const detail::similarity::PassingSink add_passing = [&](const Region& region, const PassingElement* passing,
-                                                                             std::size_t n) {
-        for (std::size_t k = 0; k < n; ++k)
-            add(region.row0 + passing[k].index / region.cols, region.col0 + passing[k].index % region.cols, passing[k].count);
-    };
+    [[maybe_unused]] const detail::similarity::PassingSink add_passing =
+        [&](const Region& region, const PassingElement* passing, std::size_t n) {
+            for (std::size_t k = 0; k < n; ++k)
+                add(region.row0 + passing[k].index / region.cols, region.col0 + passing[k].index % region.cols,
+                    passing[k].count);
+        };
     pairs.stats = detail::dispatch(
         on_device ? Backend::Cuda : o.backend, o.device, on_device ? o.stream : nullptr, o.method,
         [&](detail::MemoryTracker& tracker) {
@@ -256,14 +274,15 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
             HPCML_IF_CUDA(if (on_device) {
                 detail::require_device_pointer(x.data, context.device, "x");
                 detail::require_device_pointer(y.data, context.device, "y");
-            } if (!none_pass) detail::similarity::cuda_run_pairs(p, on_device, make_plan(p, o, Backend::Cuda), o.method, least,
-                                                                 add_passing, context, tracker);)
+            } if (!none_pass) detail::similarity::cuda_run_pairs(p, on_device, make_plan(p, o, Backend::Cuda), o.method,
+                                                                 least, add_passing, context, tracker);)
         });
     if (!ordered) {
         std::vector<std::size_t> order(pairs.i.size());
         for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-        std::sort(order.begin(), order.end(),
-                  [&](std::size_t a, std::size_t b) { return pairs.i[a] != pairs.i[b] ? pairs.i[a] < pairs.i[b] : pairs.j[a] < pairs.j[b]; });
+        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return pairs.i[a] != pairs.i[b] ? pairs.i[a] < pairs.i[b] : pairs.j[a] < pairs.j[b];
+        });
         auto permute = [&](auto& v) {
             if (v.empty()) return;
             std::remove_reference_t<decltype(v)> sorted(v.size());
@@ -283,7 +302,8 @@ SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOpt
     return pairs_of(x, y, options, min_count, false);
 }
 
-SimilarityPairs similarity_pairs_device(MatrixView x, MatrixView y, const SimilarityOptions& options, std::size_t min_count) {
+SimilarityPairs similarity_pairs_device(MatrixView x, MatrixView y, const SimilarityOptions& options,
+                                        std::size_t min_count) {
     return pairs_of(x, y, options, min_count, true);
 }
 
@@ -295,15 +315,18 @@ void similarity_transpose(const SimilarityTile& tile, void* dst, std::size_t dst
     require(tile.data != nullptr, "tile: null data pointer");
     require(dst != nullptr, "dst: null pointer");
     require(tile.row_stride_bytes >= row_bytes(tile.cols, tile.output),
-            "tile: row stride " + std::to_string(tile.row_stride_bytes) + " is shorter than a row of " + std::to_string(tile.cols));
-    require(dst_row_stride_bytes >= row_bytes(tile.rows, tile.output), "dst_row_stride_bytes: " + std::to_string(dst_row_stride_bytes) +
-                                                                           " is shorter than a row of " + std::to_string(tile.rows));
+            "tile: row stride " + std::to_string(tile.row_stride_bytes) + " is shorter than a row of " +
+                std::to_string(tile.cols));
+    require(dst_row_stride_bytes >= row_bytes(tile.rows, tile.output),
+            "dst_row_stride_bytes: " + std::to_string(dst_row_stride_bytes) + " is shorter than a row of " +
+                std::to_string(tile.rows));
     // Rows are written while others are read, by several threads: the two must not overlap.
     const auto* src_begin = static_cast<const unsigned char*>(tile.data);
     const auto* src_end = src_begin + (tile.rows - 1) * tile.row_stride_bytes + row_bytes(tile.cols, tile.output);
     const auto* dst_begin = static_cast<const unsigned char*>(dst);
     const auto* dst_end = dst_begin + (tile.cols - 1) * dst_row_stride_bytes + row_bytes(tile.rows, tile.output);
-    require(std::less<>{}(dst_end, src_begin + 1) || std::less<>{}(src_end, dst_begin + 1), "dst: overlaps the tile's data");
+    require(std::less<>{}(dst_end, src_begin + 1) || std::less<>{}(src_end, dst_begin + 1),
+            "dst: overlaps the tile's data");
     Problem p;
     p.output = tile.output;
     detail::similarity::cpu_transpose(p, {const_cast<void*>(tile.data), tile.row_stride_bytes}, tile.rows, tile.cols,
@@ -313,15 +336,16 @@ void similarity_transpose(const SimilarityTile& tile, void* dst, std::size_t dst
 RunStats similarity_device(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options) {
     const Problem p = make_problem(x, y, options);
     detail::require(out || p.n == 0 || p.m == 0, "out: null output pointer");
-    detail::require(options.backend != Backend::Cpu, "backend: similarity_device takes device pointers; use backend cuda or auto");
+    detail::require(options.backend != Backend::Cpu,
+                    "backend: similarity_device takes device pointers; use backend cuda or auto");
     return detail::dispatch(
         Backend::Cuda, options.device, options.stream, options.method, [](detail::MemoryTracker&) {},
         [&](const auto& context, auto& tracker) {
             HPCML_IF_CUDA(detail::require_device_pointer(x.data, context.device, "x");
                           detail::require_device_pointer(y.data, context.device, "y");
                           detail::require_device_pointer(out, context.device, "out");
-                          detail::similarity::cuda_run_device(p, make_plan(p, options, Backend::Cuda), options.method, out,
-                                                              context, tracker);)
+                          detail::similarity::cuda_run_device(p, make_plan(p, options, Backend::Cuda), options.method,
+                                                              out, context, tracker);)
         });
 }
 

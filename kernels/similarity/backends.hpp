@@ -46,8 +46,7 @@ struct RegionOutput {
 // region (checked against available memory first).
 void cpu_fused(const Problem& problem, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
                const RegionOutput* mirror = nullptr);
-void cpu_naive(const Problem& problem, const Region& region, const RegionOutput& out,
-               detail::MemoryTracker& tracker);
+void cpu_naive(const Problem& problem, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker);
 // The instruction set cpu_fused's inner kernel runs on here: "avx512", "avx2" or "baseline".
 std::string_view cpu_fused_kernel();
 
@@ -89,10 +88,10 @@ using PassingSink = std::function<void(const Region& region, const PassingElemen
 // Device inputs: everything stays on the device and `out` (device memory, n x m packed) is
 // filled in place, using the symmetry (uses_symmetry: blocks on and above the diagonal, then
 // a mirror kernel).
-void cuda_run_host(const Problem& problem, const TilePlan& plan, Method method,
-                   const SimilarityTileSink& sink, const Context& context, detail::MemoryTracker& tracker);
-void cuda_run_device(const Problem& problem, const TilePlan& plan, Method method, void* out,
-                     const Context& context, detail::MemoryTracker& tracker);
+void cuda_run_host(const Problem& problem, const TilePlan& plan, Method method, const SimilarityTileSink& sink,
+                   const Context& context, detail::MemoryTracker& tracker);
+void cuda_run_device(const Problem& problem, const TilePlan& plan, Method method, void* out, const Context& context,
+                     detail::MemoryTracker& tracker);
 // A pair list from host inputs (copied to the device once) or device inputs (on_device; the
 // work then runs on context.stream): each launch's output (problem.output Int32 or Bool) is
 // reduced on the device to its elements reaching min_count (select_passing), and only those

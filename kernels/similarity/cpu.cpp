@@ -9,8 +9,8 @@
 // 8 pair-samples; with 4 vector pipes (Zen 3) 8 pair-samples per cycle per core, with 3 (Intel
 // server cores) 6. Where the CPU has AVX-512 a panel is one 16-float vector and the compare
 // feeds a masked add: 4 instructions per 16 pair-samples (16 per cycle on Zen 5's four
-// full-width pipes). Without AVX2, the same with 4-float vectors, two rows at a time. Besides the output, memory is the packed region, samples x (rows + cols)
-// floats, and 64 KiB of accumulators per thread.
+// full-width pipes). Without AVX2, the same with 4-float vectors, two rows at a time. Besides the output, memory is the
+// packed region, samples x (rows + cols) floats, and 64 KiB of accumulators per thread.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -33,11 +33,11 @@ namespace hpcml::detail::similarity {
 
 namespace {
 
-constexpr std::size_t kBlockRows = 4;     // x features per micro-kernel
-constexpr std::size_t kPanelCols = 16;    // y features per micro-kernel (one AVX-512 vector, two AVX2 ones)
-constexpr std::size_t kBandRows = 128;    // x features per work item
-constexpr std::size_t kGroupPanels = 8;   // y panels per work item (128 columns)
-constexpr std::size_t kSampleChunk = 256; // samples per pass over an item (its band and panels: 256 KiB, in L2)
+constexpr std::size_t kBlockRows = 4;      // x features per micro-kernel
+constexpr std::size_t kPanelCols = 16;     // y features per micro-kernel (one AVX-512 vector, two AVX2 ones)
+constexpr std::size_t kBandRows = 128;     // x features per work item
+constexpr std::size_t kGroupPanels = 8;    // y panels per work item (128 columns)
+constexpr std::size_t kSampleChunk = 256;  // samples per pass over an item (its band and panels: 256 KiB, in L2)
 // Elements below which packing and mirroring stay on the calling thread: a parallel region
 // costs a few microseconds, and milliseconds where the cores are busy with other work (each
 // region waits for all its threads), which small tiles would pay thousands of times.
@@ -66,8 +66,8 @@ bool count_block_4x16_baseline(const float* x_panel, const float* ypack, std::si
         for (std::size_t k = 0; k < 8; ++k) std::memcpy(c[k], rows + k * 4, sizeof(i4));
         auto alive_after = [&](std::int32_t done) {
             const i4 full = i4{} + done;
-            const i4 alive = (c00 == full) | (c01 == full) | (c02 == full) | (c03 == full) | (c10 == full) | (c11 == full) |
-                             (c12 == full) | (c13 == full);
+            const i4 alive = (c00 == full) | (c01 == full) | (c02 == full) | (c03 == full) | (c10 == full) |
+                             (c11 == full) | (c12 == full) | (c13 == full);
             std::uint64_t words[2];
             std::memcpy(words, &alive, sizeof words);
             return (words[0] | words[1]) != 0;
@@ -102,8 +102,9 @@ using i8 = std::int32_t __attribute__((vector_size(32)));
 
 // count_block_4x16_baseline where the CPU has AVX2: a 4 x 16 block at once, per sample 4
 // broadcasts and per 8 pairs a subtract, an abs (and-mask), a compare and an integer add.
-[[gnu::target("avx2")]] bool count_block_4x16_avx2(const float* x_panel, const float* ypack, std::size_t samples, float threshold,
-                                                   std::int32_t* counts, bool stop_when_dead, std::int32_t seen) {
+[[gnu::target("avx2")]] bool count_block_4x16_avx2(const float* x_panel, const float* ypack, std::size_t samples,
+                                                   float threshold, std::int32_t* counts, bool stop_when_dead,
+                                                   std::int32_t seen) {
     const f8 t = {threshold, threshold, threshold, threshold, threshold, threshold, threshold, threshold};
     const i8 abs_mask = i8{} + 0x7fffffff;
     // Eight named accumulators, not an array: GCC keeps an array that is copied in and out in
@@ -126,7 +127,7 @@ using i8 = std::int32_t __attribute__((vector_size(32)));
         std::memcpy(&y0, ypack + s * kPanelCols, sizeof y0);
         std::memcpy(&y1, ypack + s * kPanelCols + 8, sizeof y1);
         auto count = [&](i8& lo, i8& hi, float x) {
-            const f8 xa = {x, x, x, x, x, x, x, x};  // a broadcast (f8{} + x would add 0.0f)
+            const f8 xa = {x, x, x, x, x, x, x, x};    // a broadcast (f8{} + x would add 0.0f)
             lo -= (f8)((i8)(xa - y0) & abs_mask) < t;  // a true comparison is -1
             hi -= (f8)((i8)(xa - y1) & abs_mask) < t;
         };
@@ -152,15 +153,16 @@ using i8 = std::int32_t __attribute__((vector_size(32)));
     return _mm512_mask_add_epi32(c, within, c, _mm512_set1_epi32(1));
 }
 
-[[gnu::target("avx512f")]] inline bool any_equal_avx512(__m512i c0, __m512i c1, __m512i c2, __m512i c3, std::int32_t done) {
+[[gnu::target("avx512f")]] inline bool any_equal_avx512(__m512i c0, __m512i c1, __m512i c2, __m512i c3,
+                                                        std::int32_t done) {
     const __m512i full = _mm512_set1_epi32(done);
     return (_mm512_cmpeq_epi32_mask(c0, full) | _mm512_cmpeq_epi32_mask(c1, full) | _mm512_cmpeq_epi32_mask(c2, full) |
             _mm512_cmpeq_epi32_mask(c3, full)) != 0;
 }
 
 [[gnu::target("avx512f")]] bool count_block_4x16_avx512(const float* x_panel, const float* ypack, std::size_t samples,
-                                                       float threshold, std::int32_t* counts, bool stop_when_dead,
-                                                       std::int32_t seen) {
+                                                        float threshold, std::int32_t* counts, bool stop_when_dead,
+                                                        std::int32_t seen) {
     const __m512 t = _mm512_set1_ps(threshold);
     __m512i c0 = _mm512_loadu_si512(counts), c1 = _mm512_loadu_si512(counts + 16), c2 = _mm512_loadu_si512(counts + 32),
             c3 = _mm512_loadu_si512(counts + 48);
@@ -175,7 +177,9 @@ using i8 = std::int32_t __attribute__((vector_size(32)));
             c2 = add_within_avx512(c2, xs[2], y, t);
             c3 = add_within_avx512(c3, xs[3], y, t);
         }
-        if (stop_when_dead && end == s0 + 16 && !any_equal_avx512(c0, c1, c2, c3, seen + static_cast<std::int32_t>(end))) break;
+        if (stop_when_dead && end == s0 + 16 &&
+            !any_equal_avx512(c0, c1, c2, c3, seen + static_cast<std::int32_t>(end)))
+            break;
     }
     _mm512_storeu_si512(counts, c0);
     _mm512_storeu_si512(counts + 16, c1);
@@ -205,8 +209,8 @@ BlockKernel block_kernel() {
 }
 
 template <class T>
-void store_typed(const auto* counts, std::size_t ldc, std::size_t rows, std::size_t cols,
-                 std::size_t r, std::size_t c, const RegionOutput& out, auto&& encode) {
+void store_typed(const auto* counts, std::size_t ldc, std::size_t rows, std::size_t cols, std::size_t r, std::size_t c,
+                 const RegionOutput& out, auto&& encode) {
     for (std::size_t a = 0; a < rows; ++a) {
         T* row = reinterpret_cast<T*>(static_cast<char*>(out.data) + (r + a) * out.row_stride_bytes) + c;
         for (std::size_t b = 0; b < cols; ++b) row[b] = encode(counts[a * ldc + b]);
@@ -216,8 +220,8 @@ void store_typed(const auto* counts, std::size_t ldc, std::size_t rows, std::siz
 // Writes a rows x cols block of counts (row stride ldc) at (r, c) of `out`, encoded as
 // problem.output (for All: count == samples). For Bitmask, c is a multiple of 8.
 template <class Count>
-void store_counts(const Count* counts, std::size_t ldc, std::size_t rows, std::size_t cols,
-                  std::size_t r, std::size_t c, const Problem& problem, const RegionOutput& out) {
+void store_counts(const Count* counts, std::size_t ldc, std::size_t rows, std::size_t cols, std::size_t r,
+                  std::size_t c, const Problem& problem, const RegionOutput& out) {
     const auto samples = static_cast<std::uint32_t>(problem.samples);
     auto pass = [samples](Count v) { return all_within(static_cast<std::uint32_t>(v), samples); };
     switch (problem.output) {
@@ -234,7 +238,8 @@ void store_counts(const Count* counts, std::size_t ldc, std::size_t rows, std::s
                                       [](Count v) { return encode_count<std::uint8_t>(v); });
             break;
         case SimilarityOutput::Bool:
-            store_typed<std::uint8_t>(counts, ldc, rows, cols, r, c, out, [&](Count v) { return encode_bool(pass(v)); });
+            store_typed<std::uint8_t>(counts, ldc, rows, cols, r, c, out,
+                                      [&](Count v) { return encode_bool(pass(v)); });
             break;
         case SimilarityOutput::Bitmask:
             for (std::size_t a = 0; a < rows; ++a) {
@@ -258,7 +263,8 @@ void store_counts(const Count* counts, std::size_t ldc, std::size_t rows, std::s
                         continue;
                     }
 #endif
-                    row[b0 / 8] = encode_bitmask_byte(bit, 8);  // a constant count of bits: no test per bit once inlined
+                    row[b0 / 8] =
+                        encode_bitmask_byte(bit, 8);  // a constant count of bits: no test per bit once inlined
                 }
             }
             break;
@@ -284,9 +290,12 @@ void put(const RegionOutput& o, std::size_t a, std::size_t b, T v) {
 template <class Visit>
 void with_element_type(SimilarityOutput output, Visit&& visit) {
     switch (output) {
-        case SimilarityOutput::Int32: return visit(std::int32_t{});
-        case SimilarityOutput::UInt16: return visit(std::uint16_t{});
-        default: return visit(std::uint8_t{});  // UInt8, Bool (Bitmask has its own functions)
+        case SimilarityOutput::Int32:
+            return visit(std::int32_t{});
+        case SimilarityOutput::UInt16:
+            return visit(std::uint16_t{});
+        default:
+            return visit(std::uint8_t{});  // UInt8, Bool (Bitmask has its own functions)
     }
 }
 
@@ -307,15 +316,18 @@ void transpose_block(const RegionOutput& src, std::size_t b0, std::size_t a0, st
             for (std::size_t a = 0; a < whole_cols; a += 4) {
                 __m128 r[4];
                 for (int k = 0; k < 4; ++k)
-                    r[k] = _mm_loadu_ps(reinterpret_cast<const float*>(s + (b0 + b + k) * src.row_stride_bytes + (a0 + a) * 4));
+                    r[k] = _mm_loadu_ps(
+                        reinterpret_cast<const float*>(s + (b0 + b + k) * src.row_stride_bytes + (a0 + a) * 4));
                 _MM_TRANSPOSE4_PS(r[0], r[1], r[2], r[3]);
                 for (int k = 0; k < 4; ++k)
-                    _mm_storeu_ps(reinterpret_cast<float*>(d + (a0 + a + k) * dst.row_stride_bytes + (b0 + b) * 4), r[k]);
+                    _mm_storeu_ps(reinterpret_cast<float*>(d + (a0 + a + k) * dst.row_stride_bytes + (b0 + b) * 4),
+                                  r[k]);
             }
     }
 #endif
     for (std::size_t a = 0; a < cols; ++a)
-        for (std::size_t b = a < whole_cols ? whole_rows : 0; b < rows; ++b) put<T>(dst, a0 + a, b0 + b, get<T>(src, b0 + b, a0 + a));
+        for (std::size_t b = a < whole_cols ? whole_rows : 0; b < rows; ++b)
+            put<T>(dst, a0 + a, b0 + b, get<T>(src, b0 + b, a0 + a));
 }
 
 // dst(a, b) = src(b, a) for a < cols, b < rows, in 32 x 32 blocks so that the column reads
@@ -345,13 +357,15 @@ std::uint64_t transpose_8x8_bits(std::uint64_t x) {
 std::uint64_t load_bit_block(const RegionOutput& o, std::size_t r0, std::size_t rows, std::size_t byte) {
     std::uint64_t block = 0;
     for (std::size_t k = 0; k < 8 && r0 + k < rows; ++k)
-        block |= std::uint64_t{static_cast<const std::uint8_t*>(o.data)[(r0 + k) * o.row_stride_bytes + byte]} << (8 * k);
+        block |= std::uint64_t{static_cast<const std::uint8_t*>(o.data)[(r0 + k) * o.row_stride_bytes + byte]}
+                 << (8 * k);
     return block;
 }
 
 void store_bit_block(const RegionOutput& o, std::size_t r0, std::size_t rows, std::size_t byte, std::uint64_t block) {
     for (std::size_t k = 0; k < 8 && r0 + k < rows; ++k)
-        static_cast<std::uint8_t*>(o.data)[(r0 + k) * o.row_stride_bytes + byte] = static_cast<std::uint8_t>(block >> (8 * k));
+        static_cast<std::uint8_t*>(o.data)[(r0 + k) * o.row_stride_bytes + byte] =
+            static_cast<std::uint8_t>(block >> (8 * k));
 }
 
 // Visits the 8 x 8 blocks (b0, a0) of a rows x cols bitmask (rows b0.., byte a0 / 8): threads
@@ -389,8 +403,9 @@ public:
         : samples_(samples) {
         const std::size_t panels = (count + kPanelCols - 1) / kPanelCols;
         buffer_ = detail::HostBuffer<float>(tracker, panels * samples * kPanelCols + kAlignFloats, what);
-        data_ = buffer_.data() + (kAlignFloats - reinterpret_cast<std::uintptr_t>(buffer_.data()) / sizeof(float) % kAlignFloats) %
-                                     kAlignFloats;
+        data_ = buffer_.data() +
+                (kAlignFloats - reinterpret_cast<std::uintptr_t>(buffer_.data()) / sizeof(float) % kAlignFloats) %
+                    kAlignFloats;
         const float nan = std::numeric_limits<float>::quiet_NaN();
 #pragma omp parallel for schedule(static) if (samples * count >= kParallelMin)
         for (std::size_t s = 0; s < samples; ++s) {  // each sample row read once, in order
@@ -434,8 +449,9 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out, 
     // y is x and this region straddles the diagonal: blocks on and above it only (~half the work).
     const bool diagonal = p.symmetric && region.row0 == region.col0 && region.rows == region.cols;
     const Packed ypacked(p.y, p.ldy, region.col0, region.cols, p.samples, tracker, "similarity cpu packed y");
-    const Packed xpacked = diagonal ? Packed{}
-                                    : Packed(p.x, p.ldx, region.row0, region.rows, p.samples, tracker, "similarity cpu packed x");
+    const Packed xpacked =
+        diagonal ? Packed{}
+                 : Packed(p.x, p.ldx, region.row0, region.rows, p.samples, tracker, "similarity cpu packed x");
     const Packed& xsource = diagonal ? ypacked : xpacked;  // the same features, packed once
     const std::size_t chunk = std::min(kSampleChunk, std::max<std::size_t>(p.samples, 1));
     const std::size_t band_rows = std::min(kBandRows, (region.rows + kBlockRows - 1) / kBlockRows * kBlockRows);
@@ -444,7 +460,8 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out, 
     // A panel's counts transposed, for the mirror's store.
     detail::HostBuffer<std::int32_t> transposed;
     if (diagonal || mirror)
-        transposed = detail::HostBuffer<std::int32_t>(tracker, threads * kPanelCols * kBandRows, "similarity cpu mirror block");
+        transposed =
+            detail::HostBuffer<std::int32_t>(tracker, threads * kPanelCols * kBandRows, "similarity cpu mirror block");
     const bool all_mode = p.mode == SimilarityMode::All;
 
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
@@ -480,15 +497,16 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out, 
         for (std::size_t s0 = 0; s0 < p.samples; s0 += chunk) {
             const std::size_t sc = std::min(chunk, p.samples - s0);
             for (std::size_t panel = 0; panel < group_panels; ++panel) {
-                if (below(panel, i0) || std::none_of(alive[panel], alive[panel] + blocks, [](bool a) { return a; })) continue;
+                if (below(panel, i0) || std::none_of(alive[panel], alive[panel] + blocks, [](bool a) { return a; }))
+                    continue;
                 const float* ypanel = ypacked.panel(first_panel + panel, s0);
                 for (std::size_t block = 0; block < blocks; ++block) {
                     const std::size_t row = i0 + block * kBlockRows;  // rows past the edge are NaN: never counted
                     if (!alive[panel][block] || below(panel, row)) continue;
                     const float* xs = xsource.panel(row / kPanelCols, s0) + row % kPanelCols;
                     alive[panel][block] = count_block(xs, ypanel, sc, p.threshold,
-                                                           acc + (panel * band_rows + block * kBlockRows) * kPanelCols,
-                                                           all_mode, static_cast<std::int32_t>(s0));
+                                                      acc + (panel * band_rows + block * kBlockRows) * kPanelCols,
+                                                      all_mode, static_cast<std::int32_t>(s0));
                 }
             }
         }
@@ -511,19 +529,19 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out, 
     }
 }
 
-void cpu_transpose(const Problem& p, const RegionOutput& src, std::size_t rows, std::size_t cols, const RegionOutput& dst) {
+void cpu_transpose(const Problem& p, const RegionOutput& src, std::size_t rows, std::size_t cols,
+                   const RegionOutput& dst) {
     if (p.output == SimilarityOutput::Bitmask) return transpose_bits(src, rows, cols, dst);
     with_element_type(p.output, [&](auto type) { transpose<decltype(type)>(src, rows, cols, dst); });
 }
 
-void cpu_naive(const Problem& p, const Region& region, const RegionOutput& out,
-               detail::MemoryTracker& tracker) {
+void cpu_naive(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker) {
     const std::size_t pairs = detail::checked_mul(region.rows, region.cols, "similarity naive");
     const std::size_t elements = detail::checked_mul(p.samples, pairs, "similarity naive");
     // x[:, :, None] - y[:, None, :] (float32), abs(.) < t (bool), .sum(0) or .all(0) (int64).
-    detail::ensure_host_fits(detail::checked_mul(elements, sizeof(float) + 1, "similarity naive") +
-                                 pairs * sizeof(std::int64_t),
-                             "naive similarity (samples x rows x cols float32 differences + bool mask)");
+    detail::ensure_host_fits(
+        detail::checked_mul(elements, sizeof(float) + 1, "similarity naive") + pairs * sizeof(std::int64_t),
+        "naive similarity (samples x rows x cols float32 differences + bool mask)");
     detail::HostBuffer<float> diff(tracker, elements, "naive similarity differences");
     for (std::size_t s = 0; s < p.samples; ++s)
         for (std::size_t i = 0; i < region.rows; ++i)

@@ -63,8 +63,8 @@ DeviceInputs upload(const Problem& host, cudaStream_t stream, detail::MemoryTrac
     auto copy = [&](const float* data, std::size_t ld, std::size_t cols, const char* what) {
         detail::DeviceBuffer<float> buffer(tracker, detail::checked_mul(host.samples, cols, what), stream, what);
         if (buffer.size())
-            HPCML_CUDA_CHECK(cudaMemcpy2DAsync(buffer.data(), cols * sizeof(float), data, ld * sizeof(float), cols * sizeof(float),
-                                               host.samples, cudaMemcpyHostToDevice, stream));
+            HPCML_CUDA_CHECK(cudaMemcpy2DAsync(buffer.data(), cols * sizeof(float), data, ld * sizeof(float),
+                                               cols * sizeof(float), host.samples, cudaMemcpyHostToDevice, stream));
         return buffer;
     };
     const bool self = host.y == host.x && host.ldy == host.ldx && host.m <= host.n;
@@ -103,7 +103,8 @@ void cuda_run_host(const Problem& host, const TilePlan& plan, Method method, con
 
     const std::size_t group = tiles_per_launch(dev, plan, method);
     const std::vector<Region> regions = launch_regions(host, plan, group);
-    const std::size_t slot_bytes = detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols * group, host.output), "tile group");
+    const std::size_t slot_bytes =
+        detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols * group, host.output), "tile group");
     std::array<detail::DeviceBuffer<unsigned char>, 2> device_out;
     std::array<detail::PinnedBuffer<unsigned char>, 2> staged;
     // On every exit (a throwing sink or launch included), both streams finish before the
@@ -111,7 +112,8 @@ void cuda_run_host(const Problem& host, const TilePlan& plan, Method method, con
     // may still be writing into a pinned buffer.
     const Drain drain{{streams[0].get(), streams[1].get()}};
     for (int slot = 0; slot < 2 && static_cast<std::size_t>(slot) < regions.size(); ++slot) {
-        device_out[slot] = detail::DeviceBuffer<unsigned char>(tracker, slot_bytes, streams[slot].get(), "similarity output tiles");
+        device_out[slot] =
+            detail::DeviceBuffer<unsigned char>(tracker, slot_bytes, streams[slot].get(), "similarity output tiles");
         staged[slot] = detail::PinnedBuffer<unsigned char>(tracker, slot_bytes, "similarity pinned output tiles");
     }
 
@@ -149,7 +151,8 @@ void cuda_run_device(const Problem& p, const TilePlan& plan, Method method, void
     const cudaStream_t stream = static_cast<cudaStream_t>(context.stream);
     const std::size_t out_row_bytes = row_bytes(p.m, p.output);
     auto at = [&](std::size_t row0, std::size_t col0) {
-        return RegionOutput{static_cast<unsigned char*>(out) + row0 * out_row_bytes + row_bytes(col0, p.output), out_row_bytes};
+        return RegionOutput{static_cast<unsigned char*>(out) + row0 * out_row_bytes + row_bytes(col0, p.output),
+                            out_row_bytes};
     };
     // Where y is x: row bands of whole 128-row blocks, each from its diagonal to the last
     // column with the blocks below the diagonal skipped, then one mirror of everything below
@@ -183,13 +186,15 @@ void cuda_run_pairs(const Problem& host, bool on_device, const TilePlan& plan, M
         1, std::min(tiles_per_launch(dev, plan, method), kMostElements / (plan.tile_rows * plan.tile_cols)));
     const std::vector<Region> regions = launch_regions(host, plan, group);
     const std::size_t most = plan.tile_rows * std::min(plan.tile_cols * group, host.m);
-    const std::size_t temp_bytes = select_passing(nullptr, host.output, most, min_count, nullptr, nullptr, nullptr, 0, stream);
-    detail::DeviceBuffer<unsigned char> out(tracker, detail::checked_mul(most, row_bytes(1, host.output), "tile group"), stream,
-                                            "similarity output tiles");
+    const std::size_t temp_bytes =
+        select_passing(nullptr, host.output, most, min_count, nullptr, nullptr, nullptr, 0, stream);
+    detail::DeviceBuffer<unsigned char> out(tracker, detail::checked_mul(most, row_bytes(1, host.output), "tile group"),
+                                            stream, "similarity output tiles");
     detail::DeviceBuffer<PassingElement> selected(tracker, most, stream, "similarity selected pairs");
     detail::DeviceBuffer<unsigned long long> selected_count(tracker, 1, stream, "similarity selected count");
     // Never empty: a null scratch pointer would make the selection a size query.
-    detail::DeviceBuffer<unsigned char> temp(tracker, std::max<std::size_t>(temp_bytes, 1), stream, "similarity selection scratch");
+    detail::DeviceBuffer<unsigned char> temp(tracker, std::max<std::size_t>(temp_bytes, 1), stream,
+                                             "similarity selection scratch");
     detail::PinnedBuffer<unsigned long long> count_host(tracker, 1, "similarity selected count");
     std::vector<PassingElement> passing;
     // On every exit (a throwing sink included) the stream finishes before the buffers above
@@ -198,16 +203,16 @@ void cuda_run_pairs(const Problem& host, bool on_device, const TilePlan& plan, M
     for (const Region& region : regions) {
         const std::size_t elements = region.rows * region.cols;
         launch(dev, region, RegionOutput{out.data(), row_bytes(region.cols, host.output)}, method, tracker, stream);
-        select_passing(out.data(), host.output, elements, min_count, selected.data(), selected_count.data(), temp.data(), temp.size(),
-                       stream);
-        HPCML_CUDA_CHECK(cudaMemcpyAsync(count_host.data(), selected_count.data(), sizeof(unsigned long long), cudaMemcpyDeviceToHost,
-                                         stream));
+        select_passing(out.data(), host.output, elements, min_count, selected.data(), selected_count.data(),
+                       temp.data(), temp.size(), stream);
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(count_host.data(), selected_count.data(), sizeof(unsigned long long),
+                                         cudaMemcpyDeviceToHost, stream));
         HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
         const std::size_t count = static_cast<std::size_t>(*count_host.data());
         passing.resize(count);
         if (count)
-            HPCML_CUDA_CHECK(cudaMemcpyAsync(passing.data(), selected.data(), count * sizeof(PassingElement), cudaMemcpyDeviceToHost,
-                                             stream));
+            HPCML_CUDA_CHECK(cudaMemcpyAsync(passing.data(), selected.data(), count * sizeof(PassingElement),
+                                             cudaMemcpyDeviceToHost, stream));
         HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
         sink(region, passing.data(), count);
     }

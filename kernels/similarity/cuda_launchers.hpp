@@ -18,16 +18,16 @@ void launch_fused(const Problem& problem, const Region& region, const RegionOutp
 // out_row_bytes): the symmetric device path's mirror of the blocks it computed.
 void launch_mirror_lower(const Problem& problem, void* out, std::size_t out_row_bytes, cudaStream_t stream);
 
-void launch_naive(const Problem& problem, const Region& region, const RegionOutput& out,
-                  detail::MemoryTracker& tracker, cudaStream_t stream);
+void launch_naive(const Problem& problem, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
+                  cudaStream_t stream);
 
 // The elements of a region's output (rows x cols packed, Int32 or Bool) whose count reaches
 // min_count (Bool: 1), in row-major order, into `selected`, and their number into
 // *selected_count (device memory both); with temp == nullptr, only the temporary bytes the
 // selection needs are returned (CUB's convention), else temp_bytes.
-std::size_t select_passing(const unsigned char* out, SimilarityOutput output, std::size_t elements, std::int32_t min_count,
-                           PassingElement* selected, unsigned long long* selected_count, void* temp, std::size_t temp_bytes,
-                           cudaStream_t stream);
+std::size_t select_passing(const unsigned char* out, SimilarityOutput output, std::size_t elements,
+                           std::int32_t min_count, PassingElement* selected, unsigned long long* selected_count,
+                           void* temp, std::size_t temp_bytes, cudaStream_t stream);
 
 // Output blocks of the fused kernel, and how many of them the current device runs at once
 // (for the kernel `problem` launches), for sizing launches.

@@ -16,14 +16,12 @@
 // or 0.0, FADD into the count), so the issue-rate floor on sm_90 is 128 / 3 = 42.7
 // pair-samples per clock per SM: about 1.1e13 /s on a 132-SM H100 SXM at 1.98 GHz. Counts
 // are floats, exact below 2^24 samples; above that the kernel counts in integers, which nvcc
-// compiles to 4 instructions (FSETP, then an add and a predicated move back). Memory is negligible: each loaded float is
-// reused 128 times, and the output is 4 bytes per pair against n_samples compare-counts.
-// All mode stops a block once none of its pairs passed every sample so far (a block vote
-// every 16 samples); on random data that is after the first 16.
-// Registers (ptxas, sm_90): 128, the launch bounds' cap, with 52-180 bytes spilled; in the
-// float-count variants the spills are loop-invariant addresses reloaded once per 16-sample
-// stage (a few local loads per 3072 compare instructions), none inside the compare loop
-// (SASS read, not timed: no GPU has run this kernel yet).
+// compiles to 4 instructions (FSETP, then an add and a predicated move back). Memory is negligible: each loaded float
+// is reused 128 times, and the output is 4 bytes per pair against n_samples compare-counts. All mode stops a block once
+// none of its pairs passed every sample so far (a block vote every 16 samples); on random data that is after the
+// first 16. Registers (ptxas, sm_90): 128, the launch bounds' cap, with 52-180 bytes spilled; in the float-count
+// variants the spills are loop-invariant addresses reloaded once per 16-sample stage (a few local loads per 3072
+// compare instructions), none inside the compare loop (SASS read, not timed: no GPU has run this kernel yet).
 #include <cstdint>
 
 #include "common/cuda_check.hpp"
@@ -38,8 +36,8 @@ constexpr int kBM = static_cast<int>(kFusedBlockRows);
 constexpr int kBN = static_cast<int>(kFusedBlockCols);
 constexpr int kBK = 16;  // samples per shared-memory stage
 constexpr int kTM = 8, kTN = 8;
-constexpr int kThreads = (kBM / kTM) * (kBN / kTN);            // 256
-constexpr int kLoadsPerThread = kBK * kBM / 4 / kThreads;      // float4 loads of x (and y): 2
+constexpr int kThreads = (kBM / kTM) * (kBN / kTN);        // 256
+constexpr int kLoadsPerThread = kBK * kBM / 4 / kThreads;  // float4 loads of x (and y): 2
 static_assert(kBM == kBN, "x and y tiles share one load mapping");
 
 struct FusedArgs {
@@ -55,14 +53,14 @@ struct FusedArgs {
 
 // Four consecutive features of sample s, NaN past the sample count or the feature limit.
 template <bool Vec4>
-__device__ __forceinline__ float4 load4(const float* base, std::size_t ld, std::size_t s, std::size_t samples,
-                                        int col, int limit) {
+__device__ __forceinline__ float4 load4(const float* base, std::size_t ld, std::size_t s, std::size_t samples, int col,
+                                        int limit) {
     const float nan = __int_as_float(0x7fffffff);
     if (s >= samples) return make_float4(nan, nan, nan, nan);
     const float* p = base + s * ld + col;
     if (Vec4 && col + 3 < limit) return *reinterpret_cast<const float4*>(p);
-    return make_float4(col + 0 < limit ? p[0] : nan, col + 1 < limit ? p[1] : nan,
-                       col + 2 < limit ? p[2] : nan, col + 3 < limit ? p[3] : nan);
+    return make_float4(col + 0 < limit ? p[0] : nan, col + 1 < limit ? p[1] : nan, col + 2 < limit ? p[2] : nan,
+                       col + 3 < limit ? p[3] : nan);
 }
 
 // Counts arrive as the kernel kept them (float or unsigned; whole numbers either way).
@@ -101,8 +99,8 @@ struct StoreBitmask {
         if (c >= a.cols) return;
         const auto valid = static_cast<unsigned>(a.cols - c);
         for (int i = 0; i < kTM && r + i < a.rows; ++i) {
-            a.out[static_cast<std::size_t>(r + i) * a.out_stride + c / 8] =
-                encode_bitmask_byte([&](unsigned j) { return all_within(static_cast<unsigned>(counts[i][j]), samples); }, valid);
+            a.out[static_cast<std::size_t>(r + i) * a.out_stride + c / 8] = encode_bitmask_byte(
+                [&](unsigned j) { return all_within(static_cast<unsigned>(counts[i][j]), samples); }, valid);
         }
     }
 };
@@ -187,8 +185,10 @@ using FusedKernel = void (*)(FusedArgs);
 template <class Store, bool StopWhenDead>
 FusedKernel with_loads(bool vec4, bool float_counts) {
     if (float_counts)
-        return vec4 ? similarity_fused_kernel<Store, true, StopWhenDead, float> : similarity_fused_kernel<Store, false, StopWhenDead, float>;
-    return vec4 ? similarity_fused_kernel<Store, true, StopWhenDead, unsigned> : similarity_fused_kernel<Store, false, StopWhenDead, unsigned>;
+        return vec4 ? similarity_fused_kernel<Store, true, StopWhenDead, float>
+                    : similarity_fused_kernel<Store, false, StopWhenDead, float>;
+    return vec4 ? similarity_fused_kernel<Store, true, StopWhenDead, unsigned>
+                : similarity_fused_kernel<Store, false, StopWhenDead, unsigned>;
 }
 
 // The instantiation that writes `output`, with 16-byte loads when `vec4`, counting in floats
@@ -196,12 +196,18 @@ FusedKernel with_loads(bool vec4, bool float_counts) {
 FusedKernel fused_kernel(SimilarityOutput output, bool vec4, std::size_t samples) {
     const bool float_counts = samples < kFloatCountLimit;
     switch (output) {
-        case SimilarityOutput::Int32: return with_loads<StoreCounts<std::int32_t>, false>(vec4, float_counts);
-        case SimilarityOutput::UInt16: return with_loads<StoreCounts<std::uint16_t>, false>(vec4, float_counts);
-        case SimilarityOutput::UInt8: return with_loads<StoreCounts<std::uint8_t>, false>(vec4, float_counts);
-        case SimilarityOutput::Bool: return with_loads<StoreBool, true>(vec4, float_counts);
-        case SimilarityOutput::Bitmask: return with_loads<StoreBitmask, true>(vec4, float_counts);
-        case SimilarityOutput::Default: break;
+        case SimilarityOutput::Int32:
+            return with_loads<StoreCounts<std::int32_t>, false>(vec4, float_counts);
+        case SimilarityOutput::UInt16:
+            return with_loads<StoreCounts<std::uint16_t>, false>(vec4, float_counts);
+        case SimilarityOutput::UInt8:
+            return with_loads<StoreCounts<std::uint8_t>, false>(vec4, float_counts);
+        case SimilarityOutput::Bool:
+            return with_loads<StoreBool, true>(vec4, float_counts);
+        case SimilarityOutput::Bitmask:
+            return with_loads<StoreBitmask, true>(vec4, float_counts);
+        case SimilarityOutput::Default:
+            break;
     }
     detail::raise(ErrorKind::Internal, "similarity: unresolved output type");
 }
@@ -220,16 +226,26 @@ std::size_t fused_resident_blocks(const Problem& p) {
     return detail::resident_blocks(reinterpret_cast<const void*>(kernel), kThreads, 0);
 }
 
-void launch_fused(const Problem& p, const Region& region, const RegionOutput& out, cudaStream_t stream, bool upper_blocks_only) {
+void launch_fused(const Problem& p, const Region& region, const RegionOutput& out, cudaStream_t stream,
+                  bool upper_blocks_only) {
     if (region.rows == 0 || region.cols == 0) return;
     // gridDim.y is at most 65535; columns go on x, which reaches 2^31 - 1.
     detail::require(region.rows <= std::size_t{65535} * kBM && region.cols < (std::size_t{1} << 30),
                     "tile: at most 8388480 rows and 2^30 columns per tile on the GPU");
-    FusedArgs args{p.x + region.row0, p.y + region.col0, p.ldx, p.ldy, p.samples,
-                   static_cast<int>(region.rows), static_cast<int>(region.cols), p.threshold,
-                   static_cast<unsigned char*>(out.data), out.row_stride_bytes, upper_blocks_only};
+    FusedArgs args{p.x + region.row0,
+                   p.y + region.col0,
+                   p.ldx,
+                   p.ldy,
+                   p.samples,
+                   static_cast<int>(region.rows),
+                   static_cast<int>(region.cols),
+                   p.threshold,
+                   static_cast<unsigned char*>(out.data),
+                   out.row_stride_bytes,
+                   upper_blocks_only};
     const FusedKernel kernel = fused_kernel(p.output, vec4_loads(args.x, p.ldx, args.y, p.ldy), p.samples);
-    const dim3 grid(static_cast<unsigned>((args.cols + kBN - 1) / kBN), static_cast<unsigned>((args.rows + kBM - 1) / kBM));
+    const dim3 grid(static_cast<unsigned>((args.cols + kBN - 1) / kBN),
+                    static_cast<unsigned>((args.rows + kBM - 1) / kBM));
     kernel<<<grid, kThreads, 0, stream>>>(args);
     HPCML_LAUNCH_CHECK("similarity_fused_kernel");
 }

@@ -14,18 +14,20 @@ namespace hpcml::detail::similarity {
 
 // |x - y| < t with the difference rounded to float32 once, as NumPy computes it. NaN (and
 // inf - inf) compares false. Callers must not be compiled with fast math.
-HPCML_HD inline bool within_threshold(float x, float y, float threshold) {
-    return fabsf(x - y) < threshold;
-}
+HPCML_HD inline bool within_threshold(float x, float y, float threshold) { return fabsf(x - y) < threshold; }
 
 // Bytes of `cols` packed elements of type `output`: a row of the output, or the offset of
 // column `cols` within one (a multiple of 8 for Bitmask).
 HPCML_HD inline std::size_t row_bytes(std::size_t cols, SimilarityOutput output) {
     switch (output) {
-        case SimilarityOutput::Int32: return cols * 4;
-        case SimilarityOutput::UInt16: return cols * 2;
-        case SimilarityOutput::Bitmask: return (cols + 7) / 8;
-        default: return cols;  // UInt8, Bool
+        case SimilarityOutput::Int32:
+            return cols * 4;
+        case SimilarityOutput::UInt16:
+            return cols * 2;
+        case SimilarityOutput::Bitmask:
+            return (cols + 7) / 8;
+        default:
+            return cols;  // UInt8, Bool
     }
 }
 
@@ -37,14 +39,10 @@ HPCML_HD inline T encode_count(Count count) {
 
 // Mode All: a pair passes when every one of `samples` samples passed (true for zero samples,
 // as NumPy's empty all() is).
-HPCML_HD inline bool all_within(std::uint32_t count, std::uint32_t samples) {
-    return count == samples;
-}
+HPCML_HD inline bool all_within(std::uint32_t count, std::uint32_t samples) { return count == samples; }
 
 // Bool holds a pass as 1, a fail as 0 (NumPy's bool).
-HPCML_HD inline std::uint8_t encode_bool(bool pass) {
-    return pass ? 1 : 0;
-}
+HPCML_HD inline std::uint8_t encode_bool(bool pass) { return pass ? 1 : 0; }
 
 // Bitmask: the pass of column j is bit j % 8 of byte j / 8 (little bit order). One byte from
 // pass(b) of its columns b < valid (valid may exceed 8); the bits past them are 0.

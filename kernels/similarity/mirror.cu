@@ -53,12 +53,14 @@ __global__ void mirror_lower_bits_kernel(unsigned char* out, std::size_t stride,
     const std::size_t row_bytes = (n + 7) / 8, tiles = (n + kTile - 1) / kTile;
     const unsigned lane = threadIdx.x;
     const std::size_t b0 = std::size_t{blockIdx.x} * kTile;
-    for (std::size_t ta = std::size_t{blockIdx.y} * blockDim.y + threadIdx.y; ta < tiles; ta += std::size_t{gridDim.y} * blockDim.y) {
+    for (std::size_t ta = std::size_t{blockIdx.y} * blockDim.y + threadIdx.y; ta < tiles;
+         ta += std::size_t{gridDim.y} * blockDim.y) {
         const std::size_t a0 = ta * kTile;
         if (a0 / kBlock <= b0 / kBlock) continue;  // computed by the fused kernel (uniform per warp)
         unsigned bits = 0;
         if (b0 + lane < n)
-            for (unsigned q = 0; q < 4 && a0 / 8 + q < row_bytes; ++q) bits |= unsigned{out[(b0 + lane) * stride + a0 / 8 + q]} << (8 * q);
+            for (unsigned q = 0; q < 4 && a0 / 8 + q < row_bytes; ++q)
+                bits |= unsigned{out[(b0 + lane) * stride + a0 / 8 + q]} << (8 * q);
         unsigned mine = 0;
         for (unsigned k = 0; k < kTile; ++k) {
             const unsigned row = __ballot_sync(0xffffffffu, (bits >> k) & 1u);
@@ -88,9 +90,15 @@ void launch_mirror_lower(const Problem& p, void* out, std::size_t out_row_bytes,
     }
     const dim3 grid(static_cast<unsigned>(tiles), grid_rows(tiles));
     switch (row_bytes(1, p.output)) {
-        case 4: mirror_lower_kernel<std::uint32_t><<<grid, block, 0, stream>>>(bytes, out_row_bytes, n); break;
-        case 2: mirror_lower_kernel<std::uint16_t><<<grid, block, 0, stream>>>(bytes, out_row_bytes, n); break;
-        default: mirror_lower_kernel<std::uint8_t><<<grid, block, 0, stream>>>(bytes, out_row_bytes, n); break;
+        case 4:
+            mirror_lower_kernel<std::uint32_t><<<grid, block, 0, stream>>>(bytes, out_row_bytes, n);
+            break;
+        case 2:
+            mirror_lower_kernel<std::uint16_t><<<grid, block, 0, stream>>>(bytes, out_row_bytes, n);
+            break;
+        default:
+            mirror_lower_kernel<std::uint8_t><<<grid, block, 0, stream>>>(bytes, out_row_bytes, n);
+            break;
     }
     HPCML_LAUNCH_CHECK("mirror_lower_kernel");
 }

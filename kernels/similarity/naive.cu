@@ -30,7 +30,9 @@ unsigned blocks_for(std::size_t elements) {
 
 // A grid over (columns, rows, samples): x covers the columns, y and z stride over rows and samples.
 dim3 grid_for(std::size_t cols, std::size_t rows, std::size_t depth) {
-    auto clamp = [](std::size_t v, std::size_t limit) { return static_cast<unsigned>(v < 1 ? 1 : v < limit ? v : limit); };
+    auto clamp = [](std::size_t v, std::size_t limit) {
+        return static_cast<unsigned>(v < 1 ? 1 : v < limit ? v : limit);
+    };
     return dim3(clamp((cols + kThreads - 1) / kThreads, 1u << 20), clamp(rows, 65535), clamp(depth, 64));
 }
 
@@ -74,7 +76,8 @@ template <class T, bool All>
 __global__ void encode_elements_kernel(const std::int64_t* reduced, std::size_t rows, std::size_t cols,
                                        unsigned char* out, std::size_t stride) {
     for (std::size_t r = blockIdx.y; r < rows; r += gridDim.y)
-        for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < cols; c += std::size_t{gridDim.x} * blockDim.x) {
+        for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < cols;
+             c += std::size_t{gridDim.x} * blockDim.x) {
             const std::int64_t v = reduced[r * cols + c];
             T* row = reinterpret_cast<T*>(out + r * stride);
             if constexpr (All) {
@@ -86,8 +89,8 @@ __global__ void encode_elements_kernel(const std::int64_t* reduced, std::size_t 
 }
 
 // One thread per output byte: 8 consecutive "all" flags.
-__global__ void encode_bitmask_kernel(const std::int64_t* all, std::size_t rows, std::size_t cols,
-                                      unsigned char* out, std::size_t stride) {
+__global__ void encode_bitmask_kernel(const std::int64_t* all, std::size_t rows, std::size_t cols, unsigned char* out,
+                                      std::size_t stride) {
     const std::size_t bytes = row_bytes(cols, SimilarityOutput::Bitmask);
     for (std::size_t r = blockIdx.y; r < rows; r += gridDim.y)
         for (std::size_t e = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; e < bytes;
@@ -105,9 +108,9 @@ void launch_naive(const Problem& p, const Region& region, const RegionOutput& ou
     const std::size_t pairs = detail::checked_mul(region.rows, region.cols, "similarity naive");
     if (pairs == 0) return;
     const std::size_t elements = detail::checked_mul(p.samples, pairs, "similarity naive");
-    detail::ensure_device_fits(detail::checked_mul(elements, sizeof(float) + sizeof(bool), "similarity naive") +
-                                   pairs * sizeof(std::int64_t),
-                               "naive similarity (samples x rows x cols float32 differences + bool mask)");
+    detail::ensure_device_fits(
+        detail::checked_mul(elements, sizeof(float) + sizeof(bool), "similarity naive") + pairs * sizeof(std::int64_t),
+        "naive similarity (samples x rows x cols float32 differences + bool mask)");
     const bool all = p.mode == SimilarityMode::All;
     detail::DeviceBuffer<std::int64_t> reduced(tracker, pairs, stream, "naive similarity reduction");
     {
@@ -117,7 +120,8 @@ void launch_naive(const Problem& p, const Region& region, const RegionOutput& ou
             broadcast_subtract_kernel<<<grid_for(region.cols, region.rows, p.samples), kThreads, 0, stream>>>(
                 p.x + region.row0, p.ldx, p.y + region.col0, p.ldy, p.samples, region.rows, region.cols, diff.data());
             HPCML_LAUNCH_CHECK("broadcast_subtract_kernel");
-            abs_less_kernel<<<blocks_for(elements), kThreads, 0, stream>>>(diff.data(), elements, p.threshold, mask.data());
+            abs_less_kernel<<<blocks_for(elements), kThreads, 0, stream>>>(diff.data(), elements, p.threshold,
+                                                                           mask.data());
             HPCML_LAUNCH_CHECK("abs_less_kernel");
         }
         sum_over_samples_kernel<<<blocks_for(pairs), kThreads, 0, stream>>>(mask.data(), p.samples, pairs, all,
@@ -129,19 +133,24 @@ void launch_naive(const Problem& p, const Region& region, const RegionOutput& ou
     const dim3 blocks = grid_for(bits ? (region.cols + 7) / 8 : region.cols, region.rows, 1);
     switch (p.output) {
         case SimilarityOutput::Int32:
-            encode_elements_kernel<std::int32_t, false><<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
+            encode_elements_kernel<std::int32_t, false>
+                <<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
             break;
         case SimilarityOutput::UInt16:
-            encode_elements_kernel<std::uint16_t, false><<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
+            encode_elements_kernel<std::uint16_t, false>
+                <<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
             break;
         case SimilarityOutput::UInt8:
-            encode_elements_kernel<std::uint8_t, false><<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
+            encode_elements_kernel<std::uint8_t, false>
+                <<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
             break;
         case SimilarityOutput::Bool:
-            encode_elements_kernel<std::uint8_t, true><<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
+            encode_elements_kernel<std::uint8_t, true>
+                <<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
             break;
         case SimilarityOutput::Bitmask:
-            encode_bitmask_kernel<<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
+            encode_bitmask_kernel<<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst,
+                                                                   out.row_stride_bytes);
             break;
         case SimilarityOutput::Default:
             detail::raise(ErrorKind::Internal, "similarity: unresolved output type");

@@ -29,10 +29,11 @@ struct Passes {
 
 }  // namespace
 
-std::size_t select_passing(const unsigned char* out, SimilarityOutput output, std::size_t elements, std::int32_t min_count,
-                           PassingElement* selected, unsigned long long* selected_count, void* temp, std::size_t temp_bytes,
-                           cudaStream_t stream) {
-    detail::require(elements < (std::size_t{1} << 31), "tile: a pair list's tile holds at most 2^31 - 1 pairs on the GPU (tile <= 46340)");
+std::size_t select_passing(const unsigned char* out, SimilarityOutput output, std::size_t elements,
+                           std::int32_t min_count, PassingElement* selected, unsigned long long* selected_count,
+                           void* temp, std::size_t temp_bytes, cudaStream_t stream) {
+    detail::require(elements < (std::size_t{1} << 31),
+                    "tile: a pair list's tile holds at most 2^31 - 1 pairs on the GPU (tile <= 46340)");
     const auto in = thrust::make_transform_iterator(thrust::counting_iterator<std::uint32_t>(0),
                                                     ElementAt{out, output == SimilarityOutput::Int32});
     HPCML_CUDA_CHECK(cub::DeviceSelect::If(temp, temp_bytes, in, selected, selected_count, static_cast<int>(elements),

@@ -38,7 +38,8 @@ const Nvml* load_nvml(std::string& why) {
                       "). It comes with the NVIDIA driver; a machine without one has no GPU telemetry.";
             return;
         }
-        const bool ok = bind(library, "nvmlInit_v2", nvml.init, failure) && bind(library, "nvmlShutdown", nvml.shutdown, failure) &&
+        const bool ok = bind(library, "nvmlInit_v2", nvml.init, failure) &&
+                        bind(library, "nvmlShutdown", nvml.shutdown, failure) &&
                         bind(library, "nvmlErrorString", nvml.error_string, failure) &&
                         bind(library, "nvmlDeviceGetCount_v2", nvml.device_count, failure) &&
                         bind(library, "nvmlDeviceGetHandleByIndex_v2", nvml.handle_by_index, failure) &&

@@ -67,14 +67,16 @@ Located locate(int device) {
                 how = "CUDA device " + std::to_string(device) + " (PCI " + d.pci_bus_id + ")";
             }
         if (how.empty()) {
-            out.status = {Availability::NoDevice, "device: CUDA device " + std::to_string(device) + " does not exist (" +
-                                                      std::to_string(cuda.devices.size()) + " visible)", ""};
+            out.status = {Availability::NoDevice,
+                          "device: CUDA device " + std::to_string(device) + " does not exist (" +
+                              std::to_string(cuda.devices.size()) + " visible)",
+                          ""};
             return out;
         }
     } else {
         found = out.nvml->handle_by_index(static_cast<unsigned>(device), &out.handle);
-        how = "NVML device " + std::to_string(device) + " (no CUDA device to match: " +
-              std::string(to_string(cuda.status)) + ")";
+        how = "NVML device " + std::to_string(device) +
+              " (no CUDA device to match: " + std::string(to_string(cuda.status)) + ")";
     }
     if (found != NVML_SUCCESS) {
         out.status = {Availability::NoDevice, "NVML has no device for " + how + ": " + out.nvml->error(found), ""};
@@ -108,7 +110,8 @@ struct Sampler::Impl {
         s.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         s.unix_time_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
         unsigned temperature = 0, power_mw = 0, limit_mw = 0;
-        if (n.temperature(where.handle, NVML_TEMPERATURE_GPU, &temperature) == NVML_SUCCESS) s.temperature_c = temperature;
+        if (n.temperature(where.handle, NVML_TEMPERATURE_GPU, &temperature) == NVML_SUCCESS)
+            s.temperature_c = temperature;
         if (n.power_usage(where.handle, &power_mw) == NVML_SUCCESS) {
             s.power_w = power_mw / 1000.0;
             if (n.power_limit(where.handle, &limit_mw) == NVML_SUCCESS && limit_mw > 0)
@@ -193,8 +196,9 @@ std::string Sampler::device_name() const { return impl_->where.status.device_nam
 #else  // !HPCML_WITH_NVML
 
 namespace {
-const char* kNotCompiled = "this build of hpcml has no GPU telemetry: nvml.h was not found at configure time "
-                           "(pip install nvidia-nvml-dev, then reconfigure)";
+const char* kNotCompiled =
+    "this build of hpcml has no GPU telemetry: nvml.h was not found at configure time "
+    "(pip install nvidia-nvml-dev, then reconfigure)";
 }
 
 Status status(int) { return {Availability::NotCompiled, kNotCompiled, ""}; }

@@ -55,34 +55,42 @@ void write(std::ostream& out, const std::vector<Sample>& samples, const Summary&
            const std::string& device_name) {
     switch (format) {
         case Format::Seed:
-            out << "Timestamp;Temperature [C];Power [% max];GPU Util [% time];Mem Util [% time];Mem Cons [% max];Energy [kJ]\n";
+            out << "Timestamp;Temperature [C];Power [% max];GPU Util [% time];Mem Util [% time];Mem Cons [% "
+                   "max];Energy [kJ]\n";
             for (const Sample& s : samples)
-                out << timestamp(s.unix_time_s) << ';' << number(s.temperature_c) << ';' << number(s.power_percent, "%.2f") << ';'
-                    << number(s.gpu_util_percent) << ';' << number(s.memory_util_percent) << ';'
-                    << number(s.memory_used_percent, "%.2f") << ';' << number(s.energy_j / 1000.0, "%.6f") << '\n';
+                out << timestamp(s.unix_time_s) << ';' << number(s.temperature_c) << ';'
+                    << number(s.power_percent, "%.2f") << ';' << number(s.gpu_util_percent) << ';'
+                    << number(s.memory_util_percent) << ';' << number(s.memory_used_percent, "%.2f") << ';'
+                    << number(s.energy_j / 1000.0, "%.6f") << '\n';
             break;
         case Format::Csv:
             out << "time_s,unix_time_s,temperature_c,power_w,power_percent,gpu_util_percent,memory_util_percent,"
                    "memory_used_bytes,memory_used_percent,energy_j\n";
             for (const Sample& s : samples)
-                out << number(s.time_s, "%.4f") << ',' << number(s.unix_time_s, "%.3f") << ',' << number(s.temperature_c) << ','
-                    << number(s.power_w, "%.3f") << ',' << number(s.power_percent, "%.2f") << ',' << number(s.gpu_util_percent)
-                    << ',' << number(s.memory_util_percent) << ',' << number(s.memory_used_bytes, "%.0f") << ','
+                out << number(s.time_s, "%.4f") << ',' << number(s.unix_time_s, "%.3f") << ','
+                    << number(s.temperature_c) << ',' << number(s.power_w, "%.3f") << ','
+                    << number(s.power_percent, "%.2f") << ',' << number(s.gpu_util_percent) << ','
+                    << number(s.memory_util_percent) << ',' << number(s.memory_used_bytes, "%.0f") << ','
                     << number(s.memory_used_percent, "%.2f") << ',' << number(s.energy_j, "%.3f") << '\n';
             break;
         case Format::Json:
-            out << "{\"device\": " << json_string(device_name) << ", \"summary\": {\"duration_s\": " << json_number(summary.duration_s)
-                << ", \"energy_j\": " << json_number(summary.energy_j) << ", \"mean_power_w\": " << json_number(summary.mean_power_w)
+            out << "{\"device\": " << json_string(device_name)
+                << ", \"summary\": {\"duration_s\": " << json_number(summary.duration_s)
+                << ", \"energy_j\": " << json_number(summary.energy_j)
+                << ", \"mean_power_w\": " << json_number(summary.mean_power_w)
                 << ", \"peak_power_w\": " << json_number(summary.peak_power_w)
                 << ", \"mean_gpu_util_percent\": " << json_number(summary.mean_gpu_util_percent)
                 << ", \"mean_memory_util_percent\": " << json_number(summary.mean_memory_util_percent)
                 << ", \"samples\": " << summary.samples
-                << ", \"energy_from_counter\": " << (summary.energy_from_counter ? "true" : "false") << "},\n \"samples\": [";
+                << ", \"energy_from_counter\": " << (summary.energy_from_counter ? "true" : "false")
+                << "},\n \"samples\": [";
             for (std::size_t k = 0; k < samples.size(); ++k) {
                 const Sample& s = samples[k];
                 out << (k ? ",\n  " : "\n  ") << "{\"time_s\": " << json_number(s.time_s, "%.4f")
-                    << ", \"unix_time_s\": " << json_number(s.unix_time_s, "%.3f") << ", \"temperature_c\": " << json_number(s.temperature_c)
-                    << ", \"power_w\": " << json_number(s.power_w, "%.3f") << ", \"power_percent\": " << json_number(s.power_percent, "%.2f")
+                    << ", \"unix_time_s\": " << json_number(s.unix_time_s, "%.3f")
+                    << ", \"temperature_c\": " << json_number(s.temperature_c)
+                    << ", \"power_w\": " << json_number(s.power_w, "%.3f")
+                    << ", \"power_percent\": " << json_number(s.power_percent, "%.2f")
                     << ", \"gpu_util_percent\": " << json_number(s.gpu_util_percent)
                     << ", \"memory_util_percent\": " << json_number(s.memory_util_percent)
                     << ", \"memory_used_bytes\": " << json_number(s.memory_used_bytes, "%.0f")

@@ -81,7 +81,8 @@ nb::dict similarity_binding(FloatMatrix x, std::optional<FloatMatrix> y, AnyArra
                             const std::string& mode, std::optional<std::size_t> tile, const std::string& backend,
                             const std::string& method, const std::string& dtype, int device, bool on_device,
                             std::uintptr_t stream) {
-    const hpcml::SimilarityOptions o = similarity_options(threshold, mode, tile, backend, method, dtype, device, stream);
+    const hpcml::SimilarityOptions o =
+        similarity_options(threshold, mode, tile, backend, method, dtype, device, stream);
     const hpcml::MatrixView xv = view(x);
     const hpcml::MatrixView yv = y ? view(*y) : hpcml::MatrixView{};
     const std::size_t m = y ? y->shape(1) : x.shape(1);
@@ -114,12 +115,14 @@ nb::ndarray<nb::numpy, T> new_array(std::initializer_list<std::size_t> shape) {
 nb::dict similarity_pairs_binding(FloatMatrix x, std::optional<FloatMatrix> y, float threshold, const std::string& mode,
                                   std::size_t min_count, std::optional<std::size_t> tile, const std::string& backend,
                                   const std::string& method, int device, bool on_device, std::uintptr_t stream) {
-    const hpcml::SimilarityOptions o = similarity_options(threshold, mode, tile, backend, method, "default", device, stream);
+    const hpcml::SimilarityOptions o =
+        similarity_options(threshold, mode, tile, backend, method, "default", device, stream);
     const hpcml::MatrixView yv = y ? view(*y) : hpcml::MatrixView{};
     hpcml::SimilarityPairs pairs;
     {
         nb::gil_scoped_release release;
-        pairs = on_device ? hpcml::similarity_pairs_device(view(x), yv, o, min_count) : hpcml::similarity_pairs(view(x), yv, o, min_count);
+        pairs = on_device ? hpcml::similarity_pairs_device(view(x), yv, o, min_count)
+                          : hpcml::similarity_pairs(view(x), yv, o, min_count);
     }
     auto copy = [](const auto& v) {
         using T = typename std::decay_t<decltype(v)>::value_type;
@@ -199,7 +202,8 @@ hpcml::invgauss::InvGaussOptions ig_options(const std::string& backend, int devi
 // mu and lam hold 1 or len(x) values.
 template <class T>
 nb::dict ig_evaluate_binding(const std::string& name, nb::ndarray<const T, nb::ndim<1>, nb::c_contig> x,
-                             nb::ndarray<const T, nb::ndim<1>, nb::c_contig> mu, nb::ndarray<const T, nb::ndim<1>, nb::c_contig> lam,
+                             nb::ndarray<const T, nb::ndim<1>, nb::c_contig> mu,
+                             nb::ndarray<const T, nb::ndim<1>, nb::c_contig> lam,
                              nb::ndarray<T, nb::ndim<1>, nb::c_contig> out, const std::string& backend, int device,
                              bool on_device, std::uintptr_t stream) {
     const auto f = hpcml::invgauss::parse_function(name, "function");
@@ -207,8 +211,8 @@ nb::dict ig_evaluate_binding(const std::string& name, nb::ndarray<const T, nb::n
     hpcml::RunStats stats;
     {
         nb::gil_scoped_release release;
-        stats = on_device ? hpcml::invgauss::evaluate_device(f, x.data(), x.shape(0), mu.data(), mu.shape(0), lam.data(),
-                                                             lam.shape(0), out.data(), o)
+        stats = on_device ? hpcml::invgauss::evaluate_device(f, x.data(), x.shape(0), mu.data(), mu.shape(0),
+                                                             lam.data(), lam.shape(0), out.data(), o)
                           : hpcml::invgauss::evaluate(f, x.data(), x.shape(0), mu.data(), mu.shape(0), lam.data(),
                                                       lam.shape(0), out.data(), o);
     }
@@ -218,12 +222,14 @@ nb::dict ig_evaluate_binding(const std::string& name, nb::ndarray<const T, nb::n
 template <class T>
 nb::dict ig_sample_binding(nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu> mu,
                            nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu> lam, std::uint64_t seed,
-                           nb::ndarray<T, nb::ndim<1>, nb::c_contig, nb::device::cpu> out, const std::string& backend, int device) {
+                           nb::ndarray<T, nb::ndim<1>, nb::c_contig, nb::device::cpu> out, const std::string& backend,
+                           int device) {
     const auto o = ig_options(backend, device);
     hpcml::RunStats stats;
     {
         nb::gil_scoped_release release;
-        stats = hpcml::invgauss::sample(out.shape(0), mu.data(), mu.shape(0), lam.data(), lam.shape(0), seed, out.data(), o);
+        stats = hpcml::invgauss::sample(out.shape(0), mu.data(), mu.shape(0), lam.data(), lam.shape(0), seed,
+                                        out.data(), o);
     }
     return stats_dict(stats);
 }
@@ -267,12 +273,28 @@ nb::dict summary_dict(const hpcml::telemetry::Summary& s) {
 nb::dict samples_dict(const std::vector<hpcml::telemetry::Sample>& samples) {
     std::vector<double> columns[10];
     for (const auto& x : samples) {
-        const double values[10] = {x.time_s, x.unix_time_s, x.temperature_c, x.power_w, x.power_percent, x.gpu_util_percent,
-                                   x.memory_util_percent, x.memory_used_bytes, x.memory_used_percent, x.energy_j};
+        const double values[10] = {x.time_s,
+                                   x.unix_time_s,
+                                   x.temperature_c,
+                                   x.power_w,
+                                   x.power_percent,
+                                   x.gpu_util_percent,
+                                   x.memory_util_percent,
+                                   x.memory_used_bytes,
+                                   x.memory_used_percent,
+                                   x.energy_j};
         for (int c = 0; c < 10; ++c) columns[c].push_back(values[c]);
     }
-    static const char* names[10] = {"time_s", "unix_time_s", "temperature_c", "power_w", "power_percent", "gpu_util_percent",
-                                    "memory_util_percent", "memory_used_bytes", "memory_used_percent", "energy_j"};
+    static const char* names[10] = {"time_s",
+                                    "unix_time_s",
+                                    "temperature_c",
+                                    "power_w",
+                                    "power_percent",
+                                    "gpu_util_percent",
+                                    "memory_util_percent",
+                                    "memory_used_bytes",
+                                    "memory_used_percent",
+                                    "energy_j"};
     nb::dict d;
     for (int c = 0; c < 10; ++c) d[names[c]] = columns[c];
     return d;
@@ -295,42 +317,54 @@ NB_MODULE(_hpcml, m) {
         }
     });
 
-    m.def("devices", [] {
-        nb::list out;
-        for (const hpcml::DeviceInfo& d : hpcml::devices()) out.append(device_dict(d));
-        return out;
-    }, "The usable CUDA devices, one dict each (an empty list on a machine without one).");
+    m.def(
+        "devices",
+        [] {
+            nb::list out;
+            for (const hpcml::DeviceInfo& d : hpcml::devices()) out.append(device_dict(d));
+            return out;
+        },
+        "The usable CUDA devices, one dict each (an empty list on a machine without one).");
 
-    m.def("backends", [] {
-        std::vector<std::string> out;
-        for (hpcml::Backend b : hpcml::available_backends()) out.emplace_back(hpcml::to_string(b));
-        return out;
-    }, "The backends usable now, 'cpu' first, then 'cuda' where a device exists.");
+    m.def(
+        "backends",
+        [] {
+            std::vector<std::string> out;
+            for (hpcml::Backend b : hpcml::available_backends()) out.emplace_back(hpcml::to_string(b));
+            return out;
+        },
+        "The backends usable now, 'cpu' first, then 'cuda' where a device exists.");
 
-    m.def("cuda_status", [] {
-        const hpcml::DeviceQuery q = hpcml::query_devices();
-        nb::dict out;
-        out["status"] = std::string(hpcml::to_string(q.status));
-        out["message"] = q.message;
-        out["compiled"] = hpcml::cuda_compiled();
-        out["driver_version"] = hpcml::format_cuda_version(q.driver_version);
-        out["runtime_version"] = hpcml::format_cuda_version(q.runtime_version);
-        out["cuda_architectures"] = hpcml::cuda_architectures();
-        nb::list all;
-        for (const hpcml::DeviceInfo& d : q.devices) all.append(device_dict(d));
-        out["devices"] = all;
-        return out;
-    }, "Why the CUDA backend is or is not usable: status, message, driver and runtime versions, the "
-       "architectures this build has kernels for, and every visible device (usable or not, and why).");
+    m.def(
+        "cuda_status",
+        [] {
+            const hpcml::DeviceQuery q = hpcml::query_devices();
+            nb::dict out;
+            out["status"] = std::string(hpcml::to_string(q.status));
+            out["message"] = q.message;
+            out["compiled"] = hpcml::cuda_compiled();
+            out["driver_version"] = hpcml::format_cuda_version(q.driver_version);
+            out["runtime_version"] = hpcml::format_cuda_version(q.runtime_version);
+            out["cuda_architectures"] = hpcml::cuda_architectures();
+            nb::list all;
+            for (const hpcml::DeviceInfo& d : q.devices) all.append(device_dict(d));
+            out["devices"] = all;
+            return out;
+        },
+        "Why the CUDA backend is or is not usable: status, message, driver and runtime versions, the "
+        "architectures this build has kernels for, and every visible device (usable or not, and why).");
 
     m.def("release_cached_memory", &hpcml::release_cached_memory,
           "Hands back the pinned staging blocks and unused device-pool memory hpcml keeps between calls.");
 
-    m.def("resolve_backend", [](const std::string& backend, int device) {
-        return std::string(hpcml::to_string(hpcml::make_context(hpcml::parse_backend(backend), device).backend));
-    }, nb::arg("backend") = "auto", nb::arg("device") = 0,
-       "The backend 'auto', 'cpu' or 'cuda' resolves to here; raises RuntimeError for 'cuda' "
-       "without a usable device.");
+    m.def(
+        "resolve_backend",
+        [](const std::string& backend, int device) {
+            return std::string(hpcml::to_string(hpcml::make_context(hpcml::parse_backend(backend), device).backend));
+        },
+        nb::arg("backend") = "auto", nb::arg("device") = 0,
+        "The backend 'auto', 'cpu' or 'cuda' resolves to here; raises RuntimeError for 'cuda' "
+        "without a usable device.");
 
     m.def("_similarity", &similarity_binding, nb::arg("x"), nb::arg("y").none(), nb::arg("out"), nb::arg("threshold"),
           nb::arg("mode"), nb::arg("tile").none(), nb::arg("backend"), nb::arg("method"), nb::arg("dtype"),
@@ -339,44 +373,53 @@ NB_MODULE(_hpcml, m) {
 
     m.def("_similarity_pairs", &similarity_pairs_binding, nb::arg("x"), nb::arg("y").none(), nb::arg("threshold"),
           nb::arg("mode"), nb::arg("min_count"), nb::arg("tile").none(), nb::arg("backend"), nb::arg("method"),
-          nb::arg("device"), nb::arg("on_device"), nb::arg("stream"), "Low-level pair list; use hpcml.similarity_pairs.");
-    m.def("similarity_cpu_kernel", [] { return std::string(hpcml::similarity_cpu_kernel()); },
-          "The instruction set the CPU backend's fused similarity kernel uses here: 'avx512', 'avx2' or 'baseline' "
-          "(HPCML_SIMILARITY_CPU_KERNEL=avx2 or =baseline in the environment caps the choice).");
-    m.def("_similarity_output", [](const std::string& mode, const std::string& dtype) {
-        hpcml::SimilarityOptions o;
-        o.mode = hpcml::parse_similarity_mode(mode, "mode");
-        o.output = hpcml::parse_similarity_output(dtype, "dtype");
-        return std::string(hpcml::to_string(hpcml::resolve_output(o)));
-    }, nb::arg("mode"), nb::arg("dtype"),
-       "The output dtype ('default': the mode's own) resolved as the C++ API does, checking both names; "
-       "Python allocates the output from it.");
+          nb::arg("device"), nb::arg("on_device"), nb::arg("stream"),
+          "Low-level pair list; use hpcml.similarity_pairs.");
+    m.def(
+        "similarity_cpu_kernel", [] { return std::string(hpcml::similarity_cpu_kernel()); },
+        "The instruction set the CPU backend's fused similarity kernel uses here: 'avx512', 'avx2' or 'baseline' "
+        "(HPCML_SIMILARITY_CPU_KERNEL=avx2 or =baseline in the environment caps the choice).");
+    m.def(
+        "_similarity_output",
+        [](const std::string& mode, const std::string& dtype) {
+            hpcml::SimilarityOptions o;
+            o.mode = hpcml::parse_similarity_mode(mode, "mode");
+            o.output = hpcml::parse_similarity_output(dtype, "dtype");
+            return std::string(hpcml::to_string(hpcml::resolve_output(o)));
+        },
+        nb::arg("mode"), nb::arg("dtype"),
+        "The output dtype ('default': the mode's own) resolved as the C++ API does, checking both names; "
+        "Python allocates the output from it.");
 
     m.def("_solve_matrix_games", &solve_games_binding, nb::arg("A"), nb::arg("iterations"), nb::arg("variant"),
           nb::arg("alternating"), nb::arg("averaging"), nb::arg("sampled"), nb::arg("seed"), nb::arg("record_every"),
           nb::arg("backend"), nb::arg("method"), nb::arg("device"),
           "Low-level batched regret matching; use hpcml.solve_matrix_game(s).");
 
-    m.def("_telemetry_status", [](int device) {
-        const hpcml::telemetry::Status st = hpcml::telemetry::status(device);
-        static const char* names[] = {"ok", "not_compiled", "no_library", "no_device", "error"};
-        nb::dict d;
-        d["status"] = std::string(names[static_cast<int>(st.availability)]);
-        d["message"] = st.message;
-        d["device_name"] = st.device_name;
-        return d;
-    }, nb::arg("device") = 0);
+    m.def(
+        "_telemetry_status",
+        [](int device) {
+            const hpcml::telemetry::Status st = hpcml::telemetry::status(device);
+            static const char* names[] = {"ok", "not_compiled", "no_library", "no_device", "error"};
+            nb::dict d;
+            d["status"] = std::string(names[static_cast<int>(st.availability)]);
+            d["message"] = st.message;
+            d["device_name"] = st.device_name;
+            return d;
+        },
+        nb::arg("device") = 0);
     nb::class_<hpcml::telemetry::Sampler>(m, "_TelemetrySampler")
         .def(nb::init<int, std::chrono::milliseconds>(), nb::arg("device"), nb::arg("interval"))
         .def("start", &hpcml::telemetry::Sampler::start)
-        .def("stop", [](hpcml::telemetry::Sampler& s) {
-            hpcml::telemetry::Summary summary;
-            {
-                nb::gil_scoped_release release;
-                summary = s.stop();
-            }
-            return summary_dict(summary);
-        })
+        .def("stop",
+             [](hpcml::telemetry::Sampler& s) {
+                 hpcml::telemetry::Summary summary;
+                 {
+                     nb::gil_scoped_release release;
+                     summary = s.stop();
+                 }
+                 return summary_dict(summary);
+             })
         .def("samples", [](const hpcml::telemetry::Sampler& s) { return samples_dict(s.samples()); })
         .def("device_name", &hpcml::telemetry::Sampler::device_name);
 

@@ -4,8 +4,8 @@
 #include <cstdio>
 
 int main() {
-    std::printf("hpcml %s (header %s), cuda compiled: %s, backends:", hpcml::version().c_str(),
-                HPCML_VERSION_STRING, hpcml::cuda_compiled() ? "yes" : "no");
+    std::printf("hpcml %s (header %s), cuda compiled: %s, backends:", hpcml::version().c_str(), HPCML_VERSION_STRING,
+                hpcml::cuda_compiled() ? "yes" : "no");
     for (hpcml::Backend backend : hpcml::available_backends()) {
         std::printf(" %s", std::string(hpcml::to_string(backend)).c_str());
     }

@@ -30,13 +30,13 @@ namespace hpcml {
 inline void PrintTo(Backend backend, std::ostream* os) { *os << to_string(backend); }
 }  // namespace hpcml
 
-#define HPCML_SKIP_WITHOUT_GPU()                                                   \
-    do {                                                                           \
-        if (!::hpcml_test::gpu_available())                                        \
+#define HPCML_SKIP_WITHOUT_GPU()                                                               \
+    do {                                                                                       \
+        if (!::hpcml_test::gpu_available())                                                    \
             GTEST_SKIP() << "no usable CUDA device: " << ::hpcml_test::device_query().message; \
     } while (0)
 
-#define HPCML_SKIP_UNLESS_AVAILABLE(backend)                                       \
-    do {                                                                           \
-        if ((backend) == ::hpcml::Backend::Cuda) HPCML_SKIP_WITHOUT_GPU();         \
+#define HPCML_SKIP_UNLESS_AVAILABLE(backend)                               \
+    do {                                                                   \
+        if ((backend) == ::hpcml::Backend::Cuda) HPCML_SKIP_WITHOUT_GPU(); \
     } while (0)

@@ -25,7 +25,8 @@ public:
         std::memcpy(pinned, host, bytes);
         check(cudaMemsetAsync(device, 0xFF, bytes, stream));
         check(cudaStreamSynchronize(stream));  // the stale bytes are in place before the wait
-        check(cudaLaunchHostFunc(stream, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }, nullptr));
+        check(cudaLaunchHostFunc(
+            stream, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }, nullptr));
         check(cudaMemcpyAsync(device, pinned, bytes, cudaMemcpyHostToDevice, stream));
     }
     ~LateUpload() { (void)cudaStreamSynchronize(stream_); }  // before the pinned block is freed

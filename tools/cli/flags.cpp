@@ -37,8 +37,10 @@ void Flags::parse(int& argc, char** argv, Unknown unknown) {
             continue;
         }
         if (std::strncmp(arg, "--", 2) != 0) {
-            if (unknown == Unknown::Keep) argv[kept++] = argv[i];
-            else positionals_.emplace_back(arg);
+            if (unknown == Unknown::Keep)
+                argv[kept++] = argv[i];
+            else
+                positionals_.emplace_back(arg);
             continue;
         }
         std::string key = arg + 2, value;

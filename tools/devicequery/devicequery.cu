@@ -118,20 +118,20 @@ void print_json(const hpcml::DeviceQuery& query, const std::vector<std::string>&
     std::printf("  \"devices\": [");
     for (std::size_t i = 0; i < query.devices.size(); ++i) {
         const hpcml::DeviceInfo& d = query.devices[i];
-        std::printf("%s\n    {\"index\": %d, \"name\": %s, \"pci_bus_id\": %s, \"integrated\": %s, "
-                    "\"compute_capability\": \"%d.%d\", \"multiprocessors\": %d, "
-                    "\"global_memory_bytes\": %zu, \"l2_cache_bytes\": %d, "
-                    "\"shared_memory_per_block_bytes\": %zu, \"shared_memory_per_block_optin_bytes\": %zu, "
-                    "\"shared_memory_per_multiprocessor_bytes\": %zu, \"sm_clock_khz\": %d, "
-                    "\"memory_clock_khz\": %d, \"memory_bus_width_bits\": %d, "
-                    "\"peak_memory_bandwidth_gbps\": %.1f, \"usable\": %s, \"kernel_launch\": %s}",
-                    i ? "," : "", d.index, json_string(d.name).c_str(), json_string(d.pci_bus_id).c_str(),
-                    d.integrated ? "true" : "false", d.compute_capability_major, d.compute_capability_minor,
-                    d.multiprocessor_count, d.total_global_memory_bytes, d.l2_cache_bytes,
-                    d.shared_memory_per_block_bytes, d.shared_memory_per_block_optin_bytes,
-                    d.shared_memory_per_multiprocessor_bytes, d.sm_clock_khz, d.memory_clock_khz,
-                    d.memory_bus_width_bits, d.peak_memory_bandwidth_gbps, d.usable ? "true" : "false",
-                    json_string(probes[i]).c_str());
+        std::printf(
+            "%s\n    {\"index\": %d, \"name\": %s, \"pci_bus_id\": %s, \"integrated\": %s, "
+            "\"compute_capability\": \"%d.%d\", \"multiprocessors\": %d, "
+            "\"global_memory_bytes\": %zu, \"l2_cache_bytes\": %d, "
+            "\"shared_memory_per_block_bytes\": %zu, \"shared_memory_per_block_optin_bytes\": %zu, "
+            "\"shared_memory_per_multiprocessor_bytes\": %zu, \"sm_clock_khz\": %d, "
+            "\"memory_clock_khz\": %d, \"memory_bus_width_bits\": %d, "
+            "\"peak_memory_bandwidth_gbps\": %.1f, \"usable\": %s, \"kernel_launch\": %s}",
+            i ? "," : "", d.index, json_string(d.name).c_str(), json_string(d.pci_bus_id).c_str(),
+            d.integrated ? "true" : "false", d.compute_capability_major, d.compute_capability_minor,
+            d.multiprocessor_count, d.total_global_memory_bytes, d.l2_cache_bytes, d.shared_memory_per_block_bytes,
+            d.shared_memory_per_block_optin_bytes, d.shared_memory_per_multiprocessor_bytes, d.sm_clock_khz,
+            d.memory_clock_khz, d.memory_bus_width_bits, d.peak_memory_bandwidth_gbps, d.usable ? "true" : "false",
+            json_string(probes[i]).c_str());
     }
     std::printf("%s]\n}\n", query.devices.empty() ? "" : "\n  ");
 }
@@ -159,7 +159,9 @@ int main(int argc, char** argv) {
     flags.add_switch("json", "print the same as one JSON object");
     try {
         flags.parse(argc, argv);
-        if (!flags.positionals().empty()) throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "unknown argument '" + flags.positionals().front() + "'");
+        if (!flags.positionals().empty())
+            throw hpcml::Error(hpcml::ErrorKind::InvalidArgument,
+                               "unknown argument '" + flags.positionals().front() + "'");
     } catch (const hpcml::Error& e) {
         std::fprintf(stderr, "hpcml-devicequery: %s\n\n", e.what());
         usage(stderr, flags);

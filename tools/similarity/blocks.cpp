@@ -33,8 +33,10 @@ std::vector<Block> plan_blocks(std::size_t n, std::size_t m, std::size_t tile, S
     tile = std::min(tile, std::max<std::size_t>({n, m, 1}));
     const std::size_t tile_cols = output == SimilarityOutput::Bitmask ? (tile + 7) / 8 * 8 : tile;
     if (symmetric) tile = tile_cols;  // a band's first row is a mirror's first column
-    const std::size_t tiles_in_budget = budget / std::max<std::size_t>(similarity_output_bytes(tile, tile_cols, output), 1);
-    const std::size_t block_cols = std::min(std::max<std::size_t>(m, 1), std::max<std::size_t>(tiles_in_budget, 1) * tile_cols);
+    const std::size_t tiles_in_budget =
+        budget / std::max<std::size_t>(similarity_output_bytes(tile, tile_cols, output), 1);
+    const std::size_t block_cols =
+        std::min(std::max<std::size_t>(m, 1), std::max<std::size_t>(tiles_in_budget, 1) * tile_cols);
     std::vector<Block> blocks;
     for (std::size_t r = 0; r < n; r += tile)
         for (std::size_t c = symmetric ? r : 0; c < m; c += block_cols)
@@ -69,12 +71,13 @@ struct BlockComputer::Device {
     static float* upload(const Matrix& m, const char* name) {
         float* d = nullptr;
         const std::size_t bytes = m.rows * pitch(m) * sizeof(float);
-        check(cudaMalloc(&d, std::max<std::size_t>(bytes, 1)), std::string("copying ") + name + " to the GPU: cudaMalloc of " +
-                                                                    std::to_string(bytes) + " bytes");
-        check(cudaMemset(d, 0, bytes), std::string("copying ") + name + " to the GPU");  // the padding too: no read is uninitialised
+        check(cudaMalloc(&d, std::max<std::size_t>(bytes, 1)),
+              std::string("copying ") + name + " to the GPU: cudaMalloc of " + std::to_string(bytes) + " bytes");
+        check(cudaMemset(d, 0, bytes),
+              std::string("copying ") + name + " to the GPU");  // the padding too: no read is uninitialised
         if (bytes > 0)
-            check(cudaMemcpy2D(d, pitch(m) * sizeof(float), m.data.data(), m.cols * sizeof(float), m.cols * sizeof(float), m.rows,
-                               cudaMemcpyHostToDevice),
+            check(cudaMemcpy2D(d, pitch(m) * sizeof(float), m.data.data(), m.cols * sizeof(float),
+                               m.cols * sizeof(float), m.rows, cudaMemcpyHostToDevice),
                   std::string("copying ") + name + " to the GPU");
         return d;
     }
@@ -113,17 +116,19 @@ const unsigned char* BlockComputer::compute(const Block& b) {
             cudaFree(device_->out);
             device_->out = nullptr;
             device_->out_bytes = 0;
-            check(cudaMalloc(&device_->out, bytes), "the block's output on the GPU: cudaMalloc of " + std::to_string(bytes) + " bytes");
+            check(cudaMalloc(&device_->out, bytes),
+                  "the block's output on the GPU: cudaMalloc of " + std::to_string(bytes) + " bytes");
             device_->out_bytes = bytes;
         }
         similarity_device(columns(device_->x, x_.rows, b.r0, b.rows, Device::pitch(x_)),
                           columns(device_->y, x_.rows, b.c0, b.cols, Device::pitch(y_)), device_->out, options_);
-        check(cudaMemcpy(host_out_.data(), device_->out, bytes, cudaMemcpyDeviceToHost), "copying a block from the GPU");
+        check(cudaMemcpy(host_out_.data(), device_->out, bytes, cudaMemcpyDeviceToHost),
+              "copying a block from the GPU");
         return host_out_.data();
     }
 #endif
-    similarity(columns(x_.data.data(), x_.rows, b.r0, b.rows, x_.cols), columns(y_.data.data(), x_.rows, b.c0, b.cols, y_.cols),
-               host_out_.data(), options_);
+    similarity(columns(x_.data.data(), x_.rows, b.r0, b.rows, x_.cols),
+               columns(y_.data.data(), x_.rows, b.c0, b.cols, y_.cols), host_out_.data(), options_);
     return host_out_.data();
 }
 
@@ -132,9 +137,9 @@ bool BlockComputer::device_pairs(const Block& b, std::size_t min_count, std::vec
     if (device_) {
         SimilarityOptions o = options_;
         o.tile.reset();  // the launch granularity only: its default
-        const SimilarityPairs found = similarity_pairs_device(columns(device_->x, x_.rows, b.r0, b.rows, Device::pitch(x_)),
-                                                              columns(device_->y, x_.rows, b.c0, b.cols, Device::pitch(y_)), o,
-                                                              min_count);
+        const SimilarityPairs found =
+            similarity_pairs_device(columns(device_->x, x_.rows, b.r0, b.rows, Device::pitch(x_)),
+                                    columns(device_->y, x_.rows, b.c0, b.cols, Device::pitch(y_)), o, min_count);
         for (std::size_t k = 0; k < found.i.size(); ++k) {
             pairs.push_back(static_cast<std::int64_t>(b.r0 + found.i[k]));
             pairs.push_back(static_cast<std::int64_t>(b.c0 + found.j[k]));

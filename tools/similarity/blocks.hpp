@@ -44,7 +44,8 @@ struct FileLayout {
             return;
         }
         const std::size_t column_offset = similarity_output_bytes(1, b.c0, output);
-        for (std::size_t r = 0; r < b.rows; ++r) visit(header_bytes + (b.r0 + r) * row_bytes + column_offset, block_row_bytes);
+        for (std::size_t r = 0; r < b.rows; ++r)
+            visit(header_bytes + (b.r0 + r) * row_bytes + column_offset, block_row_bytes);
     }
 };
 

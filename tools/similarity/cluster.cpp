@@ -50,9 +50,11 @@ World::World(int& argc, char**& argv) {
 #else
     (void)argc, (void)argv;
     if (const int ranks = launcher_ranks(); ranks > 1)
-        throw Exit{1, "started as one of " + std::to_string(ranks) + " ranks by an MPI launcher, but this hpcml-similarity has " +
-                          mpi_description() + ": each rank would compute the whole job and all would race for one output. "
-                          "Run it without mpirun, or use a build with MPI (hpcml-similarity --version says which this is)"};
+        throw Exit{
+            1, "started as one of " + std::to_string(ranks) +
+                   " ranks by an MPI launcher, but this hpcml-similarity has " + mpi_description() +
+                   ": each rank would compute the whole job and all would race for one output. "
+                   "Run it without mpirun, or use a build with MPI (hpcml-similarity --version says which this is)"};
 #endif
 }
 
@@ -78,7 +80,8 @@ int World::broadcast(int value) const {
 void World::broadcast(std::vector<char>& bytes) const {
 #if HPCML_WITH_MPI
     for (std::size_t k = 0; k < bytes.size(); k += INT_MAX)
-        MPI_Bcast(bytes.data() + k, static_cast<int>(std::min<std::size_t>(bytes.size() - k, INT_MAX)), MPI_CHAR, 0, MPI_COMM_WORLD);
+        MPI_Bcast(bytes.data() + k, static_cast<int>(std::min<std::size_t>(bytes.size() - k, INT_MAX)), MPI_CHAR, 0,
+                  MPI_COMM_WORLD);
 #else
     (void)bytes;
 #endif
@@ -103,7 +106,8 @@ void World::abort_now(int code) const {
 
 Counter::Counter(const World& world) {
 #if HPCML_WITH_MPI
-    MPI_Win_allocate(world.rank == 0 ? sizeof(long long) : 0, sizeof(long long), MPI_INFO_NULL, MPI_COMM_WORLD, &base_, &window_);
+    MPI_Win_allocate(world.rank == 0 ? sizeof(long long) : 0, sizeof(long long), MPI_INFO_NULL, MPI_COMM_WORLD, &base_,
+                     &window_);
     if (world.rank == 0) {
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, window_);
         *base_ = 0;
@@ -162,12 +166,15 @@ std::string OutputFile::close() {
         mpi_ = false;
         const bool synced = MPI_File_sync(file_) == MPI_SUCCESS;
         const bool closed = MPI_File_close(&file_) == MPI_SUCCESS;
-        return synced && closed ? "" : "--output: flushing the output failed (MPI_File_sync / MPI_File_close); is the disk full?";
+        return synced && closed
+                   ? ""
+                   : "--output: flushing the output failed (MPI_File_sync / MPI_File_close); is the disk full?";
     }
 #endif
     std::string error;
     if (fsync(fd_) != 0) error = std::string("--output: flushing the output failed: ") + std::strerror(errno);
-    if (::close(fd_) != 0 && error.empty()) error = std::string("--output: closing the output failed: ") + std::strerror(errno);
+    if (::close(fd_) != 0 && error.empty())
+        error = std::string("--output: closing the output failed: ") + std::strerror(errno);
     fd_ = -1;
     return error;
 }
@@ -190,7 +197,8 @@ void OutputFile::write_at(std::size_t offset, const void* data, std::size_t byte
         bytes -= static_cast<std::size_t>(piece);
     }
 #endif
-    if (bytes > 0 && !write_fully(fd_, p, bytes, offset)) throw Exit{1, std::string("--output: write failed: ") + std::strerror(errno)};
+    if (bytes > 0 && !write_fully(fd_, p, bytes, offset))
+        throw Exit{1, std::string("--output: write failed: ") + std::strerror(errno)};
 }
 
 bool write_fully(int fd, const void* data, std::size_t bytes, std::size_t offset) {

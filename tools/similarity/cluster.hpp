@@ -29,7 +29,7 @@ public:
     World& operator=(const World&) = delete;
 
     void barrier() const;
-    int broadcast(int value) const;                // rank 0's value, on every rank
+    int broadcast(int value) const;                  // rank 0's value, on every rank
     void broadcast(std::vector<char>& bytes) const;  // the same size on every rank
     // The lowest rank that failed (each rank knows only about itself), or -1 where none did.
     int first_failure(bool failed) const;

@@ -26,7 +26,8 @@ cli::Flags declare() {
     flags.add_switch("restart", "ignore and replace an existing journal and output");
     flags.add("stop-after", "-1", "testing: exit with status 3 after N blocks, as a crash would", "N");
     flags.add("delay-ms", "0", "testing: sleep MS after each block", "MS");
-    flags.add("block-bytes", "268435456", "testing: the most output bytes per block (a band of --tile rows splits beyond)", "B");
+    flags.add("block-bytes", "268435456",
+              "testing: the most output bytes per block (a band of --tile rows splits beyond)", "B");
     return flags;
 }
 
@@ -52,7 +53,8 @@ void print_usage(std::FILE* out) {
                  "Work goes in blocks of --tile rows, written to OUT.npy.partial, which becomes OUT.npy\n"
                  "when every block is in it. Resumable: finished blocks are journaled (with checksums) in\n"
                  "OUT.npy.journal/; rerunning the same command computes only the missing ones; --restart\n"
-                 "starts over. One job at a time writes an output (a lock on OUT.npy.partial). Under mpirun -np R each rank takes a GPU (local rank modulo the visible\n"
+                 "starts over. One job at a time writes an output (a lock on OUT.npy.partial). Under mpirun -np R each "
+                 "rank takes a GPU (local rank modulo the visible\n"
                  "devices; the CPU where there is none) and blocks are handed out dynamically. On a GPU, x\n"
                  "and y are copied to the device once per rank and each block is computed there.\n"
                  "\n");
@@ -74,7 +76,8 @@ Config parse_command_line(int argc, char** argv) {
             throw Exit{0, ""};
         }
         const auto& positionals = flags.positionals();
-        if (positionals.size() > 1) throw Exit{1, "unexpected argument '" + positionals[1] + "' (one INPUT.npy; y goes with --y)"};
+        if (positionals.size() > 1)
+            throw Exit{1, "unexpected argument '" + positionals[1] + "' (one INPUT.npy; y goes with --y)"};
         if (positionals.empty()) throw Exit{1, "INPUT.npy: missing"};
         c.input = positionals[0];
         c.y_input = flags.str("y");
@@ -84,12 +87,15 @@ Config parse_command_line(int argc, char** argv) {
         o.threshold = static_cast<float>(flags.real("threshold"));
         c.tile = static_cast<std::size_t>(flags.integer("tile", 1));
         o.tile = c.tile;
-        o.output = resolve_output({.mode = o.mode, .output = parse_similarity_output(flags.given("dtype") ? flags.str("dtype") : "default", "--dtype")});
+        o.output = resolve_output(
+            {.mode = o.mode,
+             .output = parse_similarity_output(flags.given("dtype") ? flags.str("dtype") : "default", "--dtype")});
         c.pairs = flags.on("pairs");
         c.min_count = static_cast<std::size_t>(flags.integer("min-count", 1));
         if (flags.given("min-count") && !(c.pairs && o.mode == SimilarityMode::Count))
             throw Exit{1, "--min-count: goes with --pairs in mode count"};
-        if (c.pairs && flags.given("dtype")) throw Exit{1, "--dtype: --pairs writes int64 pairs, not S; leave --dtype out"};
+        if (c.pairs && flags.given("dtype"))
+            throw Exit{1, "--dtype: --pairs writes int64 pairs, not S; leave --dtype out"};
         // The blocks are reduced to pairs from counts (count) or bits (all).
         if (c.pairs) o.output = o.mode == SimilarityMode::Count ? SimilarityOutput::Int32 : SimilarityOutput::Bitmask;
         o.backend = parse_backend(flags.str("backend"), "--backend");

@@ -59,7 +59,8 @@ void read_claims(std::string_view log, std::size_t blocks, std::map<std::size_t,
         int used = 0;
         // "block checksum": decimal, one space, 16 hex digits, nothing else.
         if (line.size() < 18 || line[0] < '0' || line[0] > '9') continue;
-        if (std::sscanf(line.c_str(), "%llu %16llx%n", &block, &sum, &used) != 2 || static_cast<std::size_t>(used) != line.size())
+        if (std::sscanf(line.c_str(), "%llu %16llx%n", &block, &sum, &used) != 2 ||
+            static_cast<std::size_t>(used) != line.size())
             continue;
         if (line.compare(line.size() - 17, 1, " ") != 0 || block >= blocks) continue;
         claims[static_cast<std::size_t>(block)] = sum;
@@ -69,9 +70,10 @@ void read_claims(std::string_view log, std::size_t blocks, std::map<std::size_t,
 std::string fingerprint(const Config& c, const Matrix& x, const Matrix* y) {
     std::ostringstream f;
     auto file = [&](const std::string& path) {
-        struct stat st{};
+        struct stat st {};
         stat(path.c_str(), &st);
-        f << fs::absolute(path).string() << " bytes=" << st.st_size << " mtime=" << st.st_mtim.tv_sec << "." << st.st_mtim.tv_nsec;
+        f << fs::absolute(path).string() << " bytes=" << st.st_size << " mtime=" << st.st_mtim.tv_sec << "."
+          << st.st_mtim.tv_nsec;
     };
     f << "hpcml-similarity 3\nx ";
     file(c.input);
@@ -105,26 +107,31 @@ void Journal::lock() {
     if (lock_fd_ < 0) fail("cannot create", lock_path_);
     if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
         if (errno == EWOULDBLOCK)
-            throw Exit{1, "--output: another hpcml-similarity is writing '" + output_ + "' (it holds '" + lock_path_ + "')"};
+            throw Exit{
+                1, "--output: another hpcml-similarity is writing '" + output_ + "' (it holds '" + lock_path_ + "')"};
         fail("cannot lock", lock_path_);
     }
     // The file locked must still be the one at that path: a job that finished meanwhile
     // removed it (and a third job may have made a new one).
-    struct stat locked{}, named{};
+    struct stat locked {
+    }, named{};
     if (fstat(lock_fd_, &locked) != 0 || stat(lock_path_.c_str(), &named) != 0 || locked.st_ino != named.st_ino ||
         locked.st_dev != named.st_dev)
-        throw Exit{1, "--output: another hpcml-similarity finished '" + output_ + "' while this one started; rerun to redo it"};
+        throw Exit{1, "--output: another hpcml-similarity finished '" + output_ +
+                          "' while this one started; rerun to redo it"};
     fd_ = open(partial_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0) fail("cannot create", partial_);
 }
 
-std::map<std::size_t, std::uint64_t> Journal::open_or_start(const Config& c, const std::string& print, const std::string& header,
-                                                            std::size_t total_bytes, std::size_t blocks) {
+std::map<std::size_t, std::uint64_t> Journal::open_or_start(const Config& c, const std::string& print,
+                                                            const std::string& header, std::size_t total_bytes,
+                                                            std::size_t blocks) {
     std::map<std::size_t, std::uint64_t> claims;
     if (fs::exists(dir_ / "command") && !c.restart) {
         if (read_text(dir_ / "command") != print)
-            throw Exit{1, "--output: the journal " + dir_.string() + " was written by a different command or input; "
-                          "rerun the same command to resume, or add --restart to start over"};
+            throw Exit{1, "--output: the journal " + dir_.string() +
+                              " was written by a different command or input; "
+                              "rerun the same command to resume, or add --restart to start over"};
         std::string head(header.size(), '\0');
         const std::string nonce = read_text(dir_ / "nonce");
         char* end = nullptr;
@@ -132,18 +139,22 @@ std::map<std::size_t, std::uint64_t> Journal::open_or_start(const Config& c, con
         // With --pairs (no header) the parts are the journal's data: a gathering cut short
         // leaves the partial file to be written again, never a reason to start over.
         const bool pairs = header.empty();
-        const bool resume = nonce.size() == 16 && *end == '\0' &&
-                            (pairs || (fs::file_size(partial_) == total_bytes &&
-                                       pread(fd_, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()) && head == header));
+        const bool resume =
+            nonce.size() == 16 && *end == '\0' &&
+            (pairs || (fs::file_size(partial_) == total_bytes &&
+                       pread(fd_, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()) && head == header));
         if (resume) {
             if (pairs && ftruncate(fd_, 0) != 0) fail("cannot write", partial_);
             for (const auto& entry : fs::directory_iterator(dir_))
-                if (entry.path().filename().string().rfind("rank-", 0) == 0) read_claims(read_text(entry.path()), blocks, claims);
+                if (entry.path().filename().string().rfind("rank-", 0) == 0)
+                    read_claims(read_text(entry.path()), blocks, claims);
             return claims;
         }
         if (!c.quiet)
-            std::fprintf(stderr, "hpcml-similarity: %s is missing or not the journal's output (size, header or nonce); starting over\n",
-                         partial_.c_str());
+            std::fprintf(
+                stderr,
+                "hpcml-similarity: %s is missing or not the journal's output (size, header or nonce); starting over\n",
+                partial_.c_str());
     }
     // A stale log that survived here could vouch for blocks of the new file: removal must work.
     fs::remove_all(dir_);
@@ -162,19 +173,19 @@ std::map<std::size_t, std::uint64_t> Journal::open_or_start(const Config& c, con
         if (out < 0) fail("cannot write the journal in", dir_.string());
         const bool ok = write_fully(out, text.data(), text.size(), 0) && fsync(out) == 0;
         close(out);
-        if (!ok || std::rename(tmp.c_str(), (dir_ / name).c_str()) != 0) fail("cannot write the journal in", dir_.string());
+        if (!ok || std::rename(tmp.c_str(), (dir_ / name).c_str()) != 0)
+            fail("cannot write the journal in", dir_.string());
     }
     return claims;
 }
 
-std::string Journal::part(std::size_t block) const {
-    return (dir_ / ("pairs-" + std::to_string(block))).string();
-}
+std::string Journal::part(std::size_t block) const { return (dir_ / ("pairs-" + std::to_string(block))).string(); }
 
 void Journal::open_log(int rank) {
     // A file of its own (O_EXCL): a line of this run can never join a crashed run's cut line.
     std::random_device entropy;
-    const std::string name = "rank-" + std::to_string(rank) + "-" + std::to_string(getpid()) + "-" + std::to_string(entropy());
+    const std::string name =
+        "rank-" + std::to_string(rank) + "-" + std::to_string(getpid()) + "-" + std::to_string(entropy());
     const int out = open((dir_ / name).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
     if (out < 0 || !(log_ = fdopen(out, "a"))) throw Exit{1, "--output: cannot write the journal in " + dir_.string()};
 }

@@ -50,8 +50,9 @@ public:
     // otherwise (or with --restart) starts over (the partial output sized and headed, a new
     // journal with the fingerprint and a fresh nonce) and returns none. Throws Exit (or a
     // filesystem_error).
-    std::map<std::size_t, std::uint64_t> open_or_start(const Config& c, const std::string& print, const std::string& header,
-                                                       std::size_t total_bytes, std::size_t blocks);
+    std::map<std::size_t, std::uint64_t> open_or_start(const Config& c, const std::string& print,
+                                                       const std::string& header, std::size_t total_bytes,
+                                                       std::size_t blocks);
 
     // This journal's nonce: rank 0's after open_or_start; the other ranks are given it.
     std::uint64_t nonce() const { return nonce_; }

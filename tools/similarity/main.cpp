@@ -52,18 +52,25 @@ namespace {
 
 const char* descr_of(hpcml::SimilarityOutput o) {
     switch (o) {
-        case hpcml::SimilarityOutput::Int32: return "<i4";
-        case hpcml::SimilarityOutput::UInt16: return "<u2";
-        case hpcml::SimilarityOutput::Bool: return "|b1";
-        default: return "|u1";  // UInt8, Bitmask
+        case hpcml::SimilarityOutput::Int32:
+            return "<i4";
+        case hpcml::SimilarityOutput::UInt16:
+            return "<u2";
+        case hpcml::SimilarityOutput::Bool:
+            return "|b1";
+        default:
+            return "|u1";  // UInt8, Bitmask
     }
 }
 
 std::string duration(double seconds) {
     char text[32];
-    if (seconds < 90) std::snprintf(text, sizeof text, "%.0f s", seconds);
-    else if (seconds < 5400) std::snprintf(text, sizeof text, "%.0f min %02.0f s", std::floor(seconds / 60), std::fmod(seconds, 60));
-    else std::snprintf(text, sizeof text, "%.0f h %02.0f min", std::floor(seconds / 3600), std::fmod(seconds / 60, 60));
+    if (seconds < 90)
+        std::snprintf(text, sizeof text, "%.0f s", seconds);
+    else if (seconds < 5400)
+        std::snprintf(text, sizeof text, "%.0f min %02.0f s", std::floor(seconds / 60), std::fmod(seconds, 60));
+    else
+        std::snprintf(text, sizeof text, "%.0f h %02.0f min", std::floor(seconds / 3600), std::fmod(seconds / 60, 60));
     return text;
 }
 
@@ -93,7 +100,8 @@ Plan prepare(int argc, char** argv, const World& world) {
         p.y_storage = read_npy(c.y_input, "--y");
         p.has_y = true;
         if (p.y_storage.rows != p.x.rows)
-            throw Exit{1, "--y: has " + std::to_string(p.y_storage.rows) + " samples (rows) but INPUT.npy has " + std::to_string(p.x.rows)};
+            throw Exit{1, "--y: has " + std::to_string(p.y_storage.rows) + " samples (rows) but INPUT.npy has " +
+                              std::to_string(p.x.rows)};
     }
     const std::size_t samples = p.x.rows, n = p.x.cols, m = p.has_y ? p.y_storage.cols : p.x.cols;
     const hpcml::Context context = hpcml::make_context(options.backend);
@@ -116,7 +124,8 @@ Plan prepare(int argc, char** argv, const World& world) {
     if (!c.pairs) {  // with --pairs the partial output stays empty until the parts are gathered
         p.header = npy_header(descr_of(p.output), n, p.output == hpcml::SimilarityOutput::Bitmask ? (m + 7) / 8 : m);
         p.layout = {p.header.size(), m, hpcml::similarity_output_bytes(1, m, p.output), p.output};
-        p.total_bytes = p.header.size() + hpcml::similarity_output_bytes(n, m, p.output);  // checked: throws on overflow
+        p.total_bytes =
+            p.header.size() + hpcml::similarity_output_bytes(n, m, p.output);  // checked: throws on overflow
     }
     p.print = fingerprint(c, p.x, p.y());
     return p;
@@ -139,22 +148,24 @@ void for_each_region(const Block& b, Visit&& visit) {
 
 // The journal's claims that the partial output bears out: a block counts as done only when its
 // bytes in the file have the checksum its journal line gives.
-std::vector<char> verified_blocks(const std::map<std::size_t, std::uint64_t>& claims, const Plan& p, const Journal& journal) {
+std::vector<char> verified_blocks(const std::map<std::size_t, std::uint64_t>& claims, const Plan& p,
+                                  const Journal& journal) {
     std::vector<char> done(p.blocks.size(), 0);
     std::vector<unsigned char> bytes;
     std::vector<std::int64_t> pairs;
     for (const auto& [k, claimed] : claims) {
         std::uint64_t sum = block_seed(journal.nonce(), k, p.blocks[k]);
         if (p.c.pairs) {
-            done[k] = read_part(journal.part(k), pairs) && checksum(pairs.data(), pairs.size() * sizeof pairs[0], sum) == claimed;
+            done[k] = read_part(journal.part(k), pairs) &&
+                      checksum(pairs.data(), pairs.size() * sizeof pairs[0], sum) == claimed;
             continue;
         }
         bool readable = true;
         for_each_region(p.blocks[k], [&](const Block& region) {
             p.layout.for_each_range(region, [&](std::size_t offset, std::size_t length) {
                 bytes.resize(length);
-                readable = readable &&
-                           pread(journal.partial_fd(), bytes.data(), length, static_cast<off_t>(offset)) == static_cast<ssize_t>(length);
+                readable = readable && pread(journal.partial_fd(), bytes.data(), length, static_cast<off_t>(offset)) ==
+                                           static_cast<ssize_t>(length);
                 sum = checksum(bytes.data(), length, sum);
             });
         });
@@ -179,7 +190,8 @@ std::string current_message() {
 // Under mpirun, an error on one rank once the ranks work together: say so and take the job
 // down at once (unwinding would run collective destructors and wait for the other ranks).
 [[noreturn]] void abort_job(const World& world) {
-    std::fprintf(stderr, "hpcml-similarity: error on rank %d of %d: %s\n", world.rank, world.size, current_message().c_str());
+    std::fprintf(stderr, "hpcml-similarity: error on rank %d of %d: %s\n", world.rank, world.size,
+                 current_message().c_str());
     world.abort_now(1);
 }
 
@@ -212,7 +224,8 @@ int run(int argc, char** argv, World& world) {
     if (world.rank == 0) {
         try {
             journal.lock();
-            done = verified_blocks(journal.open_or_start(c, p.print, p.header, p.total_bytes, blocks.size()), p, journal);
+            done =
+                verified_blocks(journal.open_or_start(c, p.print, p.header, p.total_bytes, blocks.size()), p, journal);
         } catch (const fs::filesystem_error& e) {
             std::fprintf(stderr, "hpcml-similarity: error: --output: %s\n", e.what());
             decision = 1;
@@ -255,7 +268,8 @@ int run(int argc, char** argv, World& world) {
             std::uint64_t sum = block_seed(journal.nonce(), k, b);
             if (c.pairs) {  // the mirror's pairs are the block's, swapped: no transpose
                 pairs.clear();
-                if (!computer->device_pairs(b, c.min_count, pairs)) append_pairs(b, computer->compute(b), p.output, c.min_count, pairs);
+                if (!computer->device_pairs(b, c.min_count, pairs))
+                    append_pairs(b, computer->compute(b), p.output, c.min_count, pairs);
                 if (b.mirrored) append_mirror_pairs(b, pair_width, pairs);
                 write_part(journal.part(k), pairs);
                 sum = checksum(pairs.data(), pairs.size() * sizeof pairs[0], sum);
@@ -282,9 +296,11 @@ int run(int argc, char** argv, World& world) {
             if (!c.quiet && world.rank == 0 && now - last_progress > std::chrono::seconds(2)) {
                 last_progress = now;
                 const double elapsed = std::chrono::duration<double>(now - start).count();
-                const double handed = std::min<double>(static_cast<double>(next + 1), static_cast<double>(pending.size()));
+                const double handed =
+                    std::min<double>(static_cast<double>(next + 1), static_cast<double>(pending.size()));
                 const double rate = handed / elapsed;
-                std::fprintf(stderr, "hpcml-similarity: %.0f/%zu blocks (%.1f%%), %.2f blocks/s, ETA %s\n", handed, pending.size(),
+                std::fprintf(stderr, "hpcml-similarity: %.0f/%zu blocks (%.1f%%), %.2f blocks/s, ETA %s\n", handed,
+                             pending.size(),
                              100.0 * handed / std::max<double>(static_cast<double>(pending.size()), 1.0), rate,
                              duration((static_cast<double>(pending.size()) - handed) / std::max(rate, 1e-9)).c_str());
             }
@@ -297,13 +313,14 @@ int run(int argc, char** argv, World& world) {
     }
     // Every rank's bytes are flushed, or the file is not complete.
     if (const int first = world.first_failure(!close_error.empty()); first >= 0) {
-        if (!close_error.empty()) std::fprintf(stderr, "hpcml-similarity: error on rank %d: %s\n", world.rank, close_error.c_str());
+        if (!close_error.empty())
+            std::fprintf(stderr, "hpcml-similarity: error on rank %d: %s\n", world.rank, close_error.c_str());
         return 1;
     }
     std::size_t pair_count = 0;
     if (world.rank == 0) {
         try {
-            if (c.pairs) {  // every part is written and journaled: gather them
+            if (c.pairs) {         // every part is written and journaled: gather them
                 computer.reset();  // its block buffers are not needed now
                 std::vector<std::string> parts;
                 for (std::size_t k = 0; k < blocks.size(); ++k) parts.push_back(journal.part(k));
@@ -315,11 +332,12 @@ int run(int argc, char** argv, World& world) {
         }
     }
     if (world.rank == 0 && !c.quiet) {
-        std::fprintf(stderr, "hpcml-similarity: %zu blocks computed, %zu already done, %d rank(s), %s backend, %.2f s -> %s%s\n",
-                     pending.size(), blocks.size() - pending.size(), world.size,
-                     std::string(hpcml::to_string(p.options.backend)).c_str(),
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), c.output.c_str(),
-                     c.pairs ? (" (" + std::to_string(pair_count) + " pairs)").c_str() : "");
+        std::fprintf(
+            stderr, "hpcml-similarity: %zu blocks computed, %zu already done, %d rank(s), %s backend, %.2f s -> %s%s\n",
+            pending.size(), blocks.size() - pending.size(), world.size,
+            std::string(hpcml::to_string(p.options.backend)).c_str(),
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), c.output.c_str(),
+            c.pairs ? (" (" + std::to_string(pair_count) + " pairs)").c_str() : "");
     }
     return 0;
 }
@@ -350,7 +368,8 @@ int main(int argc, char** argv) {
     } catch (const hpcml::Error& e) {
         // --backend cuda where none can run: exit 2, which scripts tell from a failure.
         const bool no_device = e.kind() == hpcml::ErrorKind::NoDevice || e.kind() == hpcml::ErrorKind::DriverTooOld;
-        if (world.rank == world.speaker) std::fprintf(stderr, "hpcml-similarity: %s: %s\n", no_device ? "no CUDA device" : "error", e.what());
+        if (world.rank == world.speaker)
+            std::fprintf(stderr, "hpcml-similarity: %s: %s\n", no_device ? "no CUDA device" : "error", e.what());
         return no_device ? 2 : 1;
     } catch (const std::exception& e) {  // hpcml::Error, and std::filesystem's errors
         if (world.rank == world.speaker) std::fprintf(stderr, "hpcml-similarity: error: %s\n", e.what());

@@ -72,7 +72,8 @@ HeaderFields parse_header(const std::string& header, const std::string& argument
             fail(argument, "shape (" + f.dims + ") is not a tuple of sizes");
         errno = 0;
         const unsigned long long d = std::strtoull(item.c_str(), nullptr, 10);
-        if (errno == ERANGE || d > std::numeric_limits<std::size_t>::max()) fail(argument, "shape (" + f.dims + ") is too large");
+        if (errno == ERANGE || d > std::numeric_limits<std::size_t>::max())
+            fail(argument, "shape (" + f.dims + ") is too large");
         f.shape.push_back(static_cast<std::size_t>(d));
     }
     return f;
@@ -84,7 +85,8 @@ Matrix read_npy(const std::string& path, const std::string& argument) {
     std::ifstream in(path, std::ios::binary);
     if (!in) fail(argument, "cannot open '" + path + "'");
     char magic[8];
-    if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) fail(argument, "'" + path + "' is not a .npy file");
+    if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0)
+        fail(argument, "'" + path + "' is not a .npy file");
     const int major = static_cast<unsigned char>(magic[6]);
     std::uint32_t header_len = 0;
     if (major == 1) {
@@ -99,7 +101,9 @@ Matrix read_npy(const std::string& path, const std::string& argument) {
         fail(argument, "unsupported .npy format version " + std::to_string(major));
     }
     // NumPy itself refuses headers over 10000 bytes by default; a real 2-D array needs < 200.
-    if (header_len > (1u << 20)) fail(argument, "the .npy header of '" + path + "' is implausibly large (" + std::to_string(header_len) + " bytes)");
+    if (header_len > (1u << 20))
+        fail(argument,
+             "the .npy header of '" + path + "' is implausibly large (" + std::to_string(header_len) + " bytes)");
     std::string header(header_len, '\0');
     if (!in.read(header.data(), header_len)) fail(argument, "truncated .npy header in '" + path + "'");
 
@@ -110,7 +114,8 @@ Matrix read_npy(const std::string& path, const std::string& argument) {
     const std::vector<std::size_t>& shape = fields.shape;
     if (shape.size() != 2)
         fail(argument, "expected a 2-D (samples, features) array, got " + std::to_string(shape.size()) + " dimensions");
-    if (descr.size() < 2) fail(argument, "dtype '" + descr + "' is not a real number type; expected float32 (or a real type to convert)");
+    if (descr.size() < 2)
+        fail(argument, "dtype '" + descr + "' is not a real number type; expected float32 (or a real type to convert)");
     if (descr[0] == '>' && descr.substr(1) != "u1" && descr.substr(1) != "i1" && descr.substr(1) != "b1")
         fail(argument, "big-endian dtype '" + descr + "' is not supported; convert with a.astype('<f4')");
     if (descr[0] != '<' && descr[0] != '>' && descr[0] != '|' && descr[0] != '=')
@@ -118,11 +123,16 @@ Matrix read_npy(const std::string& path, const std::string& argument) {
 
     std::size_t item = 0;
     const std::string kind = descr.substr(1);
-    if (kind == "f4" || kind == "i4" || kind == "u4") item = 4;
-    else if (kind == "f8" || kind == "i8" || kind == "u8") item = 8;
-    else if (kind == "i2" || kind == "u2") item = 2;
-    else if (kind == "i1" || kind == "u1" || kind == "b1") item = 1;
-    else fail(argument, "dtype '" + descr + "' is not a real number type; expected float32 (or a real type to convert)");
+    if (kind == "f4" || kind == "i4" || kind == "u4")
+        item = 4;
+    else if (kind == "f8" || kind == "i8" || kind == "u8")
+        item = 8;
+    else if (kind == "i2" || kind == "u2")
+        item = 2;
+    else if (kind == "i1" || kind == "u1" || kind == "b1")
+        item = 1;
+    else
+        fail(argument, "dtype '" + descr + "' is not a real number type; expected float32 (or a real type to convert)");
 
     Matrix out;
     out.rows = shape[0];
@@ -136,23 +146,34 @@ Matrix read_npy(const std::string& path, const std::string& argument) {
     in.seekg(0, std::ios::end);
     const auto file_end = in.tellg();
     in.seekg(data_start);
-    if (data_start < 0 || file_end < data_start || static_cast<unsigned long long>(file_end - data_start) < count * item)
+    if (data_start < 0 || file_end < data_start ||
+        static_cast<unsigned long long>(file_end - data_start) < count * item)
         fail(argument, "'" + path + "' is shorter than its header says (" + std::to_string(count) + " elements)");
     std::vector<char> raw(count * item);
     if (!in.read(raw.data(), static_cast<std::streamsize>(raw.size())))
         fail(argument, "'" + path + "' is shorter than its header says (" + std::to_string(count) + " elements)");
     std::vector<float> values(count);
     const char k = kind[0];
-    if (kind == "f4") convert<float>(raw.data(), count, values);
-    else if (kind == "f8") convert<double>(raw.data(), count, values);
-    else if (k == 'i' && item == 4) convert<std::int32_t>(raw.data(), count, values);
-    else if (k == 'i' && item == 8) convert<std::int64_t>(raw.data(), count, values);
-    else if (k == 'i' && item == 2) convert<std::int16_t>(raw.data(), count, values);
-    else if (k == 'i') convert<std::int8_t>(raw.data(), count, values);
-    else if (k == 'u' && item == 4) convert<std::uint32_t>(raw.data(), count, values);
-    else if (k == 'u' && item == 8) convert<std::uint64_t>(raw.data(), count, values);
-    else if (k == 'u' && item == 2) convert<std::uint16_t>(raw.data(), count, values);
-    else convert<std::uint8_t>(raw.data(), count, values);  // u1, b1
+    if (kind == "f4")
+        convert<float>(raw.data(), count, values);
+    else if (kind == "f8")
+        convert<double>(raw.data(), count, values);
+    else if (k == 'i' && item == 4)
+        convert<std::int32_t>(raw.data(), count, values);
+    else if (k == 'i' && item == 8)
+        convert<std::int64_t>(raw.data(), count, values);
+    else if (k == 'i' && item == 2)
+        convert<std::int16_t>(raw.data(), count, values);
+    else if (k == 'i')
+        convert<std::int8_t>(raw.data(), count, values);
+    else if (k == 'u' && item == 4)
+        convert<std::uint32_t>(raw.data(), count, values);
+    else if (k == 'u' && item == 8)
+        convert<std::uint64_t>(raw.data(), count, values);
+    else if (k == 'u' && item == 2)
+        convert<std::uint16_t>(raw.data(), count, values);
+    else
+        convert<std::uint8_t>(raw.data(), count, values);  // u1, b1
     if (fortran && count != 0) {  // column-major on disk: transpose into rows (no loop over an empty shape's rows)
         out.data.resize(count);
         for (std::size_t r = 0; r < out.rows; ++r)

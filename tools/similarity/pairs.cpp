@@ -25,7 +25,8 @@ void append_pairs(const Block& region, const unsigned char* rows, SimilarityOutp
         if (output == SimilarityOutput::Bitmask) {
             for (std::size_t byte = 0; byte < row_bytes; ++byte)  // most bytes are 0 where few pairs pass
                 for (unsigned bits = row[byte]; bits != 0; bits &= bits - 1)
-                    pairs.insert(pairs.end(), {i, static_cast<std::int64_t>(region.c0 + byte * 8 + __builtin_ctz(bits))});
+                    pairs.insert(pairs.end(),
+                                 {i, static_cast<std::int64_t>(region.c0 + byte * 8 + __builtin_ctz(bits))});
         } else {
             for (std::size_t c = 0; c < region.cols; ++c) {
                 std::int32_t count;
@@ -56,7 +57,8 @@ void write_part(const std::string& path, const std::vector<std::int64_t>& pairs)
     if (fd >= 0) ok = close(fd) == 0 && ok;
     if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
         unlink(tmp.c_str());
-        throw Exit{1, "--output: cannot write the pairs of a block to '" + path + "': " + std::strerror(ok ? errno : error)};
+        throw Exit{
+            1, "--output: cannot write the pairs of a block to '" + path + "': " + std::strerror(ok ? errno : error)};
     }
 }
 

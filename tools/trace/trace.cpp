@@ -75,7 +75,8 @@ int run(char** argv) {
     // ignored here, as system() does, and the trace of the interrupted run is still written;
     // SIGTERM and SIGHUP (a batch system ending the job) are passed on to COMMAND.
     g_child = child;
-    struct sigaction ignore {}, forward {}, old_int {}, old_quit {}, old_term {}, old_hup {};
+    struct sigaction ignore {
+    }, forward{}, old_int{}, old_quit{}, old_term{}, old_hup{};
     ignore.sa_handler = SIG_IGN;
     forward.sa_handler = pass_on;
     sigemptyset(&ignore.sa_mask);
@@ -86,8 +87,7 @@ int run(char** argv) {
     sigaction(SIGHUP, &forward, &old_hup);
     int status = 0;
     int result = 0;
-    while ((result = waitpid(child, &status, 0)) < 0 && errno == EINTR) {
-    }
+    while ((result = waitpid(child, &status, 0)) < 0 && errno == EINTR) {}
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
     sigaction(SIGTERM, &old_term, nullptr);
@@ -118,8 +118,10 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (!flags.positionals().empty())
-            return bad_usage("unknown argument '" + flags.positionals().front() + "' (the command goes after --)", flags);
-        device = static_cast<int>(std::min<long long>(flags.integer("device", 0), INT_MAX));  // no such device: telemetry says so
+            return bad_usage("unknown argument '" + flags.positionals().front() + "' (the command goes after --)",
+                             flags);
+        device = static_cast<int>(
+            std::min<long long>(flags.integer("device", 0), INT_MAX));  // no such device: telemetry says so
         interval_ms = static_cast<long>(flags.integer("interval-ms", 1));
     } catch (const hpcml::Error& e) {
         return bad_usage(e.what(), flags);
@@ -137,11 +139,14 @@ int main(int argc, char** argv) {
     const hpcml::telemetry::Status status = hpcml::telemetry::status(device);
     if (status.availability != hpcml::telemetry::Availability::Ok) {
         if (!allow_missing) {
-            std::fprintf(stderr, "hpcml-trace: no GPU telemetry, so '%s' was not run: %s\n"
-                                 "(--allow-missing runs it untraced)\n", command[0], status.message.c_str());
+            std::fprintf(stderr,
+                         "hpcml-trace: no GPU telemetry, so '%s' was not run: %s\n"
+                         "(--allow-missing runs it untraced)\n",
+                         command[0], status.message.c_str());
             return 2;
         }
-        std::fprintf(stderr, "hpcml-trace: no GPU telemetry (%s); running '%s' untraced\n", status.message.c_str(), command[0]);
+        std::fprintf(stderr, "hpcml-trace: no GPU telemetry (%s); running '%s' untraced\n", status.message.c_str(),
+                     command[0]);
         return run(command);
     }
 
