@@ -8,6 +8,7 @@
 
 #include "common/architectures.hpp"
 #include "common/memory.hpp"
+#include "support/errors.hpp"
 #include "support/gpu.hpp"
 #if HPCML_WITH_CUDA
 #include "common/cuda_memory.hpp"
@@ -27,6 +28,44 @@ hpcml::Error capture_error(F&& f) {
 }
 
 TEST(Core, VersionMatchesHeader) { EXPECT_EQ(hpcml::version(), HPCML_VERSION_STRING); }
+
+// Every family's options extend ExecutionOptions; an entry point refuses a field it cannot
+// honour (a stream where it synchronises, a naive method it does not have) before any work,
+// on every backend, naming the field.
+TEST(Core, ExecutionOptionsAnEntryPointCannotHonourAreRefused) {
+    using hpcml_test::expect_invalid;
+    int not_a_stream = 0;
+    const std::vector<float> x(4 * 3, 0.5f), A{1, -1, -1, 1};
+    const std::vector<double> one(1, 1.0);
+    std::vector<float> out(9);
+    for (hpcml::Backend backend : {hpcml::Backend::Auto, hpcml::Backend::Cpu, hpcml::Backend::Cuda}) {
+        hpcml::SimilarityOptions similarity;
+        similarity.backend = backend;
+        similarity.stream = &not_a_stream;
+        expect_invalid([&] { hpcml::similarity({x.data(), 4, 3}, {}, out.data(), similarity); }, "stream");
+        expect_invalid([&] { hpcml::similarity_pairs({x.data(), 4, 3}, {}, similarity); }, "stream");
+        hpcml::RegretOptions regret;
+        regret.backend = backend;
+        regret.stream = &not_a_stream;
+        expect_invalid([&] { hpcml::solve_matrix_game(A.data(), 2, 2, regret); }, "stream");
+        hpcml::invgauss::DistanceOptions distances;
+        distances.backend = backend;
+        distances.stream = &not_a_stream;
+        expect_invalid([&] { hpcml::invgauss::distance_to_normal(one.data(), one.data(), 1, distances); }, "stream");
+        hpcml::invgauss::InvGaussOptions elementwise;
+        elementwise.backend = backend;
+        elementwise.method = hpcml::Method::Naive;
+        std::vector<double> values(1, 1.0), result(1);
+        expect_invalid(
+            [&] {
+                hpcml::invgauss::evaluate(hpcml::invgauss::Function::Pdf, values.data(), 1, one.data(), 1, one.data(), 1,
+                                          result.data(), elementwise);
+            },
+            "method");
+        expect_invalid([&] { hpcml::invgauss::sample(1, one.data(), 1, one.data(), 1, 7, result.data(), elementwise); },
+                       "method");
+    }
+}
 
 TEST(Core, ParseBackendAndMethodRoundTrip) {
     for (auto b : {hpcml::Backend::Auto, hpcml::Backend::Cpu, hpcml::Backend::Cuda}) {

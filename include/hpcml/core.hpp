@@ -56,6 +56,19 @@ struct Context {
     void* stream = nullptr;
 };
 
+// Where and how a call runs. Every family's options extend it (SimilarityOptions,
+// RegretOptions, InvGaussOptions, DistanceOptions), so `options.backend = Backend::Cpu` reads the
+// same everywhere, and the one dispatch every entry point ends in takes it whole. An entry point
+// refuses, with InvalidArgument naming the field, what it cannot honour rather than ignore it:
+// a stream where it does not queue its work on the caller's stream (the calls on host memory,
+// which synchronise, except the inverse Gaussian's), a naive method where it has none.
+struct ExecutionOptions {
+    Backend backend = Backend::Auto;
+    Method method = Method::Fused;  // Naive: the broadcast baseline, for comparison
+    int device = 0;                 // CUDA device ordinal (ignored on the CPU)
+    void* stream = nullptr;         // cudaStream_t; nullptr is the default stream
+};
+
 // Resolves `requested` to a concrete backend. Auto gives Cuda when a usable device exists and
 // Cpu otherwise, and says which once per process on stderr (set HPCML_QUIET=1 to silence it).
 // Cuda without a usable device throws NoDevice or DriverTooOld with the reason; a device

@@ -26,11 +26,9 @@ enum class Function {
     StandardizedPdf  // the density of Y = standardize(X) at y = x
 };
 
-struct InvGaussOptions {
-    Backend backend = Backend::Auto;
-    int device = 0;
-    void* stream = nullptr;  // cudaStream_t, for the *_device entry points
-};
+// backend, device and stream (the work is queued on it, host arrays too): ExecutionOptions
+// (core.hpp); the elementwise functions and sampling have the fused method only.
+struct InvGaussOptions : ExecutionOptions {};
 
 // out[i] = f(x[i], mu, lambda) for i < n, where mu is mu[i] (mu_count == n) or mu[0]
 // (mu_count == 1), and likewise lambda. Invalid parameters (mu <= 0, lambda <= 0, NaN, inf)
@@ -53,16 +51,14 @@ RunStats sample(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, 
 
 enum class Metric { TotalVariation, Kolmogorov, Both };
 
-struct DistanceOptions {
+// backend, method and device: ExecutionOptions (core.hpp); no stream (the call synchronises).
+struct DistanceOptions : ExecutionOptions {
     Metric metric = Metric::Both;
     // The grid of the standardised variable y: grid_points evenly spaced points on
     // [grid_min, grid_max]; TV = 1/2 integral |f_Y - phi| by the trapezoid rule, KS = the
     // largest |F_Y - Phi| on the grid.
     double grid_min = -10.0, grid_max = 10.0;
     std::size_t grid_points = 2001;
-    Method method = Method::Fused;
-    Backend backend = Backend::Auto;
-    int device = 0;
 };
 
 struct Distances {

@@ -34,7 +34,8 @@ enum class Averaging {
     Quadratic  // iteration t weighs t^2 (DCFR's gamma = 2)
 };
 
-struct RegretOptions {
+// backend, method and device: ExecutionOptions (core.hpp); no stream (the calls synchronise).
+struct RegretOptions : ExecutionOptions {
     int iterations = 500;
     // Defaults: predictive RM+ with alternating updates and quadratic averaging, the fastest
     // of the variants here on the games we measured (see the README).
@@ -48,9 +49,6 @@ struct RegretOptions {
     bool sampled = false;
     std::uint64_t rng_seed = 0;
     int record_every = 0;  // > 0: the exact gap of the running average every k iterations
-    Backend backend = Backend::Auto;
-    Method method = Method::Fused;
-    int device = 0;
 };
 
 struct GapPoint {

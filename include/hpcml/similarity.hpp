@@ -43,7 +43,9 @@ enum class SimilarityOutput {
               // (numpy.packbits(..., axis=1, bitorder="little")); a row is ceil(m / 8) bytes
 };
 
-struct SimilarityOptions {
+// backend, method, device and stream: ExecutionOptions (core.hpp); a stream goes with
+// similarity_device and similarity_pairs_device only.
+struct SimilarityOptions : ExecutionOptions {
     float threshold = 1.0f;  // finite and >= 0
     SimilarityMode mode = SimilarityMode::Count;
     SimilarityOutput output = SimilarityOutput::Default;
@@ -52,10 +54,6 @@ struct SimilarityOptions {
     // (the whole output on the CPU; batches of 1024 x 1024 tiles on the GPU). Must be >= 1.
     // With Bitmask output the column edge is rounded up to a multiple of 8.
     std::optional<std::size_t> tile;
-    Backend backend = Backend::Auto;
-    Method method = Method::Fused;
-    int device = 0;
-    void* stream = nullptr;  // cudaStream_t for similarity_device and similarity_pairs_device; ignored elsewhere
 };
 
 // One finished output tile, in host memory: rows [row0, row0 + rows) and columns

@@ -19,11 +19,7 @@ namespace hpcml::detail {
 // current device's free memory, less a small reserve for the runtime.
 void ensure_device_fits(std::size_t bytes, const std::string& what);
 
-// Throws InvalidArgument naming `what` unless `pointer` is memory a kernel on `device` may
-// read or write: device memory of that device, managed memory, or mapped pinned host memory.
-// A plain host pointer would fault inside a kernel and leave the context unusable (for every
-// library sharing it, torch included); a null pointer passes (sizes decide whether it is read).
-void require_device_pointer(const void* pointer, int device, const std::string& what);
+// require_device_pointer: memory.hpp (declared for every build).
 
 // hpcml's stream-ordered memory pool on the current device. Unlike the default pool, which
 // returns its memory to the driver at every synchronisation (so each call maps it again), it

@@ -1,46 +1,57 @@
-// The one dispatch every entry point ends in, once its arguments are checked: the backend
-// resolved (make_context), the work done there, and the call's time and peak memory returned
-// as RunStats. A family's api.cpp keeps its validation and one call of dispatch():
+// The one dispatch every entry point ends in, once its arguments are checked: the execution
+// options checked against what the entry point accepts, the backend resolved (make_context),
+// the work done there, and the call's time and peak memory returned as RunStats. A family's
+// api.cpp keeps its validation and one call of dispatch():
 //
-//   return detail::dispatch(options.backend, options.device, options.stream, options.method,
+//   return detail::dispatch(options, {"similarity"},
 //       [&](MemoryTracker& tracker) { ...the CPU backend... },
-//       [&](const auto& context, auto& tracker) { HPCML_IF_CUDA(...the CUDA backend...); });
+//       [&](const Context& context, MemoryTracker& tracker) { ...the CUDA backend (cuda_*)... });
 //
-// The CUDA work is written inside HPCML_IF_CUDA so that a build without CUDA compiles it away;
-// there make_context has already chosen the CPU or thrown NoDevice, and the generic lambda is
-// never instantiated.
+// The cuda_* entry points are declared in every build; a build without CUDA links no_cuda.cpp,
+// where they raise NoDevice (make_context has already chosen the CPU or raised, so they are
+// never reached).
 #pragma once
 
 #include <hpcml/core.hpp>
 
 #include <chrono>
+#include <string>
+#include <string_view>
 
+#include "error.hpp"
 #include "memory.hpp"
-
-#if HPCML_WITH_CUDA
-#define HPCML_IF_CUDA(...) __VA_ARGS__
-#else
-#define HPCML_IF_CUDA(...)
-#endif
 
 namespace hpcml::detail {
 
+// What an entry point accepts of ExecutionOptions; a field it cannot honour is refused
+// (InvalidArgument naming the field), never silently ignored.
+struct EntryPoint {
+    std::string_view name;
+    bool takes_stream = false;   // queues its work on options.stream (else it must be null)
+    bool has_naive = true;       // has a naive method (else options.method must be Fused)
+    bool device_memory = false;  // takes device pointers: runs on CUDA (backend Auto or Cuda)
+};
+
 template <class OnCpu, class OnCuda>
-RunStats dispatch(Backend backend, int device, void* stream, Method method, OnCpu&& on_cpu,
-                  [[maybe_unused]] OnCuda&& on_cuda) {
+RunStats dispatch(const ExecutionOptions& options, const EntryPoint& entry, OnCpu&& on_cpu, OnCuda&& on_cuda) {
+    const std::string name(entry.name);
+    require(entry.takes_stream || options.stream == nullptr,
+            "stream: " + name + " does not queue its work on a caller's stream (it returns when done); leave it null");
+    require(entry.has_naive || options.method == Method::Fused,
+            "method: " + name + " has the fused method only (naive is for the functions with a broadcast baseline)");
+    require(!entry.device_memory || options.backend != Backend::Cpu,
+            "backend: " + name + " takes device pointers; use backend cuda or auto");
     const auto start = std::chrono::steady_clock::now();
-    const Context context = make_context(backend, device, stream);
+    const Context context = make_context(entry.device_memory ? Backend::Cuda : options.backend, options.device,
+                                         entry.takes_stream ? options.stream : nullptr);
     MemoryTracker tracker;
-#if HPCML_WITH_CUDA
     if (context.backend == Backend::Cuda) {
         on_cuda(context, tracker);
-    } else
-#endif
-    {
+    } else {
         on_cpu(tracker);
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return RunStats{context.backend, method, seconds, tracker.stats()};
+    return RunStats{context.backend, options.method, seconds, tracker.stats()};
 }
 
 }  // namespace hpcml::detail

@@ -14,6 +14,13 @@
 
 namespace hpcml::detail {
 
+// Throws InvalidArgument naming `what` unless `pointer` is memory a kernel on `device` may
+// read or write: device memory of that device, managed memory, or mapped pinned host memory.
+// A plain host pointer would fault inside a kernel and leave the context unusable (for every
+// library sharing it, torch included); a null pointer passes (sizes decide whether it is read).
+// (CUDA side: cuda_support.cpp; a build without CUDA never reaches it, no_cuda.cpp.)
+void require_device_pointer(const void* pointer, int device, const std::string& what);
+
 class MemoryTracker {
 public:
     void allocated_device(std::size_t bytes) noexcept { add(device_now_, device_peak_, bytes); }

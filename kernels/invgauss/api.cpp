@@ -5,9 +5,6 @@
 #include "backends.hpp"
 #include "common/dispatch.hpp"
 #include "common/error.hpp"
-#if HPCML_WITH_CUDA
-#include "common/cuda_memory.hpp"
-#endif
 
 namespace hpcml::invgauss {
 
@@ -61,10 +58,9 @@ RunStats evaluate(Function f, const T* x, std::size_t n, const T* mu, std::size_
     check_function(f);
     const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
     return detail::dispatch(
-        options.backend, options.device, options.stream, Method::Fused,
-        [&](detail::MemoryTracker&) { detail::invgauss::cpu_evaluate(f, e); },
-        [&](const auto& context, auto& tracker) {
-            HPCML_IF_CUDA(detail::invgauss::cuda_evaluate_host(f, e, mu_count, lam_count, context, tracker);)
+        options, {"evaluate", true, false}, [&](detail::MemoryTracker&) { detail::invgauss::cpu_evaluate(f, e); },
+        [&](const Context& context, detail::MemoryTracker& tracker) {
+            detail::invgauss::cuda_evaluate_host(f, e, mu_count, lam_count, context, tracker);
         });
 }
 
@@ -72,17 +68,15 @@ template <class T>
 RunStats evaluate_device(Function f, const T* x, std::size_t n, const T* mu, std::size_t mu_count, const T* lam,
                          std::size_t lam_count, T* out, const InvGaussOptions& options) {
     check_function(f);
-    [[maybe_unused]] const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
-    detail::require(options.backend != Backend::Cpu,
-                    "backend: evaluate_device takes device pointers; use cuda or auto");
+    const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
     return detail::dispatch(
-        Backend::Cuda, options.device, options.stream, Method::Fused, [](detail::MemoryTracker&) {},
-        [&](const auto& context, auto&) {
-            HPCML_IF_CUDA(detail::require_device_pointer(x, context.device, "x");
-                          detail::require_device_pointer(mu, context.device, "mu");
-                          detail::require_device_pointer(lam, context.device, "lam");
-                          detail::require_device_pointer(out, context.device, "out");
-                          detail::invgauss::cuda_evaluate_device(f, e, context);)
+        options, {"evaluate_device", true, false, true}, [](detail::MemoryTracker&) {},
+        [&](const Context& context, detail::MemoryTracker&) {
+            detail::require_device_pointer(x, context.device, "x");
+            detail::require_device_pointer(mu, context.device, "mu");
+            detail::require_device_pointer(lam, context.device, "lam");
+            detail::require_device_pointer(out, context.device, "out");
+            detail::invgauss::cuda_evaluate_device(f, e, context);
         });
 }
 
@@ -93,10 +87,9 @@ RunStats sample(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, 
     require_parameters(mu, mu_count, "mu");
     require_parameters(lam, lam_count, "lambda");
     return detail::dispatch(
-        options.backend, options.device, options.stream, Method::Fused,
-        [&](detail::MemoryTracker&) { detail::invgauss::cpu_sample(e, seed); },
-        [&](const auto& context, auto& tracker) {
-            HPCML_IF_CUDA(detail::invgauss::cuda_sample_host(e, mu_count, lam_count, seed, context, tracker);)
+        options, {"sample", true, false}, [&](detail::MemoryTracker&) { detail::invgauss::cpu_sample(e, seed); },
+        [&](const Context& context, detail::MemoryTracker& tracker) {
+            detail::invgauss::cuda_sample_host(e, mu_count, lam_count, seed, context, tracker);
         });
 }
 
@@ -124,7 +117,7 @@ Distances distance_to_normal(const double* mu, const double* lam, std::size_t pa
         d.total_variation.data(),
         d.kolmogorov.data()};
     d.stats = detail::dispatch(
-        o.backend, o.device, nullptr, o.method,
+        o, {"distance_to_normal"},
         [&](detail::MemoryTracker& tracker) {
             if (o.method == Method::Fused) {
                 detail::invgauss::cpu_distances_fused(p, tracker);
@@ -132,8 +125,8 @@ Distances distance_to_normal(const double* mu, const double* lam, std::size_t pa
                 detail::invgauss::cpu_distances_naive(p, tracker);
             }
         },
-        [&](const auto& context, auto& tracker) {
-            HPCML_IF_CUDA(detail::invgauss::cuda_distances(p, o.method, context, tracker);)
+        [&](const Context& context, detail::MemoryTracker& tracker) {
+            detail::invgauss::cuda_distances(p, o.method, context, tracker);
         });
     return d;
 }

@@ -102,8 +102,8 @@ void cpu_sample(const Elementwise<T>& e, std::uint64_t seed);  // e.x unused
 void cpu_distances_fused(const DistanceProblem& p, MemoryTracker& tracker);
 void cpu_distances_naive(const DistanceProblem& p, MemoryTracker& tracker);
 
-#if HPCML_WITH_CUDA
-// CUDA backend (cuda_driver.cpp). Host arrays: copied in, computed, copied out.
+// CUDA backend (cuda_driver.cpp; without CUDA, common/no_cuda.cpp raises NoDevice). Host
+// arrays: copied in, computed, copied out.
 template <class T>
 void cuda_evaluate_host(Function f, const Elementwise<T>& e, std::size_t mu_count, std::size_t lam_count,
                         const Context& context, MemoryTracker& tracker);
@@ -115,6 +115,5 @@ template <class T>
 void cuda_evaluate_device(Function f, const Elementwise<T>& e, const Context& context);
 // Host parameters and results.
 void cuda_distances(const DistanceProblem& p, Method method, const Context& context, MemoryTracker& tracker);
-#endif
 
 }  // namespace hpcml::detail::invgauss

@@ -83,7 +83,7 @@ std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, 
     check(A, batch, n1, n2, options);
     std::vector<GameSolution> solutions(batch);
     const RunStats stats = detail::dispatch(
-        options.backend, options.device, nullptr, options.method,
+        options, {"solve_matrix_games"},
         [&](detail::MemoryTracker& tracker) {
             // A batch: games are split across threads. One large game: its pass over A is.
             const bool parallel_inside = batch == 1 && n1 * n2 >= (std::size_t{1} << 16);
@@ -93,8 +93,8 @@ std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, 
                     detail::regret::cpu_solve({A + b * n1 * n2, n1, n2, b}, options, parallel_inside, tracker);
             }
         },
-        [&](const auto& context, auto& tracker) {
-            HPCML_IF_CUDA(solutions = detail::regret::cuda_solve(A, batch, n1, n2, options, context, tracker);)
+        [&](const Context& context, detail::MemoryTracker& tracker) {
+            solutions = detail::regret::cuda_solve(A, batch, n1, n2, options, context, tracker);
         });
     const bool eps_bound_valid = detail::regret::make_schedule(options).eps_bound_valid();
     for (GameSolution& s : solutions) {

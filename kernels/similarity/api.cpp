@@ -9,9 +9,6 @@
 #include "backends.hpp"
 #include "common/dispatch.hpp"
 #include "common/error.hpp"
-#if HPCML_WITH_CUDA
-#include "common/cuda_memory.hpp"
-#endif
 
 namespace hpcml {
 
@@ -185,24 +182,21 @@ RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* si
     detail::require(sink || out || p.n == 0 || p.m == 0, "out: null output pointer");
     detail::require(!sink || static_cast<bool>(*sink), "sink: empty callback");
     return detail::dispatch(
-        options.backend, options.device, nullptr, options.method,
+        options, {"similarity"},
         [&](detail::MemoryTracker& tracker) {
             run_cpu(p, make_plan(p, options, Backend::Cpu), options.method, out, sink, tracker);
         },
-        [&](const auto& context, auto& tracker) {
-            HPCML_IF_CUDA(
-                // Without a sink, finished tiles are copied into the caller's output.
-                const SimilarityTileSink copy_to_out =
-                    [&](const SimilarityTile& tile) {
-                        const RegionOutput dst = region_of(out, p, tile.row0, tile.col0);
-                        const std::size_t bytes = detail::similarity::row_bytes(tile.cols, p.output);
-                        for (std::size_t r = 0; r < tile.rows; ++r)
-                            std::memcpy(static_cast<unsigned char*>(dst.data) + r * dst.row_stride_bytes,
-                                        static_cast<const unsigned char*>(tile.data) + r * tile.row_stride_bytes,
-                                        bytes);
-                    };
-                detail::similarity::cuda_run_host(p, make_plan(p, options, Backend::Cuda), options.method,
-                                                  sink ? *sink : copy_to_out, context, tracker);)
+        [&](const Context& context, detail::MemoryTracker& tracker) {
+            // Without a sink, finished tiles are copied into the caller's output.
+            const SimilarityTileSink copy_to_out = [&](const SimilarityTile& tile) {
+                const RegionOutput dst = region_of(out, p, tile.row0, tile.col0);
+                const std::size_t bytes = detail::similarity::row_bytes(tile.cols, p.output);
+                for (std::size_t r = 0; r < tile.rows; ++r)
+                    std::memcpy(static_cast<unsigned char*>(dst.data) + r * dst.row_stride_bytes,
+                                static_cast<const unsigned char*>(tile.data) + r * tile.row_stride_bytes, bytes);
+            };
+            detail::similarity::cuda_run_host(p, make_plan(p, options, Backend::Cuda), options.method,
+                                              sink ? *sink : copy_to_out, context, tracker);
         });
 }
 
@@ -231,9 +225,6 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
     o.output = count ? SimilarityOutput::Int32 : SimilarityOutput::Bool;
     if (!o.tile) o.tile = 1024;  // never the whole output at once
     const Problem p = make_problem(x, y, o);
-    if (on_device)
-        detail::require(o.backend != Backend::Cpu,
-                        "backend: similarity_pairs_device takes device pointers; use backend cuda or auto");
     // Counts are at most samples (<= 2^31 - 1): a larger min_count passes nothing.
     const bool none_pass = count && min_count > p.samples;
     const auto least = count && !none_pass ? static_cast<std::int32_t>(min_count) : 1;
@@ -259,23 +250,27 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
         }
     };
     using detail::similarity::PassingElement;
-    [[maybe_unused]] const detail::similarity::PassingSink add_passing =
+    const detail::similarity::PassingSink add_passing =
         [&](const Region& region, const PassingElement* passing, std::size_t n) {
             for (std::size_t k = 0; k < n; ++k)
                 add(region.row0 + passing[k].index / region.cols, region.col0 + passing[k].index % region.cols,
                     passing[k].count);
         };
+    const detail::EntryPoint entry = on_device ? detail::EntryPoint{"similarity_pairs_device", true, true, true}
+                                               : detail::EntryPoint{"similarity_pairs"};
     pairs.stats = detail::dispatch(
-        on_device ? Backend::Cuda : o.backend, o.device, on_device ? o.stream : nullptr, o.method,
+        o, entry,
         [&](detail::MemoryTracker& tracker) {
             if (!none_pass) run_cpu(p, make_plan(p, o, Backend::Cpu), o.method, nullptr, &reduce_tile, tracker);
         },
-        [&](const auto& context, auto& tracker) {
-            HPCML_IF_CUDA(if (on_device) {
+        [&](const Context& context, detail::MemoryTracker& tracker) {
+            if (on_device) {
                 detail::require_device_pointer(x.data, context.device, "x");
                 detail::require_device_pointer(y.data, context.device, "y");
-            } if (!none_pass) detail::similarity::cuda_run_pairs(p, on_device, make_plan(p, o, Backend::Cuda), o.method,
-                                                                 least, add_passing, context, tracker);)
+            }
+            if (!none_pass)
+                detail::similarity::cuda_run_pairs(p, on_device, make_plan(p, o, Backend::Cuda), o.method, least,
+                                                   add_passing, context, tracker);
         });
     if (!ordered) {
         std::vector<std::size_t> order(pairs.i.size());
@@ -336,16 +331,14 @@ void similarity_transpose(const SimilarityTile& tile, void* dst, std::size_t dst
 RunStats similarity_device(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options) {
     const Problem p = make_problem(x, y, options);
     detail::require(out || p.n == 0 || p.m == 0, "out: null output pointer");
-    detail::require(options.backend != Backend::Cpu,
-                    "backend: similarity_device takes device pointers; use backend cuda or auto");
     return detail::dispatch(
-        Backend::Cuda, options.device, options.stream, options.method, [](detail::MemoryTracker&) {},
-        [&](const auto& context, auto& tracker) {
-            HPCML_IF_CUDA(detail::require_device_pointer(x.data, context.device, "x");
-                          detail::require_device_pointer(y.data, context.device, "y");
-                          detail::require_device_pointer(out, context.device, "out");
-                          detail::similarity::cuda_run_device(p, make_plan(p, options, Backend::Cuda), options.method,
-                                                              out, context, tracker);)
+        options, {"similarity_device", true, true, true}, [](detail::MemoryTracker&) {},
+        [&](const Context& context, detail::MemoryTracker& tracker) {
+            detail::require_device_pointer(x.data, context.device, "x");
+            detail::require_device_pointer(y.data, context.device, "y");
+            detail::require_device_pointer(out, context.device, "out");
+            detail::similarity::cuda_run_device(p, make_plan(p, options, Backend::Cuda), options.method, out, context,
+                                                tracker);
         });
 }
 

@@ -80,8 +80,7 @@ struct PassingElement {
 static_assert(sizeof(PassingElement) == 8, "the same 8 bytes on the host and the device");
 using PassingSink = std::function<void(const Region& region, const PassingElement* passing, std::size_t count)>;
 
-#if HPCML_WITH_CUDA
-// CUDA backend (cuda_driver.cpp). Host inputs: x and y are copied to the device once, tiles
+// CUDA backend (cuda_driver.cpp; in a build without CUDA, common/no_cuda.cpp raises NoDevice). Host inputs: x and y are copied to the device once, tiles
 // are computed several per launch and streamed back through pinned buffers on two streams,
 // each finished tile handed to `sink` (no symmetry: every byte of S crosses PCIe anyway,
 // and that copy, not the kernel, bounds the time unless samples are in the thousands).
@@ -98,6 +97,5 @@ void cuda_run_device(const Problem& problem, const TilePlan& plan, Method method
 // are copied back and handed to `sink`, region by region.
 void cuda_run_pairs(const Problem& problem, bool on_device, const TilePlan& plan, Method method, std::int32_t min_count,
                     const PassingSink& sink, const Context& context, detail::MemoryTracker& tracker);
-#endif
 
 }  // namespace hpcml::detail::similarity
