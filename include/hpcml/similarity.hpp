@@ -9,6 +9,7 @@
 
 #include <hpcml/core.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -76,6 +77,21 @@ SimilarityOutput parse_similarity_output(std::string_view text, std::string_view
 
 // The concrete output type `options` asks for (Default resolved by mode).
 SimilarityOutput resolve_output(const SimilarityOptions& options);
+
+// What an output type is, for whoever writes or reads one: its name, NumPy's dtype and the .npy
+// header's descr, bytes per stored element, whether a pair is a bit of one (Bitmask: a byte
+// holds 8 pairs of a row), the most samples it can count (mode All's outputs: int32's) and its mode.
+struct SimilarityOutputInfo {
+    std::string_view name, numpy_dtype, npy_descr;
+    std::size_t element_bytes = 0;
+    bool bits = false;
+    std::uint64_t largest_count = 0;
+    SimilarityMode mode = SimilarityMode::Count;
+};
+// Throws InvalidArgument for Default (resolve it first) or a value that is no output type.
+SimilarityOutputInfo similarity_output_info(SimilarityOutput output);
+// S's shape as an array of `output`'s elements: {n, m}, or {n, ceil(m / 8)} for Bitmask.
+std::array<std::size_t, 2> similarity_output_shape(std::size_t n, std::size_t m, SimilarityOutput output);
 
 // Throws InvalidArgument, naming the option, where `options` cannot run on `samples` samples:
 // the threshold, the tile, an output of the other mode, counts the output type cannot hold.

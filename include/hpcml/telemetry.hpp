@@ -11,6 +11,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hpcml::telemetry {
@@ -36,6 +37,7 @@ struct Summary {
 };
 
 enum class Availability { Ok, NotCompiled, NoLibrary, NoDevice, Error };
+std::string_view to_string(Availability availability) noexcept;  // "ok", "not_compiled", "no_library", ...
 
 struct Status {
     Availability availability = Availability::NotCompiled;
@@ -80,6 +82,7 @@ enum class Format {
 void write(std::ostream& out, const std::vector<Sample>& samples, const Summary& summary, Format format,
            const std::string& device_name = "");
 
-Format parse_format(const std::string& text);  // "seed" | "csv" | "json", else InvalidArgument
+std::string_view to_string(Format format) noexcept;  // "seed" | "csv" | "json"
+Format parse_format(const std::string& text);       // the inverse, else InvalidArgument naming "format"
 
 }  // namespace hpcml::telemetry

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "error.hpp"
+#include "names.hpp"
 
 namespace hpcml {
 
@@ -23,52 +24,29 @@ bool cuda_compiled() noexcept {
 #endif
 }
 
-std::string_view to_string(Backend backend) noexcept {
-    switch (backend) {
-        case Backend::Auto:
-            return "auto";
-        case Backend::Cpu:
-            return "cpu";
-        case Backend::Cuda:
-            return "cuda";
-    }
-    return "?";
-}
+namespace {
 
-std::string_view to_string(Method method) noexcept {
-    switch (method) {
-        case Method::Fused:
-            return "fused";
-        case Method::Naive:
-            return "naive";
-    }
-    return "?";
-}
+constexpr std::array<detail::Named<Backend>, 3> kBackends{{{Backend::Auto, "auto"}, {Backend::Cpu, "cpu"}, {Backend::Cuda, "cuda"}}};
+constexpr std::array<detail::Named<Method>, 2> kMethods{{{Method::Fused, "fused"}, {Method::Naive, "naive"}}};
+constexpr std::array<detail::Named<ErrorKind>, 6> kErrorKinds{{{ErrorKind::InvalidArgument, "InvalidArgument"},
+                                                               {ErrorKind::OutOfMemory, "OutOfMemory"},
+                                                               {ErrorKind::NoDevice, "NoDevice"},
+                                                               {ErrorKind::DriverTooOld, "DriverTooOld"},
+                                                               {ErrorKind::Cuda, "Cuda"},
+                                                               {ErrorKind::Internal, "Internal"}}};
 
-std::string_view to_string(ErrorKind kind) noexcept {
-    switch (kind) {
-        case ErrorKind::InvalidArgument:
-            return "InvalidArgument";
-        case ErrorKind::OutOfMemory:
-            return "OutOfMemory";
-        case ErrorKind::NoDevice:
-            return "NoDevice";
-        case ErrorKind::DriverTooOld:
-            return "DriverTooOld";
-        case ErrorKind::Cuda:
-            return "Cuda";
-        case ErrorKind::Internal:
-            return "Internal";
-    }
-    return "?";
-}
+}  // namespace
+
+std::string_view to_string(Backend backend) noexcept { return detail::name_in(kBackends, backend); }
+std::string_view to_string(Method method) noexcept { return detail::name_in(kMethods, method); }
+std::string_view to_string(ErrorKind kind) noexcept { return detail::name_in(kErrorKinds, kind); }
 
 Backend parse_backend(std::string_view text, std::string_view argument) {
-    return detail::parse_named(text, argument, {Backend::Auto, Backend::Cpu, Backend::Cuda});
+    return detail::parse_in(kBackends, text, argument);
 }
 
 Method parse_method(std::string_view text, std::string_view argument) {
-    return detail::parse_named(text, argument, {Method::Fused, Method::Naive});
+    return detail::parse_in(kMethods, text, argument);
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "architectures.hpp"
+#include "names.hpp"
 
 namespace hpcml {
 
@@ -17,25 +18,17 @@ std::string format_cuda_version(int version) {
     return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
 }
 
-std::string_view to_string(CudaStatus status) noexcept {
-    switch (status) {
-        case CudaStatus::Ok:
-            return "ok";
-        case CudaStatus::NotCompiled:
-            return "not_compiled";
-        case CudaStatus::NoDriver:
-            return "no_driver";
-        case CudaStatus::DriverTooOld:
-            return "driver_too_old";
-        case CudaStatus::NoDevice:
-            return "no_device";
-        case CudaStatus::NoKernelImage:
-            return "no_kernel_image";
-        case CudaStatus::Error:
-            return "error";
-    }
-    return "?";
-}
+namespace {
+constexpr std::array<detail::Named<CudaStatus>, 7> kCudaStatusNames{{{CudaStatus::Ok, "ok"},
+                                                                    {CudaStatus::NotCompiled, "not_compiled"},
+                                                                    {CudaStatus::NoDriver, "no_driver"},
+                                                                    {CudaStatus::DriverTooOld, "driver_too_old"},
+                                                                    {CudaStatus::NoDevice, "no_device"},
+                                                                    {CudaStatus::NoKernelImage, "no_kernel_image"},
+                                                                    {CudaStatus::Error, "error"}}};
+}  // namespace
+
+std::string_view to_string(CudaStatus status) noexcept { return detail::name_in(kCudaStatusNames, status); }
 
 namespace detail {
 

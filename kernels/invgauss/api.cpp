@@ -5,6 +5,7 @@
 #include "backends.hpp"
 #include "common/dispatch.hpp"
 #include "common/error.hpp"
+#include "common/names.hpp"
 
 namespace hpcml::invgauss {
 
@@ -47,8 +48,7 @@ void require_parameters(const T* values, std::size_t count, const char* name) {
 }  // namespace
 
 static void check_function(Function f) {
-    detail::require(static_cast<int>(f) >= static_cast<int>(Function::Pdf) &&
-                        static_cast<int>(f) <= static_cast<int>(Function::StandardizedPdf),
+    detail::require(detail::contains(detail::invgauss::Functions::names, f),
                     "function: not a valid hpcml::invgauss::Function (" + std::to_string(static_cast<int>(f)) + ")");
 }
 
@@ -132,49 +132,16 @@ Distances distance_to_normal(const double* mu, const double* lam, std::size_t pa
 }
 
 std::string_view to_string(Function function) noexcept {
-    switch (function) {
-        case Function::Pdf:
-            return "pdf";
-        case Function::LogPdf:
-            return "logpdf";
-        case Function::Cdf:
-            return "cdf";
-        case Function::Sf:
-            return "sf";
-        case Function::LogCdf:
-            return "logcdf";
-        case Function::LogSf:
-            return "logsf";
-        case Function::Ppf:
-            return "ppf";
-        case Function::Standardize:
-            return "standardize";
-        case Function::StandardizedPdf:
-            return "standardized_pdf";
-    }
-    return "?";
+    return detail::name_in(detail::invgauss::Functions::names, function);
 }
-
-std::string_view to_string(Metric metric) noexcept {
-    switch (metric) {
-        case Metric::TotalVariation:
-            return "tv";
-        case Metric::Kolmogorov:
-            return "ks";
-        case Metric::Both:
-            return "both";
-    }
-    return "?";
-}
+std::string_view to_string(Metric metric) noexcept { return detail::name_in(detail::invgauss::kMetricNames, metric); }
 
 Function parse_function(std::string_view text, std::string_view argument) {
-    return detail::parse_named(text, argument,
-                               {Function::Pdf, Function::LogPdf, Function::Cdf, Function::Sf, Function::LogCdf,
-                                Function::LogSf, Function::Ppf, Function::Standardize, Function::StandardizedPdf});
+    return detail::parse_in(detail::invgauss::Functions::names, text, argument);
 }
 
 Metric parse_metric(std::string_view text, std::string_view argument) {
-    return detail::parse_named(text, argument, {Metric::TotalVariation, Metric::Kolmogorov, Metric::Both});
+    return detail::parse_in(detail::invgauss::kMetricNames, text, argument);
 }
 
 #define HPCML_INSTANTIATE(T)                                                                                         \

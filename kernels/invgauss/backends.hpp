@@ -5,11 +5,13 @@
 
 #include <hpcml/invgauss.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
+#include <string_view>
 
 #include "common/memory.hpp"
+#include "common/names.hpp"
 #include "math.hpp"
 
 namespace hpcml::detail::invgauss {
@@ -18,54 +20,79 @@ using hpcml::invgauss::DistanceOptions;
 using hpcml::invgauss::Function;
 using hpcml::invgauss::Metric;
 
-// The per-element function f as a functor (x, mu, lam) -> value, usable on host and device.
-// Float inputs are computed in double and rounded once: the formulas' exponents and erfcx
+// The functions, one entry each: the public value, its name, whether the CPU's compiler
+// vectorises it (the cheap ones, with libmvec; the cdf family and the quantile run element by
+// element), and its formula from math.hpp. Adding a function is an entry here and in Functions,
+// plus its formula; every backend, the API and Python read this table.
+template <Function F, bool Vectorised>
+struct FunctionEntry {
+    static constexpr Function value = F;
+    static constexpr bool vectorised = Vectorised;
+};
+struct PdfEntry : FunctionEntry<Function::Pdf, true> {
+    static constexpr std::string_view name = "pdf";
+    HPCML_HD static double apply(double x, double m, double l) { return pdf(x, m, l); }
+};
+struct LogPdfEntry : FunctionEntry<Function::LogPdf, true> {
+    static constexpr std::string_view name = "logpdf";
+    HPCML_HD static double apply(double x, double m, double l) { return logpdf(x, m, l); }
+};
+struct CdfEntry : FunctionEntry<Function::Cdf, false> {
+    static constexpr std::string_view name = "cdf";
+    HPCML_HD static double apply(double x, double m, double l) { return cdf(x, m, l); }
+};
+struct SfEntry : FunctionEntry<Function::Sf, false> {
+    static constexpr std::string_view name = "sf";
+    HPCML_HD static double apply(double x, double m, double l) { return sf(x, m, l); }
+};
+struct LogCdfEntry : FunctionEntry<Function::LogCdf, false> {
+    static constexpr std::string_view name = "logcdf";
+    HPCML_HD static double apply(double x, double m, double l) { return logcdf(x, m, l); }
+};
+struct LogSfEntry : FunctionEntry<Function::LogSf, false> {
+    static constexpr std::string_view name = "logsf";
+    HPCML_HD static double apply(double x, double m, double l) { return logsf(x, m, l); }
+};
+struct PpfEntry : FunctionEntry<Function::Ppf, false> {
+    static constexpr std::string_view name = "ppf";
+    HPCML_HD static double apply(double x, double m, double l) { return ppf(x, m, l); }
+};
+struct StandardizeEntry : FunctionEntry<Function::Standardize, true> {
+    static constexpr std::string_view name = "standardize";
+    HPCML_HD static double apply(double x, double m, double l) { return standardize(x, m, l); }
+};
+struct StandardizedPdfEntry : FunctionEntry<Function::StandardizedPdf, true> {
+    static constexpr std::string_view name = "standardized_pdf";
+    HPCML_HD static double apply(double x, double m, double l) { return standardized_pdf(x, m, l); }
+};
+using Functions = VariantTable<PdfEntry, LogPdfEntry, CdfEntry, SfEntry, LogCdfEntry, LogSfEntry, PpfEntry,
+                               StandardizeEntry, StandardizedPdfEntry>;
+
+inline constexpr std::array<Named<Metric>, 3> kMetricNames{
+    {{Metric::TotalVariation, "tv"}, {Metric::Kolmogorov, "ks"}, {Metric::Both, "both"}}};
+
+// An entry's function as a functor (x, mu, lam) -> value, usable on host and device. Float
+// inputs are computed in double and rounded once: the formulas' exponents and erfcx
 // differences would otherwise cost tens of float ulps, and the kernels are memory-bound.
-template <class T, Function F>
+template <class T, class Entry>
 struct Apply {
     HPCML_HD T operator()(T x, T m, T l) const {
-        if constexpr (!std::is_same_v<T, double>) {
-            return static_cast<T>(Apply<double, F>{}(x, m, l));
-        } else {
-            return evaluate(x, m, l);
-        }
-    }
-    HPCML_HD static double evaluate(double x, double m, double l) {
-        if constexpr (F == Function::Pdf) return pdf(x, m, l);
-        if constexpr (F == Function::LogPdf) return logpdf(x, m, l);
-        if constexpr (F == Function::Cdf) return cdf(x, m, l);
-        if constexpr (F == Function::Sf) return sf(x, m, l);
-        if constexpr (F == Function::LogCdf) return logcdf(x, m, l);
-        if constexpr (F == Function::LogSf) return logsf(x, m, l);
-        if constexpr (F == Function::Ppf) return ppf(x, m, l);
-        if constexpr (F == Function::Standardize) return standardize(x, m, l);
-        if constexpr (F == Function::StandardizedPdf) return standardized_pdf(x, m, l);
+        return static_cast<T>(Entry::apply(static_cast<double>(x), static_cast<double>(m), static_cast<double>(l)));
     }
 };
 
-// Calls visit(Apply<T, f>{}), turning the run-time choice into a compile-time one.
+// Calls visit(Apply<T, entry of f>{}), turning the run-time choice into a compile-time one;
+// false where f is no function of the table.
 template <class T, class Visit>
-void with_function(Function f, Visit&& visit) {
-    switch (f) {
-        case Function::Pdf:
-            return visit(Apply<T, Function::Pdf>{});
-        case Function::LogPdf:
-            return visit(Apply<T, Function::LogPdf>{});
-        case Function::Cdf:
-            return visit(Apply<T, Function::Cdf>{});
-        case Function::Sf:
-            return visit(Apply<T, Function::Sf>{});
-        case Function::LogCdf:
-            return visit(Apply<T, Function::LogCdf>{});
-        case Function::LogSf:
-            return visit(Apply<T, Function::LogSf>{});
-        case Function::Ppf:
-            return visit(Apply<T, Function::Ppf>{});
-        case Function::Standardize:
-            return visit(Apply<T, Function::Standardize>{});
-        case Function::StandardizedPdf:
-            return visit(Apply<T, Function::StandardizedPdf>{});
-    }
+bool with_function(Function f, Visit&& visit) {
+    return Functions::visit(f, [&](auto entry) { visit(Apply<T, decltype(entry)>{}); });
+}
+
+// Whether the CPU's compiler vectorises f (false for a value that is no function).
+inline bool vectorised(Function f) {
+    bool result = false;
+    Functions::visit(f, [&](auto entry) { result = decltype(entry)::vectorised; });
+    return result;
 }
 
 // Elementwise arguments: mu_step / lam_step are 1 (per element) or 0 (one value for all).

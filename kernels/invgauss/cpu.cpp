@@ -100,9 +100,7 @@ void cpu_evaluate(Function f, const Elementwise<T>& e) {
     // Blocks of about 0.1 ms on one core: the vectorised functions take a few ns per element,
     // the cdf family and the quantile 50 to 500. A call of one block stays on the calling
     // thread, which spares it waking the others (tens of microseconds on a VM).
-    const bool vectorised =
-        f == Function::Pdf || f == Function::LogPdf || f == Function::Standardize || f == Function::StandardizedPdf;
-    const std::size_t block = vectorised ? 32768 : 1024;
+    const std::size_t block = vectorised(f) ? 32768 : 1024;
     const std::size_t blocks = (e.n + block - 1) / block;
     with_function<T>(f, [&](auto fn) {
 #pragma omp parallel for schedule(static) if (blocks > 1)

@@ -10,41 +10,18 @@
 namespace hpcml {
 
 std::string_view to_string(RegretVariant variant) noexcept {
-    switch (variant) {
-        case RegretVariant::Seed:
-            return "seed";
-        case RegretVariant::RM:
-            return "rm";
-        case RegretVariant::RMPlus:
-            return "rm+";
-        case RegretVariant::DCFR:
-            return "dcfr";
-        case RegretVariant::PredictiveRMPlus:
-            return "prm+";
-    }
-    return "?";
+    return detail::name_in(detail::regret::kVariantNames, variant);
 }
-
 std::string_view to_string(Averaging averaging) noexcept {
-    switch (averaging) {
-        case Averaging::Uniform:
-            return "uniform";
-        case Averaging::Linear:
-            return "linear";
-        case Averaging::Quadratic:
-            return "quadratic";
-    }
-    return "?";
+    return detail::name_in(detail::regret::kAveragingNames, averaging);
 }
 
 RegretVariant parse_regret_variant(std::string_view text, std::string_view argument) {
-    return detail::parse_named(text, argument,
-                               {RegretVariant::Seed, RegretVariant::RM, RegretVariant::RMPlus, RegretVariant::DCFR,
-                                RegretVariant::PredictiveRMPlus});
+    return detail::parse_in(detail::regret::kVariantNames, text, argument);
 }
 
 Averaging parse_averaging(std::string_view text, std::string_view argument) {
-    return detail::parse_named(text, argument, {Averaging::Uniform, Averaging::Linear, Averaging::Quadratic});
+    return detail::parse_in(detail::regret::kAveragingNames, text, argument);
 }
 
 namespace {

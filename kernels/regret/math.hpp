@@ -20,11 +20,14 @@
 
 #include <Random123/philox.h>
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "common/hd.hpp"
+#include "common/names.hpp"
 
 namespace hpcml::detail::regret {
 
@@ -145,7 +148,31 @@ HPCML_HD void iterate(const Schedule& sc, int t, Backend& backend) {
     }
 }
 
-// The variant table: every variant's behaviour is named here and nowhere else.
+// The variant table: every variant's name and behaviour, here and nowhere else. `seed` is the
+// seed program's schedule: simultaneous and lagged, with the uniform average, whatever the
+// options say.
+struct VariantRule {
+    RegretVariant value;
+    std::string_view name;
+    Accumulator accumulator;
+    bool predictive;
+    bool seed;
+};
+inline constexpr std::array<VariantRule, 5> kVariants{{
+    {RegretVariant::Seed, "seed", Accumulator::Sum, false, true},
+    {RegretVariant::RM, "rm", Accumulator::Sum, false, false},
+    {RegretVariant::RMPlus, "rm+", Accumulator::Clamped, false, false},
+    {RegretVariant::DCFR, "dcfr", Accumulator::Discounted, false, false},
+    {RegretVariant::PredictiveRMPlus, "prm+", Accumulator::Clamped, true, false},
+}};
+inline constexpr std::array<Named<RegretVariant>, kVariants.size()> kVariantNames = [] {
+    std::array<Named<RegretVariant>, kVariants.size()> names{};
+    for (std::size_t k = 0; k < kVariants.size(); ++k) names[k] = {kVariants[k].value, kVariants[k].name};
+    return names;
+}();
+inline constexpr std::array<Named<Averaging>, 3> kAveragingNames{
+    {{Averaging::Uniform, "uniform"}, {Averaging::Linear, "linear"}, {Averaging::Quadratic, "quadratic"}}};
+
 inline Schedule make_schedule(const RegretOptions& o) {
     Schedule s;
     s.simultaneous = !o.alternating;
@@ -154,24 +181,15 @@ inline Schedule make_schedule(const RegretOptions& o) {
     s.iterations = o.iterations;
     s.record_every = o.record_every;
     s.rng_seed = o.rng_seed;
-    switch (o.variant) {
-        case RegretVariant::Seed:  // the seed program: simultaneous, lagged, uniform average
+    for (const VariantRule& rule : kVariants) {
+        if (rule.value != o.variant) continue;
+        s.accumulator = rule.accumulator;
+        s.predictive = rule.predictive;
+        if (rule.seed) {
             s.lagged = true;
             s.simultaneous = true;
             s.averaging = Averaging::Uniform;
-            break;
-        case RegretVariant::RM:
-            break;
-        case RegretVariant::RMPlus:
-            s.accumulator = Accumulator::Clamped;
-            break;
-        case RegretVariant::DCFR:
-            s.accumulator = Accumulator::Discounted;
-            break;
-        case RegretVariant::PredictiveRMPlus:
-            s.accumulator = Accumulator::Clamped;
-            s.predictive = true;
-            break;
+        }
     }
     return s;
 }

@@ -3,12 +3,12 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <limits>
 #include <string>
 
 #include "backends.hpp"
 #include "common/dispatch.hpp"
 #include "common/error.hpp"
+#include "common/names.hpp"
 
 namespace hpcml {
 
@@ -26,34 +26,50 @@ std::size_t similarity_output_bytes(std::size_t n, std::size_t m, SimilarityOutp
     return detail::checked_mul(n, detail::similarity::row_bytes(m, output), "similarity output");
 }
 
-std::string_view to_string(SimilarityMode mode) noexcept { return mode == SimilarityMode::Count ? "count" : "all"; }
+namespace {
+constexpr std::array<detail::Named<SimilarityMode>, 2> kModes{
+    {{SimilarityMode::Count, "count"}, {SimilarityMode::All, "all"}}};
+}  // namespace
 
-std::string_view to_string(SimilarityOutput output) noexcept {
-    switch (output) {
-        case SimilarityOutput::Default:
-            return "default";
-        case SimilarityOutput::Int32:
-            return "int32";
-        case SimilarityOutput::UInt16:
-            return "uint16";
-        case SimilarityOutput::UInt8:
-            return "uint8";
-        case SimilarityOutput::Bool:
-            return "bool";
-        case SimilarityOutput::Bitmask:
-            return "bitmask";
-    }
-    return "?";
+std::string_view to_string(SimilarityMode mode) noexcept { return detail::name_in(kModes, mode); }
+
+namespace {
+// "default", then the output table's names.
+constexpr auto kOutputNames = [] {
+    constexpr auto& table = detail::similarity::Outputs::names;
+    std::array<detail::Named<SimilarityOutput>, table.size() + 1> names{};
+    names[0] = {SimilarityOutput::Default, "default"};
+    for (std::size_t k = 0; k < table.size(); ++k) names[k + 1] = table[k];
+    return names;
+}();
+}  // namespace
+
+std::string_view to_string(SimilarityOutput output) noexcept { return detail::name_in(kOutputNames, output); }
+
+SimilarityOutputInfo similarity_output_info(SimilarityOutput output) {
+    SimilarityOutputInfo info;
+    const bool known = detail::similarity::Outputs::visit(output, [&](auto entry) {
+        using Out = decltype(entry);
+        info = {Out::name,      Out::numpy, Out::npy_descr, sizeof(typename Out::Element),
+                Out::bits,      Out::largest, Out::mode};
+    });
+    detail::require(known, "output: " + std::string(output == SimilarityOutput::Default ? "default" : "not") +
+                               " an output type (" + std::to_string(static_cast<int>(output)) +
+                               "); resolve_output() names the one options ask for");
+    return info;
+}
+
+std::array<std::size_t, 2> similarity_output_shape(std::size_t n, std::size_t m, SimilarityOutput output) {
+    const SimilarityOutputInfo info = similarity_output_info(output);
+    return {n, info.bits ? (m + 7) / 8 : m};
 }
 
 SimilarityMode parse_similarity_mode(std::string_view text, std::string_view argument) {
-    return detail::parse_named(text, argument, {SimilarityMode::Count, SimilarityMode::All});
+    return detail::parse_in(kModes, text, argument);
 }
 
 SimilarityOutput parse_similarity_output(std::string_view text, std::string_view argument) {
-    return detail::parse_named(text, argument,
-                               {SimilarityOutput::Default, SimilarityOutput::Int32, SimilarityOutput::UInt16,
-                                SimilarityOutput::UInt8, SimilarityOutput::Bool, SimilarityOutput::Bitmask});
+    return detail::parse_in(kOutputNames, text, argument);
 }
 
 void check_similarity_options(const SimilarityOptions& options, std::size_t samples) {
@@ -62,20 +78,23 @@ void check_similarity_options(const SimilarityOptions& options, std::size_t samp
             "threshold: must be finite and >= 0, got " + std::to_string(options.threshold));
     require(!options.tile || *options.tile >= 1, "tile: must be >= 1, got 0");
     const SimilarityOutput resolved = resolve_output(options);
-    const bool count_output = resolved == SimilarityOutput::Int32 || resolved == SimilarityOutput::UInt16 ||
-                              resolved == SimilarityOutput::UInt8;
-    const std::string output(to_string(resolved));
-    if (options.mode == SimilarityMode::Count) {
-        require(count_output,
-                "output: " + output + " is an output of mode All; mode Count writes Int32, UInt16 or UInt8");
-    } else {
-        require(!count_output, "output: " + output + " is an output of mode Count; mode All writes Bool or Bitmask");
+    detail::require(resolved != SimilarityOutput::Default && detail::contains(kOutputNames, resolved),
+                    "output: not an output type (" + std::to_string(static_cast<int>(options.output)) + ")");
+    const SimilarityOutputInfo info = similarity_output_info(resolved);
+    const std::string output(info.name);
+    if (info.mode != options.mode) {
+        std::string writes;  // the outputs of the mode asked for, from the table
+        for (const auto& entry : detail::similarity::Outputs::names)
+            if (similarity_output_info(entry.value).mode == options.mode)
+                writes += (writes.empty() ? "" : ", ") + std::string(entry.name);
+        const bool count = options.mode == SimilarityMode::Count;
+        detail::raise(ErrorKind::InvalidArgument, "output: " + output + " is an output of mode " +
+                                                      (count ? "All" : "Count") + "; mode " + (count ? "Count" : "All") +
+                                                      " writes " + writes);
     }
-    const std::size_t max_count = resolved == SimilarityOutput::UInt8    ? std::numeric_limits<std::uint8_t>::max()
-                                  : resolved == SimilarityOutput::UInt16 ? std::numeric_limits<std::uint16_t>::max()
-                                                                         : std::numeric_limits<std::int32_t>::max();
-    require(samples <= max_count, "output: " + output + " holds counts up to " + std::to_string(max_count) +
-                                      ", but there are " + std::to_string(samples) + " samples");
+    require(samples <= info.largest_count, "output: " + output + " holds counts up to " +
+                                               std::to_string(info.largest_count) + ", but there are " +
+                                               std::to_string(samples) + " samples");
 }
 
 namespace {

@@ -224,56 +224,42 @@ void store_counts(const Count* counts, std::size_t ldc, std::size_t rows, std::s
                   std::size_t c, const Problem& problem, const RegionOutput& out) {
     const auto samples = static_cast<std::uint32_t>(problem.samples);
     auto pass = [samples](Count v) { return all_within(static_cast<std::uint32_t>(v), samples); };
-    switch (problem.output) {
-        case SimilarityOutput::Int32:
-            store_typed<std::int32_t>(counts, ldc, rows, cols, r, c, out,
-                                      [](Count v) { return encode_count<std::int32_t>(v); });
-            break;
-        case SimilarityOutput::UInt16:
-            store_typed<std::uint16_t>(counts, ldc, rows, cols, r, c, out,
-                                       [](Count v) { return encode_count<std::uint16_t>(v); });
-            break;
-        case SimilarityOutput::UInt8:
-            store_typed<std::uint8_t>(counts, ldc, rows, cols, r, c, out,
-                                      [](Count v) { return encode_count<std::uint8_t>(v); });
-            break;
-        case SimilarityOutput::Bool:
-            store_typed<std::uint8_t>(counts, ldc, rows, cols, r, c, out,
-                                      [&](Count v) { return encode_bool(pass(v)); });
-            break;
-        case SimilarityOutput::Bitmask:
-            for (std::size_t a = 0; a < rows; ++a) {
-                const Count* row_counts = counts + a * ldc;
-                auto* row = static_cast<std::uint8_t*>(out.data) + (r + a) * out.row_stride_bytes + c / 8;
-                for (std::size_t b0 = 0; b0 < cols; b0 += 8) {
-                    const auto bit = [&](unsigned b) { return pass(row_counts[b0 + b]); };
-                    if (cols - b0 < 8) {
-                        row[b0 / 8] = encode_bitmask_byte(bit, static_cast<unsigned>(cols - b0));
-                        continue;
-                    }
-#if defined(__SSE2__)
-                    if constexpr (std::is_same_v<Count, std::int32_t>) {
-                        // encode_bitmask_byte for 8 counts in two compares: lane k's pass is bit k.
-                        const __m128i full = _mm_set1_epi32(static_cast<std::int32_t>(samples));
-                        const auto lanes = [&](std::size_t k) {
-                            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row_counts + b0 + k));
-                            return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, full)));
-                        };
-                        row[b0 / 8] = static_cast<std::uint8_t>(lanes(0) | lanes(4) << 4);
-                        continue;
-                    }
-#endif
-                    row[b0 / 8] =
-                        encode_bitmask_byte(bit, 8);  // a constant count of bits: no test per bit once inlined
+    Outputs::visit(problem.output, [&](auto entry) {
+        using Out = decltype(entry);
+        if constexpr (!Out::bits) {
+            store_typed<typename Out::Element>(counts, ldc, rows, cols, r, c, out, [samples](Count v) {
+                return Out::encode(static_cast<std::uint32_t>(v), samples);
+            });
+            return;
+        }
+        for (std::size_t a = 0; a < rows; ++a) {
+            const Count* row_counts = counts + a * ldc;
+            auto* row = static_cast<std::uint8_t*>(out.data) + (r + a) * out.row_stride_bytes + c / 8;
+            for (std::size_t b0 = 0; b0 < cols; b0 += 8) {
+                const auto bit = [&](unsigned b) { return pass(row_counts[b0 + b]); };
+                if (cols - b0 < 8) {
+                    row[b0 / 8] = encode_bitmask_byte(bit, static_cast<unsigned>(cols - b0));
+                    continue;
                 }
+#if defined(__SSE2__)
+                if constexpr (std::is_same_v<Count, std::int32_t>) {
+                    // encode_bitmask_byte for 8 counts in two compares: lane k's pass is bit k.
+                    const __m128i full = _mm_set1_epi32(static_cast<std::int32_t>(samples));
+                    const auto lanes = [&](std::size_t k) {
+                        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row_counts + b0 + k));
+                        return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, full)));
+                    };
+                    row[b0 / 8] = static_cast<std::uint8_t>(lanes(0) | lanes(4) << 4);
+                    continue;
+                }
+#endif
+                row[b0 / 8] = encode_bitmask_byte(bit, 8);  // a constant count of bits: no test per bit once inlined
             }
-            break;
-        case SimilarityOutput::Default:
-            break;
-    }
+        }
+    });
 }
 
-// Element access for mirroring, by count type (a template parameter, so the loops below
+// Element access for mirroring, by element type (a template parameter, so the loops below
 // compile without a switch per element).
 template <class T>
 T get(const RegionOutput& o, std::size_t a, std::size_t b) {
@@ -285,18 +271,6 @@ T get(const RegionOutput& o, std::size_t a, std::size_t b) {
 template <class T>
 void put(const RegionOutput& o, std::size_t a, std::size_t b, T v) {
     std::memcpy(static_cast<unsigned char*>(o.data) + a * o.row_stride_bytes + b * sizeof(T), &v, sizeof(T));
-}
-
-template <class Visit>
-void with_element_type(SimilarityOutput output, Visit&& visit) {
-    switch (output) {
-        case SimilarityOutput::Int32:
-            return visit(std::int32_t{});
-        case SimilarityOutput::UInt16:
-            return visit(std::uint16_t{});
-        default:
-            return visit(std::uint8_t{});  // UInt8, Bool (Bitmask has its own functions)
-    }
 }
 
 // dst(a0 + a, b0 + b) = src(b0 + b, a0 + a) for a < cols, b < rows: one block of a transpose,
@@ -531,8 +505,14 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out, 
 
 void cpu_transpose(const Problem& p, const RegionOutput& src, std::size_t rows, std::size_t cols,
                    const RegionOutput& dst) {
-    if (p.output == SimilarityOutput::Bitmask) return transpose_bits(src, rows, cols, dst);
-    with_element_type(p.output, [&](auto type) { transpose<decltype(type)>(src, rows, cols, dst); });
+    Outputs::visit(p.output, [&](auto entry) {
+        using Out = decltype(entry);
+        if constexpr (Out::bits) {
+            transpose_bits(src, rows, cols, dst);
+        } else {  // a move of elements: one instantiation per element type
+            transpose<typename Out::Element>(src, rows, cols, dst);
+        }
+    });
 }
 
 void cpu_naive(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker) {

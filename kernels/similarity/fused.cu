@@ -63,44 +63,30 @@ __device__ __forceinline__ float4 load4(const float* base, std::size_t ld, std::
                        col + 3 < limit ? p[3] : nan);
 }
 
-// Counts arrive as the kernel kept them (float or unsigned; whole numbers either way).
-template <class T>
-struct StoreCounts {
-    template <class Count>
-    __device__ static void store(const Count (&counts)[kTM][kTN], const FusedArgs& a, int r, int c) {
-        for (int i = 0; i < kTM && r + i < a.rows; ++i) {
-            T* row = reinterpret_cast<T*>(a.out + static_cast<std::size_t>(r + i) * a.out_stride);
-#pragma unroll
-            for (int j = 0; j < kTN; ++j)
-                if (c + j < a.cols) row[c + j] = encode_count<T>(static_cast<unsigned>(counts[i][j]));
-        }
-    }
-};
-
-struct StoreBool {
-    template <class Count>
-    __device__ static void store(const Count (&counts)[kTM][kTN], const FusedArgs& a, int r, int c) {
-        const auto samples = static_cast<std::uint32_t>(a.samples);
-        for (int i = 0; i < kTM && r + i < a.rows; ++i) {
-            unsigned char* row = a.out + static_cast<std::size_t>(r + i) * a.out_stride;
-#pragma unroll
-            for (int j = 0; j < kTN; ++j)
-                if (c + j < a.cols) row[c + j] = encode_bool(all_within(static_cast<unsigned>(counts[i][j]), samples));
-        }
-    }
-};
-
-// A thread's 8 columns start at a multiple of 8, so each row's 8 results are one byte.
+// Writes a thread's 8 x 8 counts, as the kernel kept them (float or unsigned; whole numbers
+// either way), in the encoding of Out, an entry of the output table (Outputs, math.hpp).
 static_assert(kTN == 8, "one bitmask byte per thread row");
-struct StoreBitmask {
+template <class Out>
+struct Store {
     template <class Count>
     __device__ static void store(const Count (&counts)[kTM][kTN], const FusedArgs& a, int r, int c) {
         const auto samples = static_cast<std::uint32_t>(a.samples);
-        if (c >= a.cols) return;
-        const auto valid = static_cast<unsigned>(a.cols - c);
-        for (int i = 0; i < kTM && r + i < a.rows; ++i) {
-            a.out[static_cast<std::size_t>(r + i) * a.out_stride + c / 8] = encode_bitmask_byte(
-                [&](unsigned j) { return all_within(static_cast<unsigned>(counts[i][j]), samples); }, valid);
+        if constexpr (Out::bits) {
+            // A thread's 8 columns start at a multiple of 8, so each row's 8 results are one byte.
+            if (c >= a.cols) return;
+            const auto valid = static_cast<unsigned>(a.cols - c);
+            for (int i = 0; i < kTM && r + i < a.rows; ++i) {
+                a.out[static_cast<std::size_t>(r + i) * a.out_stride + c / 8] = encode_bitmask_byte(
+                    [&](unsigned j) { return all_within(static_cast<unsigned>(counts[i][j]), samples); }, valid);
+            }
+        } else {
+            using T = typename Out::Element;
+            for (int i = 0; i < kTM && r + i < a.rows; ++i) {
+                T* row = reinterpret_cast<T*>(a.out + static_cast<std::size_t>(r + i) * a.out_stride);
+#pragma unroll
+                for (int j = 0; j < kTN; ++j)
+                    if (c + j < a.cols) row[c + j] = Out::encode(static_cast<unsigned>(counts[i][j]), samples);
+            }
         }
     }
 };
@@ -195,21 +181,14 @@ FusedKernel with_loads(bool vec4, bool float_counts) {
 // where they are exact.
 FusedKernel fused_kernel(SimilarityOutput output, bool vec4, std::size_t samples) {
     const bool float_counts = samples < kFloatCountLimit;
-    switch (output) {
-        case SimilarityOutput::Int32:
-            return with_loads<StoreCounts<std::int32_t>, false>(vec4, float_counts);
-        case SimilarityOutput::UInt16:
-            return with_loads<StoreCounts<std::uint16_t>, false>(vec4, float_counts);
-        case SimilarityOutput::UInt8:
-            return with_loads<StoreCounts<std::uint8_t>, false>(vec4, float_counts);
-        case SimilarityOutput::Bool:
-            return with_loads<StoreBool, true>(vec4, float_counts);
-        case SimilarityOutput::Bitmask:
-            return with_loads<StoreBitmask, true>(vec4, float_counts);
-        case SimilarityOutput::Default:
-            break;
-    }
-    detail::raise(ErrorKind::Internal, "similarity: unresolved output type");
+    FusedKernel kernel = nullptr;
+    Outputs::visit(output, [&](auto entry) {
+        using Out = decltype(entry);
+        // Mode All stops a block once none of its pairs can pass any more.
+        kernel = with_loads<Store<Out>, Out::mode == SimilarityMode::All>(vec4, float_counts);
+    });
+    if (!kernel) detail::raise(ErrorKind::Internal, "similarity: unresolved output type");
+    return kernel;
 }
 
 bool aligned16(const float* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }

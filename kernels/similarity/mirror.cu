@@ -82,25 +82,18 @@ void launch_mirror_lower(const Problem& p, void* out, std::size_t out_row_bytes,
     auto* bytes = static_cast<unsigned char*>(out);
     const std::size_t tiles = (n + kTile - 1) / kTile;
     const dim3 block(kTile, kRowsPerPass);
-    if (p.output == SimilarityOutput::Bitmask) {
-        const dim3 grid(static_cast<unsigned>(tiles), grid_rows((tiles + kRowsPerPass - 1) / kRowsPerPass));
-        mirror_lower_bits_kernel<<<grid, block, 0, stream>>>(bytes, out_row_bytes, n);
-        HPCML_LAUNCH_CHECK("mirror_lower_bits_kernel");
-        return;
-    }
-    const dim3 grid(static_cast<unsigned>(tiles), grid_rows(tiles));
-    switch (row_bytes(1, p.output)) {
-        case 4:
-            mirror_lower_kernel<std::uint32_t><<<grid, block, 0, stream>>>(bytes, out_row_bytes, n);
-            break;
-        case 2:
-            mirror_lower_kernel<std::uint16_t><<<grid, block, 0, stream>>>(bytes, out_row_bytes, n);
-            break;
-        default:
-            mirror_lower_kernel<std::uint8_t><<<grid, block, 0, stream>>>(bytes, out_row_bytes, n);
-            break;
-    }
-    HPCML_LAUNCH_CHECK("mirror_lower_kernel");
+    const bool known = Outputs::visit(p.output, [&](auto entry) {
+        using Out = decltype(entry);
+        if constexpr (Out::bits) {
+            const dim3 grid(static_cast<unsigned>(tiles), grid_rows((tiles + kRowsPerPass - 1) / kRowsPerPass));
+            mirror_lower_bits_kernel<<<grid, block, 0, stream>>>(bytes, out_row_bytes, n);
+        } else {  // a move of elements: one instantiation per element type
+            const dim3 grid(static_cast<unsigned>(tiles), grid_rows(tiles));
+            mirror_lower_kernel<typename Out::Element><<<grid, block, 0, stream>>>(bytes, out_row_bytes, n);
+        }
+    });
+    if (!known) detail::raise(ErrorKind::Internal, "similarity: unresolved output type");
+    HPCML_LAUNCH_CHECK("mirror kernel");
 }
 
 }  // namespace hpcml::detail::similarity

@@ -71,20 +71,16 @@ __global__ void sum_over_samples_kernel(const bool* mask, std::size_t samples, s
     }
 }
 
-// reduced holds sums (mode Count) or all()'s 0 or 1 (mode All, written as Bool).
-template <class T, bool All>
+// reduced holds sums (mode Count) or all()'s 0 or 1 (mode All: encoded as a count of 1 sample).
+template <class Out>
 __global__ void encode_elements_kernel(const std::int64_t* reduced, std::size_t rows, std::size_t cols,
                                        unsigned char* out, std::size_t stride) {
+    const std::uint32_t samples = Out::mode == SimilarityMode::All ? 1 : 0;  // unused by counts
     for (std::size_t r = blockIdx.y; r < rows; r += gridDim.y)
         for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < cols;
              c += std::size_t{gridDim.x} * blockDim.x) {
-            const std::int64_t v = reduced[r * cols + c];
-            T* row = reinterpret_cast<T*>(out + r * stride);
-            if constexpr (All) {
-                row[c] = encode_bool(v != 0);
-            } else {
-                row[c] = encode_count<T>(v);
-            }
+            auto* row = reinterpret_cast<typename Out::Element*>(out + r * stride);
+            row[c] = Out::encode(static_cast<std::uint32_t>(reduced[r * cols + c]), samples);
         }
 }
 
@@ -129,32 +125,18 @@ void launch_naive(const Problem& p, const Region& region, const RegionOutput& ou
         HPCML_LAUNCH_CHECK("sum_over_samples_kernel");
     }
     auto* dst = static_cast<unsigned char*>(out.data);
-    const bool bits = p.output == SimilarityOutput::Bitmask;  // a thread per output byte
-    const dim3 blocks = grid_for(bits ? (region.cols + 7) / 8 : region.cols, region.rows, 1);
-    switch (p.output) {
-        case SimilarityOutput::Int32:
-            encode_elements_kernel<std::int32_t, false>
-                <<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
-            break;
-        case SimilarityOutput::UInt16:
-            encode_elements_kernel<std::uint16_t, false>
-                <<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
-            break;
-        case SimilarityOutput::UInt8:
-            encode_elements_kernel<std::uint8_t, false>
-                <<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
-            break;
-        case SimilarityOutput::Bool:
-            encode_elements_kernel<std::uint8_t, true>
-                <<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
-            break;
-        case SimilarityOutput::Bitmask:
+    const bool known = Outputs::visit(p.output, [&](auto entry) {
+        using Out = decltype(entry);
+        const dim3 blocks = grid_for(Out::bits ? (region.cols + 7) / 8 : region.cols, region.rows, 1);  // bits: a thread per byte
+        if constexpr (Out::bits) {
             encode_bitmask_kernel<<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst,
                                                                    out.row_stride_bytes);
-            break;
-        case SimilarityOutput::Default:
-            detail::raise(ErrorKind::Internal, "similarity: unresolved output type");
-    }
+        } else {
+            encode_elements_kernel<Out>
+                <<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst, out.row_stride_bytes);
+        }
+    });
+    if (!known) detail::raise(ErrorKind::Internal, "similarity: unresolved output type");
     HPCML_LAUNCH_CHECK("encode kernel");
 }
 

@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "common/error.hpp"
+#include "common/names.hpp"
 
 namespace hpcml::telemetry {
 
@@ -44,12 +45,21 @@ std::string json_string(const std::string& s) {
 
 }  // namespace
 
-Format parse_format(const std::string& text) {
-    if (text == "seed") return Format::Seed;
-    if (text == "csv") return Format::Csv;
-    if (text == "json") return Format::Json;
-    detail::raise(ErrorKind::InvalidArgument, "format: expected seed, csv or json, got '" + text + "'");
+namespace {
+constexpr std::array<detail::Named<Format>, 3> kFormatNames{
+    {{Format::Seed, "seed"}, {Format::Csv, "csv"}, {Format::Json, "json"}}};
+constexpr std::array<detail::Named<Availability>, 5> kAvailabilityNames{{{Availability::Ok, "ok"},
+                                                                        {Availability::NotCompiled, "not_compiled"},
+                                                                        {Availability::NoLibrary, "no_library"},
+                                                                        {Availability::NoDevice, "no_device"},
+                                                                        {Availability::Error, "error"}}};
+}  // namespace
+
+std::string_view to_string(Format format) noexcept { return detail::name_in(kFormatNames, format); }
+std::string_view to_string(Availability availability) noexcept {
+    return detail::name_in(kAvailabilityNames, availability);
 }
+Format parse_format(const std::string& text) { return detail::parse_in(kFormatNames, text, "format"); }
 
 void write(std::ostream& out, const std::vector<Sample>& samples, const Summary& summary, Format format,
            const std::string& device_name) {

@@ -46,12 +46,12 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
     on_device = _arrays.on_cuda({"x": x, "y": y})
     x, y, tile = _operands(x, y, tile, on_device)
     device = _arrays.resolve_device([x, y], device, on_device)
-    # The C++ library checks mode and dtype (naming them) and resolves the default output.
-    output = _hpcml._similarity_output(mode, "default" if dtype is None else _arrays.dtype_name(dtype))
+    # The C++ library checks mode and dtype (naming them), resolves the default output and gives
+    # S's shape and NumPy dtype.
     n = x.shape[1]
     m = n if y is None else y.shape[1]
-    shape = (n, (m + 7) // 8) if output == "bitmask" else (n, m)
-    element = "uint8" if output == "bitmask" else output  # the array's NumPy dtype
+    output, shape, element = _hpcml._similarity_layout(mode, "default" if dtype is None else _arrays.dtype_name(dtype),
+                                                       n, m)
     if out is None:
         out = _arrays.empty(x, shape, element)
     else:

@@ -380,16 +380,19 @@ NB_MODULE(_hpcml, m) {
         "The instruction set the CPU backend's fused similarity kernel uses here: 'avx512', 'avx2' or 'baseline' "
         "(HPCML_SIMILARITY_CPU_KERNEL=avx2 or =baseline in the environment caps the choice).");
     m.def(
-        "_similarity_output",
-        [](const std::string& mode, const std::string& dtype) {
+        "_similarity_layout",
+        [](const std::string& mode, const std::string& dtype, std::size_t n, std::size_t m) {
             hpcml::SimilarityOptions o;
             o.mode = hpcml::parse_similarity_mode(mode, "mode");
             o.output = hpcml::parse_similarity_output(dtype, "dtype");
-            return std::string(hpcml::to_string(hpcml::resolve_output(o)));
+            const hpcml::SimilarityOutput output = hpcml::resolve_output(o);
+            const auto shape = hpcml::similarity_output_shape(n, m, output);
+            return nb::make_tuple(std::string(hpcml::to_string(output)), nb::make_tuple(shape[0], shape[1]),
+                                  std::string(hpcml::similarity_output_info(output).numpy_dtype));
         },
-        nb::arg("mode"), nb::arg("dtype"),
-        "The output dtype ('default': the mode's own) resolved as the C++ API does, checking both names; "
-        "Python allocates the output from it.");
+        nb::arg("mode"), nb::arg("dtype"), nb::arg("n"), nb::arg("m"),
+        "(output, shape, NumPy dtype) of S for an n x m result, the output resolved as the C++ API does "
+        "('default': the mode's own), checking both names; Python allocates the output from it.");
 
     m.def("_solve_matrix_games", &solve_games_binding, nb::arg("A"), nb::arg("iterations"), nb::arg("variant"),
           nb::arg("alternating"), nb::arg("averaging"), nb::arg("sampled"), nb::arg("seed"), nb::arg("record_every"),
@@ -400,9 +403,8 @@ NB_MODULE(_hpcml, m) {
         "_telemetry_status",
         [](int device) {
             const hpcml::telemetry::Status st = hpcml::telemetry::status(device);
-            static const char* names[] = {"ok", "not_compiled", "no_library", "no_device", "error"};
             nb::dict d;
-            d["status"] = std::string(names[static_cast<int>(st.availability)]);
+            d["status"] = std::string(hpcml::telemetry::to_string(st.availability));
             d["message"] = st.message;
             d["device_name"] = st.device_name;
             return d;

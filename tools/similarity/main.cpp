@@ -50,19 +50,6 @@ using namespace hpcml::tools;
 
 namespace {
 
-const char* descr_of(hpcml::SimilarityOutput o) {
-    switch (o) {
-        case hpcml::SimilarityOutput::Int32:
-            return "<i4";
-        case hpcml::SimilarityOutput::UInt16:
-            return "<u2";
-        case hpcml::SimilarityOutput::Bool:
-            return "|b1";
-        default:
-            return "|u1";  // UInt8, Bitmask
-    }
-}
-
 std::string duration(double seconds) {
     char text[32];
     if (seconds < 90)
@@ -122,7 +109,8 @@ Plan prepare(int argc, char** argv, const World& world) {
 
     p.blocks = plan_blocks(n, m, c.tile, p.output, /*symmetric=*/!p.has_y, c.block_bytes);
     if (!c.pairs) {  // with --pairs the partial output stays empty until the parts are gathered
-        p.header = npy_header(descr_of(p.output), n, p.output == hpcml::SimilarityOutput::Bitmask ? (m + 7) / 8 : m);
+        const auto shape = hpcml::similarity_output_shape(n, m, p.output);
+        p.header = npy_header(std::string(hpcml::similarity_output_info(p.output).npy_descr), shape[0], shape[1]);
         p.layout = {p.header.size(), m, hpcml::similarity_output_bytes(1, m, p.output), p.output};
         p.total_bytes =
             p.header.size() + hpcml::similarity_output_bytes(n, m, p.output);  // checked: throws on overflow
