@@ -36,7 +36,7 @@ foreach(kind elf ptx)
   endif()
   string(REPLACE "\n" ";" lines "${out}")
   set(member "${LIBRARY}")  # a shared library has no members
-  set(index 0)              # members of an archive may share a name (three fused.cu.o)
+  set(index 0)              # members of an archive may share a name (fused.cu.o, naive.cu.o of several families)
   foreach(line IN LISTS lines)
     if(line MATCHES "^member .*:([^:]+):$")
       math(EXPR index "${index} + 1")

@@ -1,4 +1,4 @@
-// The regret-matching family's kernel launchers (fused.cu, naive.cu), which cuda_driver.cpp
+// The regret-matching family's kernel launchers (batched.cu, large_games.cu, naive.cu), which cuda_driver.cpp
 // calls; pointers are device pointers. Every kernel follows the schedule of math.hpp; none of
 // them asks which variant runs.
 #pragma once

@@ -1,18 +1,6 @@
-// Regret matching on the GPU. Both paths run the schedule of math.hpp: its observe() and play()
-// are the per-entry arithmetic, so the kernels here supply only utilities and sums.
-//
-// Batched small games (regret_batched_kernel): a group of G lanes per game (G the power of two
-// >= the larger action count, at least 4, so a warp holds 32 / G games: eight 3 x 3 games), the
-// game's payoffs in shared memory, every iteration inside the kernel. Lane l of a group owns
-// actions l and l + G (P = 2 only for 33..64 actions) of both players, whose state (true regret,
-// accumulator, average sum, strategy, utility) lives in registers in double precision. Payoff
-// rows are stored with an odd stride (n2 | 1) so the lanes of a group, reading A[l][j] for one
-// j, hit distinct banks. Per iteration a group reads n1 n2 floats from shared memory once per
-// player that moves: launch-free, shared-memory bound. Every sum is taken in the CPU backend's
-// order (math.hpp's dot for A y, the CPU's four-row groups for x^T A, entry order for the
-// expected utility, the strategy total and the value, staged through shared memory) and this
-// file is compiled without FMA contraction, so this kernel gives the CPU's results to the bit:
-// the dynamics of small games can be chaotic and would amplify any other rounding.
+// Regret matching on the GPU for large games, several per launch; small games are
+// batched.cu's. It runs the schedule of math.hpp: its observe() and play() are the per-entry
+// arithmetic, so the kernels supply only utilities and sums.
 //
 // Large games: per turn a dual GEMV reads A (4 n1 n2 bytes) once for both players' utilities
 // when they move simultaneously (twice per iteration when alternating), then one move kernel.
@@ -23,10 +11,9 @@
 //
 // dual_gemv_kernel layout: a block owns 1024 columns (4 per thread, strided by 256 so every
 // load is coalesced) of a band of rows of one game. x^T A is complete per column over the band,
-// so bands write partials (finished by finish_column_utilities_kernel); each warp reduces A y
-// over its 128 columns per row with shuffles and writes a partial per row (finished by
-// finish_row_utilities_kernel). Partials are summed in a fixed order: results do not depend on
-// scheduling.
+// so bands write partials; each warp reduces A y over its 128 columns per row with shuffles and
+// writes a partial per row. finish_utilities_kernel sums the partials in a fixed order, so
+// results do not depend on scheduling.
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cuda/functional>
@@ -43,255 +30,6 @@ namespace hpcml::detail::regret {
 namespace {
 
 constexpr unsigned kFullMask = 0xffffffffu;
-
-// ---------------------------------------------------------------------------------------------
-// Batched small games: a group of G lanes per game.
-
-template <int G>
-struct Group {
-    int lane;  // 0 .. G - 1
-    // XOR offsets below G stay inside the aligned group of G lanes.
-    __device__ double max(double v) const {
-        for (int offset = G / 2; offset > 0; offset >>= 1) v = fmax(v, __shfl_xor_sync(kFullMask, v, offset));
-        return v;
-    }
-    __device__ int from_first(int v) const { return __shfl_sync(kFullMask, v, 0, G); }
-};
-
-template <int P>  // actions per lane
-struct LanePlayer {
-    double R[P], Q[P], sum[P], s[P], u[P];
-    int n;
-};
-
-template <int G, int P>
-__device__ void lane_reset(LanePlayer<P>& p, int n, const Group<G>& g) {
-    p.n = n;
-    for (int k = 0; k < P; ++k) {
-        p.R[k] = p.Q[k] = p.sum[k] = p.u[k] = 0.0;
-        p.s[k] = g.lane + G * k < n ? 1.0 / n : 0.0;
-    }
-}
-
-template <int G, int P>
-__device__ void lane_store(const double (&v)[P], int n, double* dst, const Group<G>& g) {
-    for (int k = 0; k < P; ++k)
-        if (g.lane + G * k < n) dst[g.lane + G * k] = v[k];
-}
-
-// sum_k v_k over n entries in entry order (the CPU's), staged through `scratch`; every lane of
-// the group gets it.
-template <int G, int P>
-__device__ double ordered_sum(const double (&v)[P], int n, double* scratch, const Group<G>& g) {
-    __syncwarp();  // earlier readers of scratch are done
-    lane_store(v, n, scratch, g);
-    __syncwarp();
-    double total = 0.0;
-    for (int k = 0; k < n; ++k) total += scratch[k];
-    return total;
-}
-
-// The move of math.hpp: observe every entry against the baseline, then play.
-template <int G, int P>
-__device__ void lane_move(LanePlayer<P>& p, const Schedule& sc, int t, double baseline, double* scratch,
-                          const Group<G>& g) {
-    double z[P];
-    for (int k = 0; k < P; ++k)
-        z[k] = g.lane + G * k < p.n ? sc.observe(t, p.u[k], baseline, p.s[k], p.R[k], p.Q[k], p.sum[k]) : 0.0;
-    const double total = ordered_sum(z, p.n, scratch, g);
-    for (int k = 0; k < P; ++k)
-        if (g.lane + G * k < p.n) p.s[k] = sc.play(t, z[k], total, static_cast<std::size_t>(p.n), p.sum[k]);
-}
-
-template <int G, int P>
-__device__ double lane_expected(const LanePlayer<P>& p, double* scratch, const Group<G>& g) {
-    double e[P];
-    for (int k = 0; k < P; ++k) e[k] = p.u[k] * p.s[k];
-    return ordered_sum(e, p.n, scratch, g);
-}
-
-// u1[i] = sum_j a[i][j] y[j] for the lane's rows i (a's rows `stride` floats apart).
-template <int G, int P>
-__device__ void lane_row_utilities(const float* a, int n1, int n2, int stride, const double* y, double (&u1)[P],
-                                   const Group<G>& g) {
-    for (int k = 0; k < P; ++k) {
-        const int i = g.lane + G * k;
-        if (i < n1) u1[k] = dot(a + i * stride, y, static_cast<std::size_t>(n2));
-    }
-}
-
-// u2[j] = -sum_i x[i] a[i][j] for the lane's columns j, in the CPU's order (utilities_tile in
-// cpu.cpp): four rows at a time, ((x0 a0 + x1 a1) + (x2 a2 + x3 a3)), skipping four zero
-// weights, then the remaining rows one by one.
-template <int G, int P>
-__device__ void lane_column_utilities(const float* a, int n1, int n2, int stride, const double* x, double (&u2)[P],
-                                      const Group<G>& g) {
-    for (int k = 0; k < P; ++k) {
-        const int j = g.lane + G * k;
-        if (j >= n2) continue;
-        double acc = 0.0;
-        int i = 0;
-        for (; i + 4 <= n1; i += 4) {
-            if (x[i] == 0.0 && x[i + 1] == 0.0 && x[i + 2] == 0.0 && x[i + 3] == 0.0) continue;
-            const float* c = a + i * stride + j;
-            acc += (x[i] * c[0] + x[i + 1] * c[stride]) + (x[i + 2] * c[2 * stride] + x[i + 3] * c[3 * stride]);
-        }
-        for (; i < n1; ++i) acc += x[i] * a[i * stride + j];
-        u2[k] = -acc;
-    }
-}
-
-// The averages' value and exact gap; uses sx, sy and scratch.
-template <int G, int P>
-__device__ void lane_evaluate(const LanePlayer<P>& p1, const LanePlayer<P>& p2, double weight, const float* a,
-                              int stride, double* sx, double* sy, double* scratch, const Group<G>& g, double& value,
-                              double& gap) {
-    double x[P], y[P], u1[P] = {}, u2[P] = {};
-    for (int k = 0; k < P; ++k) {
-        x[k] = p1.sum[k] / weight;
-        y[k] = p2.sum[k] / weight;
-    }
-    __syncwarp();  // every lane is done with the previous contents of sx, sy
-    lane_store(x, p1.n, sx, g);
-    lane_store(y, p2.n, sy, g);
-    __syncwarp();
-    lane_row_utilities(a, p1.n, p2.n, stride, sy, u1, g);
-    lane_column_utilities(a, p1.n, p2.n, stride, sx, u2, g);
-    double v[P], best_row = -DBL_MAX, best_col = -DBL_MAX;
-    for (int k = 0; k < P; ++k) {
-        v[k] = x[k] * u1[k];
-        if (g.lane + G * k < p1.n) best_row = fmax(best_row, u1[k]);
-        if (g.lane + G * k < p2.n) best_col = fmax(best_col, u2[k]);
-    }
-    value = ordered_sum(v, p1.n, scratch, g);
-    gap = fmax(0.0, g.max(best_row) + g.max(best_col));
-}
-
-// The batched kernel's side of iterate() (math.hpp): one game on a group of lanes.
-template <int G, int P>
-struct GroupIteration {
-    const Schedule& sc;
-    Group<G> g;
-    LanePlayer<P>& p1;
-    LanePlayer<P>& p2;
-    const float* pay;
-    int n1, n2, stride;
-    double *sx, *sy, *scratch;  // the strategies as they stand, and room for ordered sums
-    std::uint64_t key;          // the game's number in the caller's batch
-    int action[2] = {0, 0};     // the turn's sampled actions
-
-    __device__ void utilities(int t, int turn, const bool* moves) {
-        __syncwarp();  // the previous turn's reads of sx, sy (and the payoff copy) are done
-        lane_store(p1.s, n1, sx, g);
-        lane_store(p2.s, n2, sy, g);
-        __syncwarp();
-        if (!sc.sampled) {
-            if (moves[0]) lane_row_utilities(pay, n1, n2, stride, sy, p1.u, g);
-            if (moves[1]) lane_column_utilities(pay, n1, n2, stride, sx, p2.u, g);
-            return;
-        }
-        if (g.lane == 0) {
-            action[0] = static_cast<int>(
-                sample(sx, static_cast<std::size_t>(n1), uniform_draw(sc.rng_seed, key, t, sc.draw_key(turn, 0))));
-            action[1] = static_cast<int>(
-                sample(sy, static_cast<std::size_t>(n2), uniform_draw(sc.rng_seed, key, t, sc.draw_key(turn, 1))));
-        }
-        action[0] = g.from_first(action[0]);
-        action[1] = g.from_first(action[1]);
-        for (int k = 0; k < P; ++k) {
-            if (moves[0] && g.lane + G * k < n1) p1.u[k] = pay[(g.lane + G * k) * stride + action[1]];
-            if (moves[1] && g.lane + G * k < n2)
-                p2.u[k] = -static_cast<double>(pay[action[0] * stride + g.lane + G * k]);
-        }
-    }
-    __device__ void move(int t, const bool* moves) {
-        // The sampled baseline is the payoff of both draws: u1[i] = A[i][j], u2[j] = -A[i][j].
-        const double drawn = sc.sampled ? pay[action[0] * stride + action[1]] : 0.0;
-        if (moves[0]) lane_move(p1, sc, t, sc.sampled ? drawn : lane_expected(p1, scratch, g), scratch, g);
-        if (moves[1]) lane_move(p2, sc, t, sc.sampled ? -drawn : lane_expected(p2, scratch, g), scratch, g);
-    }
-};
-
-// Shared memory of one game, in doubles: x, y, a scratch row for sums, then the payoffs (n1
-// rows of n2 | 1 floats).
-__host__ __device__ inline int payoff_stride(int n2) { return n2 | 1; }
-__host__ __device__ inline int game_doubles(int n1, int n2) {
-    return n1 + n2 + max(n1, n2) + (n1 * payoff_stride(n2) + 1) / 2;
-}
-
-template <int G, int P>
-__global__ void regret_batched_kernel(const BatchedArgs a) {
-    extern __shared__ double shared[];
-    const Group<G> g{static_cast<int>(threadIdx.x) % G};
-    const int slot = static_cast<int>(threadIdx.x) / G;  // the block's game slot
-    const int game_number = static_cast<int>(blockIdx.x) * (static_cast<int>(blockDim.x) / G) + slot;
-    // Groups past the last game redo the last game and write nothing: every lane of a warp
-    // stays for the shuffles.
-    const bool owner = game_number < a.games;
-    const int game = min(game_number, a.games - 1);
-    const Schedule& sc = a.schedule;
-    const int n1 = a.n1, n2 = a.n2, stride = payoff_stride(n2);
-
-    double* sx = shared + slot * game_doubles(n1, n2);
-    double* sy = sx + n1;
-    double* scratch = sy + n2;
-    float* pay = reinterpret_cast<float*>(scratch + max(n1, n2));
-    const float* A = a.A + static_cast<std::size_t>(game) * n1 * n2;
-    for (int e = g.lane; e < n1 * n2; e += G) pay[e / n2 * stride + e % n2] = A[e];
-
-    LanePlayer<P> p1, p2;
-    lane_reset(p1, n1, g);
-    lane_reset(p2, n2, g);
-    const std::uint64_t key = a.first_game + static_cast<std::uint64_t>(game);
-    double value = 0.0, gap = 0.0;
-
-    GroupIteration<G, P> backend{sc, g, p1, p2, pay, n1, n2, stride, sx, sy, scratch, key};
-    for (int t = 1; t <= sc.iterations; ++t) {
-        iterate(sc, t, backend);
-        if (sc.records_at(t)) {
-            lane_evaluate(p1, p2, sc.total_weight(t), pay, stride, sx, sy, scratch, g, value, gap);
-            if (owner && g.lane == 0)
-                a.curve[static_cast<std::size_t>(game) * sc.records() + t / sc.record_every - 1] = gap;
-        }
-    }
-
-    const double weight = sc.total_weight(sc.iterations);
-    lane_evaluate(p1, p2, weight, pay, stride, sx, sy, scratch, g, value, gap);
-    double max_regret = -DBL_MAX;
-    for (int k = 0; k < P; ++k) {
-        const int e = g.lane + G * k;
-        if (e < n1) {
-            if (owner) a.row_strategy[static_cast<std::size_t>(game) * n1 + e] = p1.sum[k] / weight;
-            max_regret = fmax(max_regret, p1.R[k]);
-        }
-        if (e < n2) {
-            if (owner) a.col_strategy[static_cast<std::size_t>(game) * n2 + e] = p2.sum[k] / weight;
-            max_regret = fmax(max_regret, p2.R[k]);
-        }
-    }
-    max_regret = g.max(max_regret);
-    if (owner && g.lane == 0) {
-        a.value[game] = value;
-        a.gap[game] = gap;
-        a.max_regret[game] = max_regret;
-    }
-}
-
-template <int G, int P>
-void launch_batched_with(const BatchedArgs& a, cudaStream_t stream) {
-    constexpr int kGamesPerWarp = 32 / G;
-    const std::size_t game_bytes = static_cast<std::size_t>(game_doubles(a.n1, a.n2)) * sizeof(double);
-    // Up to 8 warps per block within the default 48 KB of shared memory (a 64 x 64 game takes
-    // 18 KB: two warps), no more than the games need; the SM's shared memory limits residency
-    // either way.
-    const std::size_t warps_needed = (static_cast<std::size_t>(a.games) + kGamesPerWarp - 1) / kGamesPerWarp;
-    const int warps = static_cast<int>(
-        std::clamp<std::size_t>((48 * 1024) / (kGamesPerWarp * game_bytes), 1, std::min<std::size_t>(8, warps_needed)));
-    const int games_per_block = warps * kGamesPerWarp;
-    const unsigned blocks = static_cast<unsigned>((a.games + games_per_block - 1) / games_per_block);
-    regret_batched_kernel<G, P><<<blocks, warps * 32, games_per_block * game_bytes, stream>>>(a);
-    HPCML_LAUNCH_CHECK("regret_batched_kernel");
-}
 
 // ---------------------------------------------------------------------------------------------
 // Large games, several per launch.
@@ -534,15 +272,6 @@ unsigned grid_for(std::size_t n, int threads = 256) {
 }
 
 }  // namespace
-
-void launch_batched(const BatchedArgs& a, cudaStream_t stream) {
-    const int n = std::max(a.n1, a.n2);
-    if (n <= 4) return launch_batched_with<4, 1>(a, stream);
-    if (n <= 8) return launch_batched_with<8, 1>(a, stream);
-    if (n <= 16) return launch_batched_with<16, 1>(a, stream);
-    if (n <= 32) return launch_batched_with<32, 1>(a, stream);
-    launch_batched_with<32, 2>(a, stream);
-}
 
 DualGemv plan_dual_gemv(int games, int n1, int n2, int multiprocessors) {
     // Row splits so that bands x splits x games gives about four blocks per SM. Not the

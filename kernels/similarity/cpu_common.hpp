@@ -1,0 +1,94 @@
+// The CPU backend's shared pieces (cpu.cpp: packing and the fused method; cpu_count.cpp: the
+// SIMD block kernels; cpu_transpose.cpp: mirrors; cpu_naive.cpp: the broadcast baseline): the
+// blocking, the block kernel's interface and the store of counts in the output's encoding.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
+#include "backends.hpp"
+#include "math.hpp"
+
+namespace hpcml::detail::similarity::cpu {
+
+constexpr std::size_t kBlockRows = 4;      // x features per micro-kernel
+constexpr std::size_t kPanelCols = 16;     // y features per micro-kernel (one AVX-512 vector, two AVX2 ones)
+constexpr std::size_t kBandRows = 128;     // x features per work item
+constexpr std::size_t kGroupPanels = 8;    // y panels per work item (128 columns)
+constexpr std::size_t kSampleChunk = 256;  // samples per pass over an item (its band and panels: 256 KiB, in L2)
+// Elements below which packing and mirroring stay on the calling thread: a parallel region
+// costs a few microseconds, and milliseconds where the cores are busy with other work (each
+// region waits for all its threads), which small tiles would pay thousands of times.
+constexpr std::size_t kParallelMin = std::size_t{1} << 16;
+
+
+// The block kernel this CPU runs best, and its name (cpu_count.cpp). HPCML_SIMILARITY_CPU_KERNEL=avx2
+// or baseline caps the choice, for comparisons and so that the tests cover every kernel on one
+// machine. count(x_panel, ypack, samples, threshold, counts, stop_when_dead, seen):
+// counts[a][b] += #{s < samples : |x_panel[s * 16 + a] - ypack[s * 16 + b]| < t} for a < 4,
+// b < 16; with stop_when_dead (All mode) it returns early once no pair has passed every sample
+// so far (`seen` samples were counted before), and returns whether any pair is still alive.
+struct BlockKernel {
+    bool (*count)(const float*, const float*, std::size_t, float, std::int32_t*, bool, std::int32_t);
+    const char* name;
+};
+BlockKernel block_kernel();
+
+template <class T>
+void store_typed(const auto* counts, std::size_t ldc, std::size_t rows, std::size_t cols, std::size_t r, std::size_t c,
+                 const RegionOutput& out, auto&& encode) {
+    for (std::size_t a = 0; a < rows; ++a) {
+        T* row = reinterpret_cast<T*>(static_cast<char*>(out.data) + (r + a) * out.row_stride_bytes) + c;
+        for (std::size_t b = 0; b < cols; ++b) row[b] = encode(counts[a * ldc + b]);
+    }
+}
+
+// Writes a rows x cols block of counts (row stride ldc) at (r, c) of `out`, encoded as
+// problem.output (for All: count == samples). For Bitmask, c is a multiple of 8.
+template <class Count>
+void store_counts(const Count* counts, std::size_t ldc, std::size_t rows, std::size_t cols, std::size_t r,
+                  std::size_t c, const Problem& problem, const RegionOutput& out) {
+    const auto samples = static_cast<std::uint32_t>(problem.samples);
+    auto pass = [samples](Count v) { return all_within(static_cast<std::uint32_t>(v), samples); };
+    Outputs::visit(problem.output, [&](auto entry) {
+        using Out = decltype(entry);
+        if constexpr (!Out::bits) {
+            store_typed<typename Out::Element>(counts, ldc, rows, cols, r, c, out, [samples](Count v) {
+                return Out::encode(static_cast<std::uint32_t>(v), samples);
+            });
+            return;
+        }
+        for (std::size_t a = 0; a < rows; ++a) {
+            const Count* row_counts = counts + a * ldc;
+            auto* row = static_cast<std::uint8_t*>(out.data) + (r + a) * out.row_stride_bytes + c / 8;
+            for (std::size_t b0 = 0; b0 < cols; b0 += 8) {
+                const auto bit = [&](unsigned b) { return pass(row_counts[b0 + b]); };
+                if (cols - b0 < 8) {
+                    row[b0 / 8] = encode_bitmask_byte(bit, static_cast<unsigned>(cols - b0));
+                    continue;
+                }
+#if defined(__SSE2__)
+                if constexpr (std::is_same_v<Count, std::int32_t>) {
+                    // encode_bitmask_byte for 8 counts in two compares: lane k's pass is bit k.
+                    const __m128i full = _mm_set1_epi32(static_cast<std::int32_t>(samples));
+                    const auto lanes = [&](std::size_t k) {
+                        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row_counts + b0 + k));
+                        return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, full)));
+                    };
+                    row[b0 / 8] = static_cast<std::uint8_t>(lanes(0) | lanes(4) << 4);
+                    continue;
+                }
+#endif
+                row[b0 / 8] = encode_bitmask_byte(bit, 8);  // a constant count of bits: no test per bit once inlined
+            }
+        }
+    });
+}
+
+}  // namespace hpcml::detail::similarity::cpu

@@ -1,0 +1,138 @@
+// The CPU's mirrors where y is x: S(j, i) = S(i, j) written from finished tiles (the public
+// similarity_transpose), element by element or 4 x 4 by SSE for 32-bit elements, 8 x 8 bit
+// blocks for Bitmask. (The fused method writes the mirrors of its own tiles as it stores them:
+// cpu.cpp.)
+#include <cstring>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "cpu_common.hpp"
+
+namespace hpcml::detail::similarity {
+
+namespace {
+
+using cpu::kParallelMin;
+
+// Element access for mirroring, by element type (a template parameter, so the loops below
+// compile without a switch per element).
+template <class T>
+T get(const RegionOutput& o, std::size_t a, std::size_t b) {
+    T v;
+    std::memcpy(&v, static_cast<const unsigned char*>(o.data) + a * o.row_stride_bytes + b * sizeof(T), sizeof(T));
+    return v;
+}
+
+template <class T>
+void put(const RegionOutput& o, std::size_t a, std::size_t b, T v) {
+    std::memcpy(static_cast<unsigned char*>(o.data) + a * o.row_stride_bytes + b * sizeof(T), &v, sizeof(T));
+}
+
+// dst(a0 + a, b0 + b) = src(b0 + b, a0 + a) for a < cols, b < rows: one block of a transpose,
+// 4 x 4 at a time by SSE shuffles for 32-bit elements (a move of bits, whatever they hold),
+// element by element elsewhere.
+template <class T>
+void transpose_block(const RegionOutput& src, std::size_t b0, std::size_t a0, std::size_t rows, std::size_t cols,
+                     const RegionOutput& dst) {
+    std::size_t whole_rows = 0, whole_cols = 0;  // the part done 4 x 4
+#if defined(__SSE2__)
+    if constexpr (sizeof(T) == 4) {
+        whole_rows = rows / 4 * 4;
+        whole_cols = cols / 4 * 4;
+        const auto* s = static_cast<const unsigned char*>(src.data);
+        auto* d = static_cast<unsigned char*>(dst.data);
+        for (std::size_t b = 0; b < whole_rows; b += 4)
+            for (std::size_t a = 0; a < whole_cols; a += 4) {
+                __m128 r[4];
+                for (int k = 0; k < 4; ++k)
+                    r[k] = _mm_loadu_ps(
+                        reinterpret_cast<const float*>(s + (b0 + b + k) * src.row_stride_bytes + (a0 + a) * 4));
+                _MM_TRANSPOSE4_PS(r[0], r[1], r[2], r[3]);
+                for (int k = 0; k < 4; ++k)
+                    _mm_storeu_ps(reinterpret_cast<float*>(d + (a0 + a + k) * dst.row_stride_bytes + (b0 + b) * 4),
+                                  r[k]);
+            }
+    }
+#endif
+    for (std::size_t a = 0; a < cols; ++a)
+        for (std::size_t b = a < whole_cols ? whole_rows : 0; b < rows; ++b)
+            put<T>(dst, a0 + a, b0 + b, get<T>(src, b0 + b, a0 + a));
+}
+
+// dst(a, b) = src(b, a) for a < cols, b < rows, in 32 x 32 blocks so that the column reads
+// stay in cache. Threads own destination rows; the source is another region, only read.
+template <class T>
+void transpose(const RegionOutput& src, std::size_t rows, std::size_t cols, const RegionOutput& dst) {
+    constexpr std::size_t kBlock = 32;
+#pragma omp parallel for schedule(static) if (rows * cols >= kParallelMin)
+    for (std::size_t a0 = 0; a0 < cols; a0 += kBlock)
+        for (std::size_t b0 = 0; b0 < rows; b0 += kBlock)
+            transpose_block<T>(src, b0, a0, std::min(kBlock, rows - b0), std::min(kBlock, cols - a0), dst);
+}
+
+// The 8 x 8 bit matrix in x (bit c of byte r is element (r, c)) transposed: Hacker's
+// Delight's three swap stages.
+std::uint64_t transpose_8x8_bits(std::uint64_t x) {
+    std::uint64_t t = (x ^ (x >> 7)) & 0x00AA00AA00AA00AAull;
+    x ^= t ^ (t << 7);
+    t = (x ^ (x >> 14)) & 0x0000CCCC0000CCCCull;
+    x ^= t ^ (t << 14);
+    t = (x ^ (x >> 28)) & 0x00000000F0F0F0F0ull;
+    return x ^ t ^ (t << 28);
+}
+
+// Bitmask element (r, c) is bit c % 8 of byte c / 8 of row r. An 8 x 8 block is the byte
+// `byte` of rows r0..r0+7 (rows past `rows` read as 0).
+std::uint64_t load_bit_block(const RegionOutput& o, std::size_t r0, std::size_t rows, std::size_t byte) {
+    std::uint64_t block = 0;
+    for (std::size_t k = 0; k < 8 && r0 + k < rows; ++k)
+        block |= std::uint64_t{static_cast<const std::uint8_t*>(o.data)[(r0 + k) * o.row_stride_bytes + byte]}
+                 << (8 * k);
+    return block;
+}
+
+void store_bit_block(const RegionOutput& o, std::size_t r0, std::size_t rows, std::size_t byte, std::uint64_t block) {
+    for (std::size_t k = 0; k < 8 && r0 + k < rows; ++k)
+        static_cast<std::uint8_t*>(o.data)[(r0 + k) * o.row_stride_bytes + byte] =
+            static_cast<std::uint8_t>(block >> (8 * k));
+}
+
+// Visits the 8 x 8 blocks (b0, a0) of a rows x cols bitmask (rows b0.., byte a0 / 8): threads
+// over bands of 256 rows, the columns in order inside a band, so that the band's source lines
+// stay in L1 while they are read one byte at a time (a band's 8-row blocks column after column
+// would miss the cache on every block of a wide mask).
+template <class Visit>
+void for_each_bit_block(std::size_t rows, std::size_t cols, Visit&& visit) {
+    constexpr std::size_t kBand = 256;
+#pragma omp parallel for schedule(dynamic) if (rows * cols >= kParallelMin)
+    for (std::size_t band = 0; band < rows; band += kBand)
+        for (std::size_t a0 = 0; a0 < cols; a0 += 8)
+            for (std::size_t b0 = band; b0 < std::min(band + kBand, rows); b0 += 8) visit(b0, a0);
+}
+
+// transpose<T> for Bitmask: dst's rows a < cols get bytes b0 / 8 for b0 < rows. The region's
+// column edges are multiples of 8 or the output's edge, where the padding bits stay 0 (rows
+// past `rows` read as 0).
+void transpose_bits(const RegionOutput& src, std::size_t rows, std::size_t cols, const RegionOutput& dst) {
+    for_each_bit_block(rows, cols, [&](std::size_t b0, std::size_t a0) {
+        store_bit_block(dst, a0, cols, b0 / 8, transpose_8x8_bits(load_bit_block(src, b0, rows, a0 / 8)));
+    });
+}
+
+}  // namespace
+
+void cpu_transpose(const Problem& p, const RegionOutput& src, std::size_t rows, std::size_t cols,
+                   const RegionOutput& dst) {
+    Outputs::visit(p.output, [&](auto entry) {
+        using Out = decltype(entry);
+        if constexpr (Out::bits) {
+            transpose_bits(src, rows, cols, dst);
+        } else {  // a move of elements: one instantiation per element type
+            transpose<typename Out::Element>(src, rows, cols, dst);
+        }
+    });
+}
+
+}  // namespace hpcml::detail::similarity

@@ -1,0 +1,264 @@
+// Similarity's GPU cases (they skip, saying why, without a usable device; a build without CUDA
+// has none): the device-pointer API on a user stream, the symmetric device path, pairs reduced on
+// the device, host pointers refused, outputs past 4 GiB, the naive method out of device memory.
+#include "support/similarity.hpp"
+
+#if HPCML_WITH_CUDA
+#include "support/late_upload.hpp"
+
+using namespace hpcml_test::similarity;
+
+// The device-pointer API on a user stream, every output and method: y = x (70 features:
+// scalar loads) and a separate y (132 and 260 features from cudaMalloc: 16-byte loads). x is
+// uploaded on the stream behind a 200 ms wait, so a call that did not follow the stream would
+// count NaN.
+TEST(SimilarityCuda, DevicePointersEveryOutputAndMethodOnAUserStream) {
+    HPCML_SKIP_WITHOUT_GPU();
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    const std::pair<SimilarityMode, SimilarityOutput> outputs[] = {{SimilarityMode::Count, SimilarityOutput::Int32},
+                                                                   {SimilarityMode::Count, SimilarityOutput::UInt16},
+                                                                   {SimilarityMode::Count, SimilarityOutput::UInt8},
+                                                                   {SimilarityMode::All, SimilarityOutput::Bool},
+                                                                   {SimilarityMode::All, SimilarityOutput::Bitmask}};
+    for (const bool self : {true, false}) {
+        const Shape shape = self ? Shape{33, 70, 70} : Shape{33, 132, 260};
+        const auto x = make_data(shape.samples * shape.n, 18);
+        const auto y = self ? x : make_data(shape.samples * shape.m, 19);
+        DeviceArray<float> dx(x.size()), dy(y.size());
+        ASSERT_EQ(cudaMemcpy(dy.data, y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+        const auto counts = reference_counts(x, y, shape.samples, shape.n, shape.m, 1.0f);
+        for (const auto& [mode, output] : outputs)
+            for (Method method : {Method::Fused, Method::Naive}) {
+                const auto expected = encode(counts, shape.n, shape.m, shape.samples, output);
+                DeviceArray<unsigned char> out(expected.size());
+                ASSERT_EQ(cudaMemset(out.data, 0xAB, expected.size()), cudaSuccess);
+                ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the non-blocking stream does not wait for it
+                SimilarityOptions o;
+                o.mode = mode;
+                o.output = output;
+                o.method = method;
+                o.backend = Backend::Cuda;
+                o.stream = stream;
+                {
+                    const hpcml_test::LateUpload late(stream, dx.data, x.data(), x.size() * sizeof(float));
+                    hpcml::similarity_device({dx.data, shape.samples, shape.n},
+                                             self ? MatrixView{} : MatrixView{dy.data, shape.samples, shape.m},
+                                             out.data, o);
+                }
+                std::vector<unsigned char> got(expected.size());
+                ASSERT_EQ(cudaMemcpy(got.data(), out.data, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+                EXPECT_EQ(got, expected) << label(Backend::Cuda, method, output, std::nullopt)
+                                         << (self ? " y = x" : " y");
+            }
+    }
+    cudaStreamDestroy(stream);
+}
+
+// y = x on the device path: blocks on and above the diagonal in bands of whole 128-row blocks,
+// then the mirror kernels (elements by 32 x 32 tiles, Bitmask bit by bit). Sizes across one,
+// two and three block rows that are not multiples of 8, 32 or 128; tiles that are not
+// multiples of 128; every output, on data where a third of the pairs pass in mode All and on
+// data with NaN and inf; every byte written (the output starts as 0xAB).
+TEST(SimilarityCuda, SymmetricDevicePathEqualsTheReference) {
+    HPCML_SKIP_WITHOUT_GPU();
+    for (const std::size_t n : {std::size_t{131}, std::size_t{257}, std::size_t{301}})
+        for (const bool clustered : {true, false}) {
+            const std::size_t samples = clustered ? 20 : 40;
+            const float threshold = clustered ? 2.0f : 1.0f;
+            const auto x = clustered ? clustered_data(samples, n) : make_data(samples * n, static_cast<unsigned>(n));
+            DeviceArray<float> dx(x.size());
+            ASSERT_EQ(cudaMemcpy(dx.data, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+            const auto counts = reference_counts(x, x, samples, n, n, threshold);
+            for (const auto& [mode, output] : {std::pair{SimilarityMode::Count, SimilarityOutput::Int32},
+                                               std::pair{SimilarityMode::Count, SimilarityOutput::UInt16},
+                                               std::pair{SimilarityMode::Count, SimilarityOutput::UInt8},
+                                               std::pair{SimilarityMode::All, SimilarityOutput::Bool},
+                                               std::pair{SimilarityMode::All, SimilarityOutput::Bitmask}}) {
+                const auto expected = encode(counts, n, n, samples, output);
+                for (const std::optional<std::size_t> tile :
+                     {std::optional<std::size_t>{}, std::optional<std::size_t>{1}, std::optional<std::size_t>{100},
+                      std::optional<std::size_t>{200}}) {
+                    DeviceArray<unsigned char> out(expected.size());
+                    ASSERT_EQ(cudaMemset(out.data, 0xAB, expected.size()), cudaSuccess);
+                    SimilarityOptions o;
+                    o.mode = mode;
+                    o.output = output;
+                    o.threshold = threshold;
+                    o.tile = tile;
+                    o.backend = Backend::Cuda;
+                    hpcml::similarity_device({dx.data, samples, n}, {}, out.data, o);
+                    std::vector<unsigned char> got(expected.size());
+                    ASSERT_EQ(cudaMemcpy(got.data(), out.data, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+                    ASSERT_EQ(got, expected) << label(Backend::Cuda, Method::Fused, output, tile) << " n " << n
+                                             << (clustered ? " clustered" : " special values");
+                }
+            }
+        }
+}
+
+// Pair lists reduced on the device (select_passing over launches of several tiles, whose pairs
+// arrive out of row-major order and are sorted) against the CPU's, which the test above checks
+// against the reference: y = x and not, mode All where a third of the pairs pass, mode Count
+// at several min_count (one above every count: nothing), tiles that do not divide n.
+TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const std::size_t samples = 24, n = 700, m = 515;
+    const auto x = clustered_data(samples, n);
+    const auto y = clustered_data(samples, m);
+    for (const bool self : {true, false})
+        for (const std::optional<std::size_t> tile :
+             {std::optional<std::size_t>{}, std::optional<std::size_t>{100}, std::optional<std::size_t>{300}})
+            for (const auto& [mode, min_count] :
+                 {std::pair{SimilarityMode::All, std::size_t{1}}, std::pair{SimilarityMode::Count, std::size_t{1}},
+                  std::pair{SimilarityMode::Count, std::size_t{20}}, std::pair{SimilarityMode::Count, samples + 1}}) {
+                SimilarityOptions o;
+                o.mode = mode;
+                o.threshold = 2.0f;
+                o.tile = tile;
+                o.backend = Backend::Cpu;
+                const MatrixView xv{x.data(), samples, n};
+                const MatrixView yv = self ? MatrixView{} : MatrixView{y.data(), samples, m};
+                const hpcml::SimilarityPairs cpu = hpcml::similarity_pairs(xv, yv, o, min_count);
+                o.backend = Backend::Cuda;
+                const hpcml::SimilarityPairs gpu = hpcml::similarity_pairs(xv, yv, o, min_count);
+                const std::string what =
+                    std::string(self ? "y = x" : "y") + " tile " + (tile ? std::to_string(*tile) : "unset") + " mode " +
+                    std::string(hpcml::to_string(mode)) + " min_count " + std::to_string(min_count);
+                EXPECT_EQ(gpu.stats.backend, Backend::Cuda);
+                if (min_count <= samples) EXPECT_GT(cpu.i.size(), n) << what;
+                // The same from device pointers.
+                DeviceArray<float> dx(x.size()), dy(y.size());
+                ASSERT_EQ(cudaMemcpy(dx.data, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+                ASSERT_EQ(cudaMemcpy(dy.data, y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+                const hpcml::SimilarityPairs device = hpcml::similarity_pairs_device(
+                    {dx.data, samples, n}, self ? MatrixView{} : MatrixView{dy.data, samples, m}, o, min_count);
+                EXPECT_EQ(device.i, cpu.i) << "device pointers, " << what;
+                EXPECT_EQ(device.j, cpu.j) << "device pointers, " << what;
+                EXPECT_EQ(device.count, cpu.count) << "device pointers, " << what;
+                EXPECT_EQ(gpu.i, cpu.i) << what;
+                EXPECT_EQ(gpu.j, cpu.j) << what;
+                EXPECT_EQ(gpu.count, cpu.count) << what;
+            }
+    // 60000 columns of 100-column tiles: a row band takes several launches, so regions start
+    // past column 0 and their pairs arrive out of row-major order; the naive method too.
+    const std::size_t wide = 60000, rows = 150;
+    const auto a = clustered_data(16, rows);
+    const auto b = clustered_data(16, wide);
+    for (const Method method : {Method::Fused, Method::Naive})
+        for (const SimilarityMode mode : {SimilarityMode::All, SimilarityMode::Count}) {
+            SimilarityOptions o;
+            o.mode = mode;
+            o.threshold = 2.0f;
+            o.tile = 100;
+            o.method = method;
+            o.backend = Backend::Cpu;
+            const hpcml::SimilarityPairs cpu =
+                hpcml::similarity_pairs({a.data(), 16, rows}, {b.data(), 16, wide}, o, 8);
+            o.backend = Backend::Cuda;
+            const hpcml::SimilarityPairs gpu =
+                hpcml::similarity_pairs({a.data(), 16, rows}, {b.data(), 16, wide}, o, 8);
+            const std::string what = std::string(hpcml::to_string(method)) + " " + std::string(hpcml::to_string(mode));
+            EXPECT_GT(cpu.i.size(), wide) << what;
+            EXPECT_EQ(gpu.i, cpu.i) << what;
+            EXPECT_EQ(gpu.j, cpu.j) << what;
+            EXPECT_EQ(gpu.count, cpu.count) << what;
+        }
+}
+
+TEST(SimilarityCuda, HostPointersToTheDeviceApiAreRefused) {
+    // A host pointer would fault in a kernel and leave the context unusable: it must raise
+    // InvalidArgument naming the argument, and the device must work afterwards.
+    HPCML_SKIP_WITHOUT_GPU();
+    const std::vector<float> x(8 * 16, 0.5f);
+    DeviceArray<float> dx(x.size());
+    DeviceArray<std::int32_t> out(16 * 16);
+    ASSERT_EQ(cudaMemcpy(dx.data, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    std::vector<std::int32_t> host_out(16 * 16);
+    SimilarityOptions o;
+    o.backend = Backend::Cuda;
+    expect_invalid([&] { hpcml::similarity_device({x.data(), 8, 16}, {}, out.data, o); }, "x:");
+    expect_invalid([&] { hpcml::similarity_device({dx.data, 8, 16}, {x.data(), 8, 16}, out.data, o); }, "y:");
+    expect_invalid([&] { hpcml::similarity_device({dx.data, 8, 16}, {}, host_out.data(), o); }, "out:");
+    hpcml::similarity_device({dx.data, 8, 16}, {}, out.data, o);
+    ASSERT_EQ(cudaMemcpy(host_out.data(), out.data, host_out.size() * sizeof(std::int32_t), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    for (std::int32_t c : host_out) EXPECT_EQ(c, 8);
+    expect_invalid([&] { hpcml::similarity_pairs_device({x.data(), 8, 16}, {}, o); }, "x:");
+    const hpcml::SimilarityPairs pairs = hpcml::similarity_pairs_device({dx.data, 8, 16}, {}, o);
+    EXPECT_EQ(pairs.i.size(), 16u * 16u);  // every pair passes: equal columns
+}
+
+TEST(SimilarityCuda, OutputOverFourGiB) {
+    // 33000 x 33000 int32 counts are 4.36 GB: every index past 2^32 bytes must land. Checked
+    // against the reference on rows spread over the whole output, the last one included.
+    HPCML_SKIP_WITHOUT_GPU();
+    const std::size_t samples = 3, n = 33000;
+    const auto x = make_data(samples * n, 19, 0.0);
+    std::vector<std::int32_t> out(n * n, -1);
+    SimilarityOptions o;
+    o.backend = Backend::Cuda;
+    o.tile = 4096;
+    hpcml::similarity({x.data(), samples, n}, {}, out.data(), o);
+    for (std::size_t i : {std::size_t{0}, n / 3, n / 2 + 1, n - 2, n - 1}) {
+        for (std::size_t j = 0; j < n; ++j) {
+            std::int32_t expected = 0;
+            for (std::size_t s = 0; s < samples; ++s) {
+                const volatile float d = x[s * n + i] - x[s * n + j];
+                expected += std::fabs(d) < 1.0f;
+            }
+            ASSERT_EQ(out[i * n + j], expected) << "pair " << i << ", " << j;
+        }
+    }
+    // The device path: the blocks on and above the diagonal, then the mirror kernels, whose
+    // writes to the last rows land past 2^32 bytes. Rows equal to those checked above.
+    DeviceArray<float> dx(x.size());
+    DeviceArray<std::int32_t> dout(n * n);
+    ASSERT_EQ(cudaMemcpy(dx.data, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    hpcml::similarity_device({dx.data, samples, n}, {}, dout.data, o);
+    std::vector<std::int32_t> row(n);
+    for (std::size_t i : {std::size_t{0}, n / 3, n / 2 + 1, n - 2, n - 1}) {
+        ASSERT_EQ(cudaMemcpy(row.data(), dout.data + i * n, n * sizeof(std::int32_t), cudaMemcpyDeviceToHost),
+                  cudaSuccess);
+        ASSERT_TRUE(std::equal(row.begin(), row.end(), out.begin() + static_cast<std::ptrdiff_t>(i * n)))
+            << "device path, row " << i;
+    }
+}
+
+TEST(SimilarityCuda, NaiveOutOfDeviceMemoryIsAnError) {
+    HPCML_SKIP_WITHOUT_GPU();
+    // 1000 samples x 20000 x 20000: the naive broadcast needs 2 TB of device memory.
+    const std::size_t samples = 1000, n = 20000;
+    std::vector<float> x(samples * n, 0.0f);
+    std::unique_ptr<std::int32_t[]> out(new std::int32_t[n * n]);
+    SimilarityOptions o;
+    o.backend = Backend::Cuda;
+    o.method = Method::Naive;
+    try {
+        hpcml::similarity({x.data(), samples, n}, {}, out.get(), o);
+        FAIL() << "expected OutOfMemory";
+    } catch (const hpcml::Error& e) {
+        EXPECT_EQ(e.kind(), hpcml::ErrorKind::OutOfMemory) << e.what();
+        EXPECT_NE(std::string(e.what()).find("device memory"), std::string::npos) << e.what();
+    }
+}
+
+TEST(SimilarityCuda, CpuAndGpuAgreeOnALargerProblem) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const Shape shape{256, 700, 515};
+    const auto x = make_data(shape.samples * shape.n, 13, 0.0);
+    const auto y = make_data(shape.samples * shape.m, 14, 0.0);
+    std::vector<std::int32_t> cpu(shape.n * shape.m), gpu(shape.n * shape.m);
+    SimilarityOptions o;
+    o.backend = Backend::Cpu;
+    hpcml::similarity({x.data(), shape.samples, shape.n}, {y.data(), shape.samples, shape.m}, cpu.data(), o);
+    o.backend = Backend::Cuda;
+    o.tile = 300;
+    const auto stats =
+        hpcml::similarity({x.data(), shape.samples, shape.n}, {y.data(), shape.samples, shape.m}, gpu.data(), o);
+    EXPECT_EQ(cpu, gpu);
+    // Inputs on the device plus two staging slots of output tiles.
+    EXPECT_LT(stats.memory.peak_device_bytes, (shape.n + shape.m) * shape.samples * 4 + 2u * 300 * 515 * 4 * 2 + 4096);
+}
+
+#endif
