@@ -1,4 +1,4 @@
-// The similarity family's kernel launchers (fused.cu, naive.cu), which cuda_driver.cpp calls;
+// The similarity family's kernel launchers (fused.cu, naive.cu, mirror.cu, select.cu), which cuda_driver.cpp calls;
 // problem pointers are device pointers here, and `out` is device memory.
 #pragma once
 
