@@ -18,6 +18,13 @@ namespace hpcml::detail {
 // once per device and kernel. Launch sizing reads it instead of assuming a GPU.
 std::size_t resident_blocks(const void* kernel, int threads, std::size_t shared_bytes);
 
+// Blocks of `threads` threads covering `n` elements, one per thread: at least one, at most `cap`;
+// past the cap a kernel's grid-stride loop covers the rest.
+inline unsigned blocks_for(std::size_t n, int threads = 256, std::size_t cap = std::size_t{65536} * 8) {
+    const std::size_t blocks = (n + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads);
+    return static_cast<unsigned>(blocks < 1 ? 1 : blocks < cap ? blocks : cap);
+}
+
 }  // namespace hpcml::detail
 
 #define HPCML_CUDA_CHECK(call)                                                                                   \

@@ -22,11 +22,6 @@ namespace hpcml::detail::invgauss {
 
 namespace {
 
-unsigned grid_for(std::size_t n) {
-    const std::size_t blocks = (n + 255) / 256;
-    return static_cast<unsigned>(blocks < 65536u * 8 ? (blocks ? blocks : 1) : 65536u * 8);
-}
-
 template <class T, class F>
 __global__ void invgauss_elementwise_kernel(const Elementwise<T> e, F fn) {
     for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < e.n;
@@ -69,14 +64,14 @@ __global__ void __launch_bounds__(kDistanceThreads) invgauss_distance_kernel(con
 template <class T>
 void launch_evaluate(Function f, const Elementwise<T>& e, cudaStream_t stream) {
     if (e.n == 0) return;
-    with_function<T>(f, [&](auto fn) { invgauss_elementwise_kernel<<<grid_for(e.n), 256, 0, stream>>>(e, fn); });
+    with_function<T>(f, [&](auto fn) { invgauss_elementwise_kernel<<<blocks_for(e.n), 256, 0, stream>>>(e, fn); });
     HPCML_LAUNCH_CHECK("invgauss_elementwise_kernel");
 }
 
 template <class T>
 void launch_sample(const Elementwise<T>& e, std::uint64_t seed, cudaStream_t stream) {
     if (e.n == 0) return;
-    invgauss_sample_kernel<<<grid_for(e.n), 256, 0, stream>>>(e, seed);
+    invgauss_sample_kernel<<<blocks_for(e.n), 256, 0, stream>>>(e, seed);
     HPCML_LAUNCH_CHECK("invgauss_sample_kernel");
 }
 

@@ -58,11 +58,6 @@ __global__ void row_offsets_kernel(std::int64_t* offsets, std::size_t rows, std:
         offsets[k] = static_cast<std::int64_t>(k * points);
 }
 
-unsigned blocks_for(std::size_t n) {
-    const std::size_t blocks = (n + 255) / 256;
-    return static_cast<unsigned>(blocks < 65536u * 8 ? (blocks ? blocks : 1) : 65536u * 8);
-}
-
 }  // namespace
 
 void launch_distances_naive(const DistanceProblem& p, MemoryTracker& tracker, cudaStream_t stream) {

@@ -267,9 +267,8 @@ __global__ void __launch_bounds__(kMoveThreads)
     if (threadIdx.x == 0) out[game] = m;
 }
 
-unsigned grid_for(std::size_t n, int threads = 256) {
-    return static_cast<unsigned>(std::min<std::size_t>((n + threads - 1) / threads, 4096));
-}
+// Grids of the large-game path's elementwise kernels: at most 4096 blocks (grid-stride loops).
+unsigned grid_for(std::size_t n) { return blocks_for(n, 256, 4096); }
 
 }  // namespace
 

@@ -45,7 +45,7 @@ private:
 };
 
 constexpr int kThreads = 256;
-unsigned blocks(int n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
+unsigned blocks(int n) { return blocks_for(static_cast<std::size_t>(n), kThreads); }
 
 __global__ void reset_kernel(float* R, float* Q, float* sum, float* s, int n) {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;

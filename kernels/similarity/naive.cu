@@ -23,11 +23,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-unsigned blocks_for(std::size_t elements) {
-    const std::size_t blocks = (elements + kThreads - 1) / kThreads;
-    return static_cast<unsigned>(blocks < 65536u * 16u ? blocks : 65536u * 16u);  // grid-stride beyond
-}
-
 // A grid over (columns, rows, samples): x covers the columns, y and z stride over rows and samples.
 dim3 grid_for(std::size_t cols, std::size_t rows, std::size_t depth) {
     auto clamp = [](std::size_t v, std::size_t limit) {
@@ -116,11 +111,11 @@ void launch_naive(const Problem& p, const Region& region, const RegionOutput& ou
             broadcast_subtract_kernel<<<grid_for(region.cols, region.rows, p.samples), kThreads, 0, stream>>>(
                 p.x + region.row0, p.ldx, p.y + region.col0, p.ldy, p.samples, region.rows, region.cols, diff.data());
             HPCML_LAUNCH_CHECK("broadcast_subtract_kernel");
-            abs_less_kernel<<<blocks_for(elements), kThreads, 0, stream>>>(diff.data(), elements, p.threshold,
+            abs_less_kernel<<<blocks_for(elements, kThreads, std::size_t{65536} * 16), kThreads, 0, stream>>>(diff.data(), elements, p.threshold,
                                                                            mask.data());
             HPCML_LAUNCH_CHECK("abs_less_kernel");
         }
-        sum_over_samples_kernel<<<blocks_for(pairs), kThreads, 0, stream>>>(mask.data(), p.samples, pairs, all,
+        sum_over_samples_kernel<<<blocks_for(pairs, kThreads, std::size_t{65536} * 16), kThreads, 0, stream>>>(mask.data(), p.samples, pairs, all,
                                                                             reduced.data());
         HPCML_LAUNCH_CHECK("sum_over_samples_kernel");
     }
