@@ -14,7 +14,7 @@
 #include "common/bench_main.hpp"
 
 #if HPCML_WITH_CUDA
-#include <cuda_runtime.h>
+#include "common/cuda_memory.hpp"  // the library's checked DeviceArray (kernels/common)
 #endif
 
 namespace {
@@ -49,25 +49,23 @@ void run_elementwise(benchmark::State& state, const Config& c, ig::Function f) {
     std::vector<T> out(c.elements);
 #if HPCML_WITH_CUDA
     if (context.backend == hpcml::Backend::Cuda) {
-        T *dx = nullptr, *dout = nullptr, *dparams = nullptr;
-        const std::size_t bytes = c.elements * sizeof(T);
-        if (cudaMalloc(&dx, bytes) != cudaSuccess || cudaMalloc(&dout, bytes) != cudaSuccess ||
-            cudaMalloc(&dparams, 2 * sizeof(T)) != cudaSuccess) {
-            (void)cudaGetLastError();
-            state.SkipWithError("the elementwise arrays do not fit in device memory");
-        } else {
-            const T params[2] = {mu, lam};
-            cudaMemcpy(dx, x.data(), bytes, cudaMemcpyHostToDevice);
-            cudaMemcpy(dparams, params, sizeof params, cudaMemcpyHostToDevice);
-            for (auto _ : state)
-                hpcml::bench::time_iteration(state, context, [&] {
-                    ig::evaluate_device<T>(f, dx, c.elements, dparams, 1, dparams + 1, 1, dout, options);
-                });
-            hpcml::bench::set_bandwidth_fraction(state, c.device, 2.0 * bytes);
+        using hpcml::detail::DeviceArray;
+        const T params[2] = {mu, lam};
+        DeviceArray<T> dx, dout, dparams;
+        try {
+            dx = DeviceArray<T>(x.data(), c.elements, "the elementwise input");
+            dout = DeviceArray<T>(c.elements, "the elementwise output");
+            dparams = DeviceArray<T>(params, 2, "the parameters");
+        } catch (const hpcml::Error& e) {
+            hpcml::bench::skip_with_error(state, e);
+            return;
         }
-        cudaFree(dx);
-        cudaFree(dout);
-        cudaFree(dparams);
+        for (auto _ : state)
+            hpcml::bench::time_iteration(state, context, [&] {
+                ig::evaluate_device<T>(f, dx.data(), c.elements, dparams.data(), 1, dparams.data() + 1, 1, dout.data(),
+                                       options);
+            });
+        hpcml::bench::set_bandwidth_fraction(state, c.device, 2.0 * dx.bytes());
     } else
 #endif
     {

@@ -21,7 +21,7 @@
 #include "common/bench_main.hpp"
 
 #if HPCML_WITH_CUDA
-#include <cuda_runtime.h>
+#include "common/cuda_memory.hpp"  // the library's checked DeviceArray (kernels/common)
 #endif
 
 namespace {
@@ -82,34 +82,30 @@ double instruction_floor(const hpcml::Context& context) {
 void run_on_device(benchmark::State& state, const Workload& w, const std::vector<float>& y_host,
                    const hpcml::SimilarityOptions& options, hpcml::RunStats& stats) {
 #if HPCML_WITH_CUDA
+    using hpcml::detail::DeviceArray;
     const hpcml::SimilarityOutput output = hpcml::resolve_output(options);
-    float *x = nullptr, *y = nullptr;
-    void* out = nullptr;
-    const std::size_t x_bytes = w.x.size() * sizeof(float), y_bytes = y_host.size() * sizeof(float);
-    const std::size_t out_bytes = hpcml::similarity_output_bytes(w.n, w.m, output);
-    if (cudaMalloc(&x, x_bytes) != cudaSuccess || (y_bytes && cudaMalloc(&y, y_bytes) != cudaSuccess) ||
-        cudaMalloc(&out, out_bytes) != cudaSuccess) {
-        (void)cudaGetLastError();
-        state.SkipWithError("--where device: the inputs and output do not fit in device memory");
-    } else {
-        cudaMemcpy(x, w.x.data(), x_bytes, cudaMemcpyHostToDevice);
-        if (y_bytes) cudaMemcpy(y, y_host.data(), y_bytes, cudaMemcpyHostToDevice);
-        const hpcml::Context context = hpcml::make_context(hpcml::Backend::Cuda, options.device, options.stream);
-        const hpcml::MatrixView xv{x, w.samples, w.n};
-        const hpcml::MatrixView yv = y ? hpcml::MatrixView{y, w.samples, w.m} : hpcml::MatrixView{};
-        for (auto _ : state) {
-            try {
-                hpcml::bench::time_iteration(state, context,
-                                             [&] { stats = hpcml::similarity_device(xv, yv, out, options); });
-            } catch (const hpcml::Error& e) {
-                hpcml::bench::skip_with_error(state, e);
-                break;
-            }
+    DeviceArray<float> x, y;
+    DeviceArray<unsigned char> out;
+    try {
+        x = DeviceArray<float>(w.x.data(), w.x.size(), "--where device: x");
+        if (!y_host.empty()) y = DeviceArray<float>(y_host.data(), y_host.size(), "--where device: y");
+        out = DeviceArray<unsigned char>(hpcml::similarity_output_bytes(w.n, w.m, output), "--where device: the output");
+    } catch (const hpcml::Error& e) {
+        hpcml::bench::skip_with_error(state, e);
+        return;
+    }
+    const hpcml::Context context = hpcml::make_context(hpcml::Backend::Cuda, options.device, options.stream);
+    const hpcml::MatrixView xv{x.data(), w.samples, w.n};
+    const hpcml::MatrixView yv = y.data() ? hpcml::MatrixView{y.data(), w.samples, w.m} : hpcml::MatrixView{};
+    for (auto _ : state) {
+        try {
+            hpcml::bench::time_iteration(state, context,
+                                         [&] { stats = hpcml::similarity_device(xv, yv, out.data(), options); });
+        } catch (const hpcml::Error& e) {
+            hpcml::bench::skip_with_error(state, e);
+            break;
         }
     }
-    cudaFree(x);
-    cudaFree(y);
-    cudaFree(out);
 #else
     (void)w, (void)y_host, (void)options, (void)stats;
     state.SkipWithError("--where device needs the CUDA backend");

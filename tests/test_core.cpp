@@ -255,6 +255,19 @@ TEST(Cuda, DeviceAndPinnedBuffersAreTracked) {
     EXPECT_EQ(tracker.stats().peak_host_bytes, 4u << 10);
 }
 
+// The front ends' and tests' device array: a round trip, and OutOfMemory naming what did not fit.
+TEST(Cuda, DeviceArrayRoundTripAndOutOfMemory) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const std::vector<float> host{1.5f, -2.0f, 3.25f};
+    const hpcml::detail::DeviceArray<float> d(host.data(), host.size(), "d");
+    std::vector<float> back(3);
+    d.download(back.data());
+    EXPECT_EQ(back, host);
+    const auto e = capture_error([] { hpcml::detail::DeviceArray<float> huge(std::size_t{1} << 60, "huge"); });
+    EXPECT_TRUE(e.kind() == hpcml::ErrorKind::OutOfMemory || e.kind() == hpcml::ErrorKind::InvalidArgument) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("huge", 0), 0u) << e.what();
+}
+
 TEST(Cuda, ImpossibleDeviceAllocationIsOutOfMemory) {
     HPCML_SKIP_WITHOUT_GPU();
     const auto e = capture_error([] { hpcml::detail::ensure_device_fits(std::size_t{1} << 60, "naive"); });

@@ -24,6 +24,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "common/cuda_memory.hpp"
 #include "support/late_upload.hpp"
 #endif
 
@@ -343,10 +344,8 @@ void expect_gpu_matches_cpu_per_element() {
     const ig::InvGaussOptions gpu{hpcml::Backend::Cuda};
     cudaStream_t stream = nullptr;
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-    T *d_in = nullptr, *d_mu = nullptr, *d_lam = nullptr, *d_out = nullptr;
-    for (T** d : {&d_in, &d_mu, &d_lam, &d_out}) ASSERT_EQ(cudaMalloc(d, n * sizeof(T)), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(d_mu, mu.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(d_lam, lam.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+    const hpcml::detail::DeviceArray<T> d_in(n, "x"), d_mu(mu.data(), n, "mu"), d_lam(lam.data(), n, "lambda"),
+        d_out(n, "out");
     // Relative agreement, in ulps of T: libm's exp, log and erfcx differ by a few ulps between
     // the CPU and the GPU, amplified in the far tails and by ppf's Newton steps.
     const double tolerance = std::is_same_v<T, float> ? 8 * 0x1p-24 : 1e-12;
@@ -362,10 +361,10 @@ void expect_gpu_matches_cpu_per_element() {
         on_stream.stream = stream;
         {
             // x arrives on the stream behind a wait: a call that did not follow it would read NaN.
-            const hpcml_test::LateUpload late(stream, d_in, in.data(), n * sizeof(T));
-            ig::evaluate_device<T>(f, d_in, n, d_mu, n, d_lam, n, d_out, on_stream);
+            const hpcml_test::LateUpload late(stream, d_in.data(), in.data(), n * sizeof(T));
+            ig::evaluate_device<T>(f, d_in.data(), n, d_mu.data(), n, d_lam.data(), n, d_out.data(), on_stream);
         }
-        ASSERT_EQ(cudaMemcpy(via_pointers.data(), d_out, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+        d_out.download(via_pointers.data());
         for (std::size_t k = 0; k < n; ++k) {
             const double h = host[k];
             EXPECT_TRUE(via_pointers[k] == device[k] || (std::isnan(via_pointers[k]) && std::isnan(device[k])))
@@ -384,27 +383,22 @@ void expect_gpu_matches_cpu_per_element() {
             }
         }
     }
-    for (T* d : {d_in, d_mu, d_lam, d_out}) cudaFree(d);
     cudaStreamDestroy(stream);
 }
 
 TEST(InvGaussCuda, HostPointersToTheDeviceApiAreRefused) {
     HPCML_SKIP_WITHOUT_GPU();
     std::vector<double> host(4, 1.0);  // x = 1, mu = 1, lambda = 1
-    double *x = nullptr, *out = nullptr;
-    ASSERT_EQ(cudaMalloc(&x, 4 * sizeof(double)), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&out, 4 * sizeof(double)), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(x, host.data(), 4 * sizeof(double), cudaMemcpyHostToDevice), cudaSuccess);
+    const hpcml::detail::DeviceArray<double> dx(host.data(), 4, "x"), dout(4, "out");
+    double *x = dx.data(), *out = dout.data();
     const ig::InvGaussOptions gpu{hpcml::Backend::Cuda};
     const double one = 1.0;
     expect_invalid([&] { ig::evaluate_device<double>(Function::Pdf, host.data(), 4, x, 1, x, 1, out, gpu); }, "x:");
     expect_invalid([&] { ig::evaluate_device<double>(Function::Pdf, x, 4, &one, 1, x, 1, out, gpu); }, "mu:");
     expect_invalid([&] { ig::evaluate_device<double>(Function::Pdf, x, 4, x, 1, x, 1, host.data(), gpu); }, "out:");
     ig::evaluate_device<double>(Function::Cdf, x, 4, x, 1, x, 1, out, gpu);  // the device still works
-    ASSERT_EQ(cudaMemcpy(host.data(), out, 4 * sizeof(double), cudaMemcpyDeviceToHost), cudaSuccess);
+    dout.download(host.data());
     EXPECT_NEAR(host[3], eval1(Function::Cdf, 1.0, 1.0, 1.0), 1e-15);
-    cudaFree(x);
-    cudaFree(out);
 }
 
 TEST(InvGaussCuda, PerElementParametersEveryFunctionDouble) {

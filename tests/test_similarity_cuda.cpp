@@ -25,14 +25,14 @@ TEST(SimilarityCuda, DevicePointersEveryOutputAndMethodOnAUserStream) {
         const Shape shape = self ? Shape{33, 70, 70} : Shape{33, 132, 260};
         const auto x = make_data(shape.samples * shape.n, 18);
         const auto y = self ? x : make_data(shape.samples * shape.m, 19);
-        DeviceArray<float> dx(x.size()), dy(y.size());
-        ASSERT_EQ(cudaMemcpy(dy.data, y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+        DeviceArray<float> dx(x.size(), "x"), dy(y.size(), "y");
+        ASSERT_EQ(cudaMemcpy(dy.data(), y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
         const auto counts = reference_counts(x, y, shape.samples, shape.n, shape.m, 1.0f);
         for (const auto& [mode, output] : outputs)
             for (Method method : {Method::Fused, Method::Naive}) {
                 const auto expected = encode(counts, shape.n, shape.m, shape.samples, output);
-                DeviceArray<unsigned char> out(expected.size());
-                ASSERT_EQ(cudaMemset(out.data, 0xAB, expected.size()), cudaSuccess);
+                DeviceArray<unsigned char> out(expected.size(), "out");
+                ASSERT_EQ(cudaMemset(out.data(), 0xAB, expected.size()), cudaSuccess);
                 ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the non-blocking stream does not wait for it
                 SimilarityOptions o;
                 o.mode = mode;
@@ -41,13 +41,13 @@ TEST(SimilarityCuda, DevicePointersEveryOutputAndMethodOnAUserStream) {
                 o.backend = Backend::Cuda;
                 o.stream = stream;
                 {
-                    const hpcml_test::LateUpload late(stream, dx.data, x.data(), x.size() * sizeof(float));
-                    hpcml::similarity_device({dx.data, shape.samples, shape.n},
-                                             self ? MatrixView{} : MatrixView{dy.data, shape.samples, shape.m},
-                                             out.data, o);
+                    const hpcml_test::LateUpload late(stream, dx.data(), x.data(), x.size() * sizeof(float));
+                    hpcml::similarity_device({dx.data(), shape.samples, shape.n},
+                                             self ? MatrixView{} : MatrixView{dy.data(), shape.samples, shape.m},
+                                             out.data(), o);
                 }
                 std::vector<unsigned char> got(expected.size());
-                ASSERT_EQ(cudaMemcpy(got.data(), out.data, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+                ASSERT_EQ(cudaMemcpy(got.data(), out.data(), got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
                 EXPECT_EQ(got, expected) << label(Backend::Cuda, method, output, std::nullopt)
                                          << (self ? " y = x" : " y");
             }
@@ -67,8 +67,8 @@ TEST(SimilarityCuda, SymmetricDevicePathEqualsTheReference) {
             const std::size_t samples = clustered ? 20 : 40;
             const float threshold = clustered ? 2.0f : 1.0f;
             const auto x = clustered ? clustered_data(samples, n) : make_data(samples * n, static_cast<unsigned>(n));
-            DeviceArray<float> dx(x.size());
-            ASSERT_EQ(cudaMemcpy(dx.data, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+            DeviceArray<float> dx(x.size(), "x");
+            ASSERT_EQ(cudaMemcpy(dx.data(), x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
             const auto counts = reference_counts(x, x, samples, n, n, threshold);
             for (const auto& [mode, output] : {std::pair{SimilarityMode::Count, SimilarityOutput::Int32},
                                                std::pair{SimilarityMode::Count, SimilarityOutput::UInt16},
@@ -79,17 +79,17 @@ TEST(SimilarityCuda, SymmetricDevicePathEqualsTheReference) {
                 for (const std::optional<std::size_t> tile :
                      {std::optional<std::size_t>{}, std::optional<std::size_t>{1}, std::optional<std::size_t>{100},
                       std::optional<std::size_t>{200}}) {
-                    DeviceArray<unsigned char> out(expected.size());
-                    ASSERT_EQ(cudaMemset(out.data, 0xAB, expected.size()), cudaSuccess);
+                    DeviceArray<unsigned char> out(expected.size(), "out");
+                    ASSERT_EQ(cudaMemset(out.data(), 0xAB, expected.size()), cudaSuccess);
                     SimilarityOptions o;
                     o.mode = mode;
                     o.output = output;
                     o.threshold = threshold;
                     o.tile = tile;
                     o.backend = Backend::Cuda;
-                    hpcml::similarity_device({dx.data, samples, n}, {}, out.data, o);
+                    hpcml::similarity_device({dx.data(), samples, n}, {}, out.data(), o);
                     std::vector<unsigned char> got(expected.size());
-                    ASSERT_EQ(cudaMemcpy(got.data(), out.data, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+                    ASSERT_EQ(cudaMemcpy(got.data(), out.data(), got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
                     ASSERT_EQ(got, expected) << label(Backend::Cuda, Method::Fused, output, tile) << " n " << n
                                              << (clustered ? " clustered" : " special values");
                 }
@@ -128,11 +128,11 @@ TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
                 EXPECT_EQ(gpu.stats.backend, Backend::Cuda);
                 if (min_count <= samples) EXPECT_GT(cpu.i.size(), n) << what;
                 // The same from device pointers.
-                DeviceArray<float> dx(x.size()), dy(y.size());
-                ASSERT_EQ(cudaMemcpy(dx.data, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-                ASSERT_EQ(cudaMemcpy(dy.data, y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+                DeviceArray<float> dx(x.size(), "x"), dy(y.size(), "y");
+                ASSERT_EQ(cudaMemcpy(dx.data(), x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+                ASSERT_EQ(cudaMemcpy(dy.data(), y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
                 const hpcml::SimilarityPairs device = hpcml::similarity_pairs_device(
-                    {dx.data, samples, n}, self ? MatrixView{} : MatrixView{dy.data, samples, m}, o, min_count);
+                    {dx.data(), samples, n}, self ? MatrixView{} : MatrixView{dy.data(), samples, m}, o, min_count);
                 EXPECT_EQ(device.i, cpu.i) << "device pointers, " << what;
                 EXPECT_EQ(device.j, cpu.j) << "device pointers, " << what;
                 EXPECT_EQ(device.count, cpu.count) << "device pointers, " << what;
@@ -171,21 +171,21 @@ TEST(SimilarityCuda, HostPointersToTheDeviceApiAreRefused) {
     // InvalidArgument naming the argument, and the device must work afterwards.
     HPCML_SKIP_WITHOUT_GPU();
     const std::vector<float> x(8 * 16, 0.5f);
-    DeviceArray<float> dx(x.size());
-    DeviceArray<std::int32_t> out(16 * 16);
-    ASSERT_EQ(cudaMemcpy(dx.data, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    DeviceArray<float> dx(x.size(), "x");
+    DeviceArray<std::int32_t> out(16 * 16, "out");
+    ASSERT_EQ(cudaMemcpy(dx.data(), x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
     std::vector<std::int32_t> host_out(16 * 16);
     SimilarityOptions o;
     o.backend = Backend::Cuda;
-    expect_invalid([&] { hpcml::similarity_device({x.data(), 8, 16}, {}, out.data, o); }, "x:");
-    expect_invalid([&] { hpcml::similarity_device({dx.data, 8, 16}, {x.data(), 8, 16}, out.data, o); }, "y:");
-    expect_invalid([&] { hpcml::similarity_device({dx.data, 8, 16}, {}, host_out.data(), o); }, "out:");
-    hpcml::similarity_device({dx.data, 8, 16}, {}, out.data, o);
-    ASSERT_EQ(cudaMemcpy(host_out.data(), out.data, host_out.size() * sizeof(std::int32_t), cudaMemcpyDeviceToHost),
+    expect_invalid([&] { hpcml::similarity_device({x.data(), 8, 16}, {}, out.data(), o); }, "x:");
+    expect_invalid([&] { hpcml::similarity_device({dx.data(), 8, 16}, {x.data(), 8, 16}, out.data(), o); }, "y:");
+    expect_invalid([&] { hpcml::similarity_device({dx.data(), 8, 16}, {}, host_out.data(), o); }, "out:");
+    hpcml::similarity_device({dx.data(), 8, 16}, {}, out.data(), o);
+    ASSERT_EQ(cudaMemcpy(host_out.data(), out.data(), host_out.size() * sizeof(std::int32_t), cudaMemcpyDeviceToHost),
               cudaSuccess);
     for (std::int32_t c : host_out) EXPECT_EQ(c, 8);
     expect_invalid([&] { hpcml::similarity_pairs_device({x.data(), 8, 16}, {}, o); }, "x:");
-    const hpcml::SimilarityPairs pairs = hpcml::similarity_pairs_device({dx.data, 8, 16}, {}, o);
+    const hpcml::SimilarityPairs pairs = hpcml::similarity_pairs_device({dx.data(), 8, 16}, {}, o);
     EXPECT_EQ(pairs.i.size(), 16u * 16u);  // every pair passes: equal columns
 }
 
@@ -212,13 +212,13 @@ TEST(SimilarityCuda, OutputOverFourGiB) {
     }
     // The device path: the blocks on and above the diagonal, then the mirror kernels, whose
     // writes to the last rows land past 2^32 bytes. Rows equal to those checked above.
-    DeviceArray<float> dx(x.size());
-    DeviceArray<std::int32_t> dout(n * n);
-    ASSERT_EQ(cudaMemcpy(dx.data, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-    hpcml::similarity_device({dx.data, samples, n}, {}, dout.data, o);
+    DeviceArray<float> dx(x.size(), "x");
+    DeviceArray<std::int32_t> dout(n * n, "out");
+    ASSERT_EQ(cudaMemcpy(dx.data(), x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    hpcml::similarity_device({dx.data(), samples, n}, {}, dout.data(), o);
     std::vector<std::int32_t> row(n);
     for (std::size_t i : {std::size_t{0}, n / 3, n / 2 + 1, n - 2, n - 1}) {
-        ASSERT_EQ(cudaMemcpy(row.data(), dout.data + i * n, n * sizeof(std::int32_t), cudaMemcpyDeviceToHost),
+        ASSERT_EQ(cudaMemcpy(row.data(), dout.data() + i * n, n * sizeof(std::int32_t), cudaMemcpyDeviceToHost),
                   cudaSuccess);
         ASSERT_TRUE(std::equal(row.begin(), row.end(), out.begin() + static_cast<std::ptrdiff_t>(i * n)))
             << "device path, row " << i;

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <utility>
@@ -50,6 +51,54 @@ public:
 
 private:
     int previous_ = 0;
+};
+
+// A device array for the front ends and the GPU tests (the benchmarks, hpcml-similarity):
+// uninitialised, cudaMalloc'd on the current device and freed on scope exit, every call checked
+// (OutOfMemory naming `what` where it does not fit, an Error naming the CUDA call otherwise).
+// The library's own temporaries are DeviceBuffers: tracked, and ordered on a stream.
+template <class T>
+class DeviceArray {
+public:
+    DeviceArray() = default;
+    DeviceArray(std::size_t count, const std::string& what) : count_(count) {
+        void* pointer = nullptr;
+        const cudaError_t status = cudaMalloc(&pointer, std::max<std::size_t>(checked_mul(count, sizeof(T), what.c_str()), 1));
+        if (status == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError();
+            raise(ErrorKind::OutOfMemory, what + ": " + format_bytes(bytes()) + " of device memory do not fit");
+        }
+        HPCML_CUDA_CHECK(status);
+        data_ = static_cast<T*>(pointer);
+    }
+    // A copy of `count` host elements.
+    DeviceArray(const T* host, std::size_t count, const std::string& what) : DeviceArray(count, what) { upload(host); }
+    DeviceArray(DeviceArray&& other) noexcept
+        : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}
+    DeviceArray& operator=(DeviceArray&& other) noexcept {
+        std::swap(data_, other.data_);
+        std::swap(count_, other.count_);
+        return *this;
+    }
+    DeviceArray(const DeviceArray&) = delete;
+    DeviceArray& operator=(const DeviceArray&) = delete;
+    ~DeviceArray() {
+        if (data_) (void)cudaFree(data_);
+    }
+
+    void upload(const T* host) {
+        if (count_) HPCML_CUDA_CHECK(cudaMemcpy(data_, host, bytes(), cudaMemcpyHostToDevice));
+    }
+    void download(T* host) const {
+        if (count_) HPCML_CUDA_CHECK(cudaMemcpy(host, data_, bytes(), cudaMemcpyDeviceToHost));
+    }
+    T* data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return count_; }
+    std::size_t bytes() const noexcept { return count_ * sizeof(T); }
+
+private:
+    T* data_ = nullptr;
+    std::size_t count_ = 0;
 };
 
 // A tracked, uninitialised device array, allocated and freed in order on `stream`.

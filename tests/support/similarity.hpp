@@ -22,8 +22,7 @@
 #if HPCML_WITH_CUDA
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <new>
+#include "common/cuda_memory.hpp"
 #endif
 
 namespace hpcml_test::similarity {
@@ -174,18 +173,7 @@ inline std::vector<float> clustered_data(std::size_t samples, std::size_t n) {
 }
 
 #if HPCML_WITH_CUDA
-// Device buffers for the device-pointer API, freed on scope exit.
-template <class T>
-struct DeviceArray {
-    explicit DeviceArray(std::size_t count) : count(count) {
-        if (cudaMalloc(&data, std::max<std::size_t>(count, 1) * sizeof(T)) != cudaSuccess) throw std::bad_alloc();
-    }
-    ~DeviceArray() { cudaFree(data); }
-    DeviceArray(const DeviceArray&) = delete;
-    DeviceArray& operator=(const DeviceArray&) = delete;
-    T* data = nullptr;
-    std::size_t count;
-};
+using hpcml::detail::DeviceArray;  // device buffers for the device-pointer API
 #endif
 
 }  // namespace hpcml_test::similarity

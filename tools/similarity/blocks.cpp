@@ -5,7 +5,7 @@
 #include <string>
 
 #if HPCML_WITH_CUDA
-#include <cuda_runtime.h>
+#include "common/cuda_memory.hpp"  // the library's checked DeviceArray (kernels/common)
 #endif
 
 namespace hpcml::tools {
@@ -45,40 +45,21 @@ std::vector<Block> plan_blocks(std::size_t n, std::size_t m, std::size_t tile, S
 }
 
 #if HPCML_WITH_CUDA
-namespace {
-
-void check(cudaError_t status, const std::string& what) {
-    if (status != cudaSuccess) throw std::runtime_error(what + ": " + cudaGetErrorString(status));
-}
-
-}  // namespace
-
 // x and y on the device, and the device half of the block output.
 struct BlockComputer::Device {
-    float* x = nullptr;
-    float* y = nullptr;  // == x when y is x
-    unsigned char* out = nullptr;
-    std::size_t out_bytes = 0;
+    detail::DeviceArray<float> x, y;  // y empty where y is x
+    detail::DeviceArray<unsigned char> out;
 
-    ~Device() {
-        cudaFree(out);
-        if (y != x) cudaFree(y);
-        cudaFree(x);
-    }
+    const float* y_data() const { return y.data() ? y.data() : x.data(); }
     // Rows padded to a multiple of 4 floats: the fused kernel's 16-byte loads need a leading
     // dimension that keeps every row aligned (270725 features would not).
     static std::size_t pitch(const Matrix& m) { return (m.cols + 3) / 4 * 4; }
-    static float* upload(const Matrix& m, const char* name) {
-        float* d = nullptr;
-        const std::size_t bytes = m.rows * pitch(m) * sizeof(float);
-        check(cudaMalloc(&d, std::max<std::size_t>(bytes, 1)),
-              std::string("copying ") + name + " to the GPU: cudaMalloc of " + std::to_string(bytes) + " bytes");
-        check(cudaMemset(d, 0, bytes),
-              std::string("copying ") + name + " to the GPU");  // the padding too: no read is uninitialised
-        if (bytes > 0)
-            check(cudaMemcpy2D(d, pitch(m) * sizeof(float), m.data.data(), m.cols * sizeof(float),
-                               m.cols * sizeof(float), m.rows, cudaMemcpyHostToDevice),
-                  std::string("copying ") + name + " to the GPU");
+    static detail::DeviceArray<float> upload(const Matrix& m, const char* name) {
+        detail::DeviceArray<float> d(m.rows * pitch(m), std::string(name) + " on the GPU");
+        HPCML_CUDA_CHECK(cudaMemset(d.data(), 0, d.bytes()));  // the padding too: no read is uninitialised
+        if (d.size() > 0)
+            HPCML_CUDA_CHECK(cudaMemcpy2D(d.data(), pitch(m) * sizeof(float), m.data.data(), m.cols * sizeof(float),
+                                          m.cols * sizeof(float), m.rows, cudaMemcpyHostToDevice));
         return d;
     }
 };
@@ -88,11 +69,11 @@ BlockComputer::BlockComputer(const Matrix& x, const Matrix* y, const SimilarityO
     : x_(x), y_(y ? *y : x), options_(options), output_(resolve_output(options)) {
 #if HPCML_WITH_CUDA
     if (options_.backend == Backend::Cuda) {
-        check(cudaSetDevice(options_.device), "selecting GPU " + std::to_string(options_.device));
+        HPCML_CUDA_CHECK(cudaSetDevice(options_.device));
         device_ = new Device;
         try {
             device_->x = Device::upload(x_, "x");
-            device_->y = y ? Device::upload(*y, "y") : device_->x;
+            if (y) device_->y = Device::upload(*y, "y");
         } catch (...) {
             delete device_;
             throw;
@@ -112,18 +93,14 @@ const unsigned char* BlockComputer::compute(const Block& b) {
     host_out_.resize(std::max(host_out_.size(), bytes));
 #if HPCML_WITH_CUDA
     if (device_) {
-        if (device_->out_bytes < bytes) {
-            cudaFree(device_->out);
-            device_->out = nullptr;
-            device_->out_bytes = 0;
-            check(cudaMalloc(&device_->out, bytes),
-                  "the block's output on the GPU: cudaMalloc of " + std::to_string(bytes) + " bytes");
-            device_->out_bytes = bytes;
+        if (device_->out.bytes() < bytes) {
+            device_->out = {};  // freed before the larger one is allocated
+            device_->out = detail::DeviceArray<unsigned char>(bytes, "the block's output on the GPU");
         }
-        similarity_device(columns(device_->x, x_.rows, b.r0, b.rows, Device::pitch(x_)),
-                          columns(device_->y, x_.rows, b.c0, b.cols, Device::pitch(y_)), device_->out, options_);
-        check(cudaMemcpy(host_out_.data(), device_->out, bytes, cudaMemcpyDeviceToHost),
-              "copying a block from the GPU");
+        similarity_device(columns(device_->x.data(), x_.rows, b.r0, b.rows, Device::pitch(x_)),
+                          columns(device_->y_data(), x_.rows, b.c0, b.cols, Device::pitch(y_)), device_->out.data(),
+                          options_);
+        HPCML_CUDA_CHECK(cudaMemcpy(host_out_.data(), device_->out.data(), bytes, cudaMemcpyDeviceToHost));
         return host_out_.data();
     }
 #endif
@@ -138,8 +115,8 @@ bool BlockComputer::device_pairs(const Block& b, std::size_t min_count, std::vec
         SimilarityOptions o = options_;
         o.tile.reset();  // the launch granularity only: its default
         const SimilarityPairs found =
-            similarity_pairs_device(columns(device_->x, x_.rows, b.r0, b.rows, Device::pitch(x_)),
-                                    columns(device_->y, x_.rows, b.c0, b.cols, Device::pitch(y_)), o, min_count);
+            similarity_pairs_device(columns(device_->x.data(), x_.rows, b.r0, b.rows, Device::pitch(x_)),
+                                    columns(device_->y_data(), x_.rows, b.c0, b.cols, Device::pitch(y_)), o, min_count);
         for (std::size_t k = 0; k < found.i.size(); ++k) {
             pairs.push_back(static_cast<std::int64_t>(b.r0 + found.i[k]));
             pairs.push_back(static_cast<std::int64_t>(b.c0 + found.j[k]));
