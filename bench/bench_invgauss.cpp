@@ -61,7 +61,7 @@ void run_elementwise(benchmark::State& state, const Config& c, ig::Function f) {
             return;
         }
         for (auto _ : state)
-            hpcml::bench::time_iteration(state, context, [&] {
+            hpcml::bench::time_device(state, context, [&] {
                 ig::evaluate_device<T>(f, dx.data(), c.elements, dparams.data(), 1, dparams.data() + 1, 1, dout.data(),
                                        options);
             });
@@ -70,9 +70,8 @@ void run_elementwise(benchmark::State& state, const Config& c, ig::Function f) {
 #endif
     {
         for (auto _ : state)
-            hpcml::bench::time_iteration(state, context, [&] {
-                ig::evaluate<T>(f, x.data(), c.elements, &mu, 1, &lam, 1, out.data(), options);
-            });
+            hpcml::bench::time_wall(
+                state, [&] { ig::evaluate<T>(f, x.data(), c.elements, &mu, 1, &lam, 1, out.data(), options); });
     }
     state.counters["bytes/s"] = benchmark::Counter(
         2.0 * c.elements * sizeof(T), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
@@ -85,8 +84,8 @@ void run_sample(benchmark::State& state, const Config& c) {
     const double mu = 1.0, lam = 3.0;
     const ig::InvGaussOptions options = on(c.backend, c.device);
     for (auto _ : state)
-        hpcml::bench::time_iteration(state, hpcml::make_context(hpcml::Backend::Cpu),
-                                     [&] { ig::sample<double>(c.elements, &mu, 1, &lam, 1, 7, out.data(), options); });
+        hpcml::bench::time_wall(state,
+                                [&] { ig::sample<double>(c.elements, &mu, 1, &lam, 1, 7, out.data(), options); });
     state.counters["samples/s"] =
         benchmark::Counter(static_cast<double>(c.elements), benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -104,9 +103,8 @@ void run_distance(benchmark::State& state, const Config& c, hpcml::Method method
     hpcml::bench::EnergyWindow energy(hpcml::make_context(c.backend, c.device));
     for (auto _ : state) {
         try {
-            hpcml::bench::time_iteration(state, hpcml::make_context(hpcml::Backend::Cpu), [&] {
-                stats = ig::distance_to_normal(mu.data(), lam.data(), c.params, o).stats;
-            });
+            hpcml::bench::time_wall(state,
+                                    [&] { stats = ig::distance_to_normal(mu.data(), lam.data(), c.params, o).stats; });
         } catch (const hpcml::Error& e) {
             hpcml::bench::skip_with_error(state, e);
             return;
@@ -122,8 +120,6 @@ void declare(Flags& flags) {
     flags.add("elements", "10000000", "elements for the elementwise and sampling benchmarks");
     flags.add("params", "1000", "(mu, lambda) pairs of the distance batch");
     flags.add("grid", "10000", "grid points of the distance batch");
-    flags.add("method", "both", "fused|naive|both (the distance batch)");
-    flags.add("device", "0", "CUDA device ordinal");
 }
 
 // On the benchmark's backend: pdf and cdf against the CPU on 10 000 values (relative 1e-12), and
@@ -135,10 +131,8 @@ void check(const Config& c) {
     auto rel = [](double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); };
     bool agree = true;
     for (ig::Function f : {ig::Function::Pdf, ig::Function::Cdf}) {
-        ig::evaluate<double>(f, x.data(), x.size(), &mu, 1, &lam, 1, device.data(),
-                             on(c.backend, c.device));
-        ig::evaluate<double>(f, x.data(), x.size(), &mu, 1, &lam, 1, host.data(),
-                             on(hpcml::Backend::Cpu, 0));
+        ig::evaluate<double>(f, x.data(), x.size(), &mu, 1, &lam, 1, device.data(), on(c.backend, c.device));
+        ig::evaluate<double>(f, x.data(), x.size(), &mu, 1, &lam, 1, host.data(), on(hpcml::Backend::Cpu, 0));
         for (std::size_t k = 0; k < x.size(); ++k) agree = agree && rel(device[k], host[k]) < 1e-12;
     }
     std::vector<double> mus(20, 0.5), lams(20);
@@ -162,7 +156,7 @@ void check(const Config& c) {
 void register_benchmarks(const Flags& flags) {
     Config c{static_cast<std::size_t>(flags.integer("elements", 1)),
              static_cast<std::size_t>(flags.integer("params", 1)), static_cast<std::size_t>(flags.integer("grid", 2)),
-             hpcml::make_context(flags.backend()).backend, static_cast<int>(flags.integer("device", 0))};
+             hpcml::bench::context(flags).backend, hpcml::bench::device(flags)};
     check(c);
     const std::string where = std::string(hpcml::to_string(c.backend));
     const std::string n = std::to_string(c.elements);

@@ -31,9 +31,8 @@ void run_regret(benchmark::State& state, const std::shared_ptr<Workload>& w, hpc
     hpcml::bench::EnergyWindow energy(hpcml::make_context(o.backend, o.device));
     for (auto _ : state) {
         try {
-            hpcml::bench::time_iteration(state, hpcml::make_context(hpcml::Backend::Cpu), [&] {
-                stats = hpcml::solve_matrix_games(w->A.data(), w->batch, w->n, w->n, o).front().stats;
-            });
+            hpcml::bench::time_wall(
+                state, [&] { stats = hpcml::solve_matrix_games(w->A.data(), w->batch, w->n, w->n, o).front().stats; });
         } catch (const hpcml::Error& e) {
             hpcml::bench::skip_with_error(state, e);
             return;
@@ -94,7 +93,6 @@ void declare(Flags& flags) {
     flags.add("variant", "prm+", "seed|rm|rm+|dcfr|prm+");
     flags.add("alternating", "true", "true|false (the seed is always simultaneous)");
     flags.add("averaging", "quadratic", "uniform|linear|quadratic");
-    flags.add("method", "both", "fused|naive|both");
 }
 
 void register_benchmarks(const Flags& flags) {
@@ -106,7 +104,8 @@ void register_benchmarks(const Flags& flags) {
     o.variant = hpcml::parse_regret_variant(flags.str("variant"), "--variant");
     o.alternating = flags.choice("alternating", {"true", "false"}) == "true";
     o.averaging = hpcml::parse_averaging(flags.str("averaging"), "--averaging");
-    o.backend = hpcml::make_context(flags.backend()).backend;
+    o.backend = hpcml::bench::context(flags).backend;
+    o.device = hpcml::bench::device(flags);
     std::mt19937 rng(1);
     std::normal_distribution<float> normal;
     w->A.resize(w->batch * w->n * w->n);

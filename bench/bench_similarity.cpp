@@ -89,7 +89,8 @@ void run_on_device(benchmark::State& state, const Workload& w, const std::vector
     try {
         x = DeviceArray<float>(w.x.data(), w.x.size(), "--where device: x");
         if (!y_host.empty()) y = DeviceArray<float>(y_host.data(), y_host.size(), "--where device: y");
-        out = DeviceArray<unsigned char>(hpcml::similarity_output_bytes(w.n, w.m, output), "--where device: the output");
+        out =
+            DeviceArray<unsigned char>(hpcml::similarity_output_bytes(w.n, w.m, output), "--where device: the output");
     } catch (const hpcml::Error& e) {
         hpcml::bench::skip_with_error(state, e);
         return;
@@ -99,8 +100,8 @@ void run_on_device(benchmark::State& state, const Workload& w, const std::vector
     const hpcml::MatrixView yv = y.data() ? hpcml::MatrixView{y.data(), w.samples, w.m} : hpcml::MatrixView{};
     for (auto _ : state) {
         try {
-            hpcml::bench::time_iteration(state, context,
-                                         [&] { stats = hpcml::similarity_device(xv, yv, out.data(), options); });
+            hpcml::bench::time_device(state, context,
+                                      [&] { stats = hpcml::similarity_device(xv, yv, out.data(), options); });
         } catch (const hpcml::Error& e) {
             hpcml::bench::skip_with_error(state, e);
             break;
@@ -131,8 +132,7 @@ void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w,
         for (auto _ : state) {
             try {
                 // The whole call, host copies included: what a user waits for.
-                hpcml::bench::time_iteration(state, hpcml::make_context(hpcml::Backend::Cpu),
-                                             [&] { stats = hpcml::similarity(x, y, out.get(), options); });
+                hpcml::bench::time_wall(state, [&] { stats = hpcml::similarity(x, y, out.get(), options); });
             } catch (const hpcml::Error& e) {
                 hpcml::bench::skip_with_error(state, e);
                 return;
@@ -179,10 +179,8 @@ void declare(Flags& flags) {
     flags.add("dim", "2000", "features of x (columns)");
     flags.add("dim-y", "", "features of y; unset: y = x");
     flags.add("mode", "count", "count|all");
-    flags.add("method", "both", "fused|naive|both");
     flags.add("dtype", "default", "default|int32|uint16|uint8|bool|bitmask");
     flags.add("threshold", "1", "threshold t of |x - y| < t");
-    flags.add("device", "0", "CUDA device ordinal");
     flags.add("where", "host", "host|device: host arrays (end to end) or device arrays (kernels only)");
     flags.add("symmetric", "both", "both|on: with y = x, also time fused on a copy of x (no symmetry) beside it");
 }
@@ -199,8 +197,8 @@ void register_benchmarks(const Flags& flags) {
     o.threshold = static_cast<float>(flags.real("threshold"));
     o.mode = hpcml::parse_similarity_mode(flags.str("mode"), "--mode");
     o.output = hpcml::parse_similarity_output(flags.str("dtype"), "--dtype");
-    o.backend = hpcml::make_context(flags.backend()).backend;
-    o.device = static_cast<int>(flags.integer("device", 0));
+    o.backend = hpcml::bench::context(flags).backend;
+    o.device = hpcml::bench::device(flags);
     if (w->on_device && o.backend != hpcml::Backend::Cuda) {
         throw hpcml::Error(hpcml::ErrorKind::InvalidArgument,
                            "--where device: needs the CUDA backend, which is not usable here");

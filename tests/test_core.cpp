@@ -58,8 +58,8 @@ TEST(Core, ExecutionOptionsAnEntryPointCannotHonourAreRefused) {
         std::vector<double> values(1, 1.0), result(1);
         expect_invalid(
             [&] {
-                hpcml::invgauss::evaluate(hpcml::invgauss::Function::Pdf, values.data(), 1, one.data(), 1, one.data(), 1,
-                                          result.data(), elementwise);
+                hpcml::invgauss::evaluate(hpcml::invgauss::Function::Pdf, values.data(), 1, one.data(), 1, one.data(),
+                                          1, result.data(), elementwise);
             },
             "method");
         expect_invalid([&] { hpcml::invgauss::sample(1, one.data(), 1, one.data(), 1, 7, result.data(), elementwise); },

@@ -129,8 +129,10 @@ TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
                 if (min_count <= samples) EXPECT_GT(cpu.i.size(), n) << what;
                 // The same from device pointers.
                 DeviceArray<float> dx(x.size(), "x"), dy(y.size(), "y");
-                ASSERT_EQ(cudaMemcpy(dx.data(), x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-                ASSERT_EQ(cudaMemcpy(dy.data(), y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+                ASSERT_EQ(cudaMemcpy(dx.data(), x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice),
+                          cudaSuccess);
+                ASSERT_EQ(cudaMemcpy(dy.data(), y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice),
+                          cudaSuccess);
                 const hpcml::SimilarityPairs device = hpcml::similarity_pairs_device(
                     {dx.data(), samples, n}, self ? MatrixView{} : MatrixView{dy.data(), samples, m}, o, min_count);
                 EXPECT_EQ(device.i, cpu.i) << "device pointers, " << what;

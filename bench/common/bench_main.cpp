@@ -69,6 +69,10 @@ std::vector<Method> methods(const Flags& flags) {
     return {parse_method(m, "--method")};
 }
 
+int device(const Flags& flags) { return static_cast<int>(flags.integer("device", 0)); }
+
+Context context(const Flags& flags) { return make_context(flags.backend(), device(flags)); }
+
 std::string describe(const Context& context) {
     if (context.backend == Backend::Cuda) {
         const DeviceQuery query = query_devices();
@@ -86,7 +90,13 @@ std::string describe(const Context& context) {
            " hardware";
 }
 
-void time_iteration(benchmark::State& state, const Context& context, const std::function<void()>& body) {
+void time_wall(benchmark::State& state, const std::function<void()>& body) {
+    const auto start = std::chrono::steady_clock::now();
+    body();
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+void time_device(benchmark::State& state, const Context& context, const std::function<void()>& body) {
 #if HPCML_WITH_CUDA
     if (context.backend == Backend::Cuda) {
         cudaStream_t stream = static_cast<cudaStream_t>(context.stream);
@@ -114,9 +124,7 @@ void time_iteration(benchmark::State& state, const Context& context, const std::
 #else
     (void)context;
 #endif
-    const auto start = std::chrono::steady_clock::now();
-    body();
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    time_wall(state, body);
 }
 
 std::FILE* summary_out() { return summary_stream; }
@@ -181,6 +189,8 @@ void check_before_timing(const std::string& program, const std::string& what, bo
 int run(int argc, char** argv, const Program& program) {
     Flags flags;
     flags.add("backend", "auto", "auto|cpu|cuda");
+    flags.add("device", "0", "CUDA device ordinal");
+    flags.add("method", "both", "fused|naive|both");
     program.declare_flags(flags);
 
     std::string format = "console";
@@ -206,7 +216,7 @@ int run(int argc, char** argv, const Program& program) {
         flags.parse(argc, argv, Flags::Unknown::Keep);
         if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 
-        const Context context = make_context(flags.backend());
+        const Context context = bench::context(flags);
         benchmark::AddCustomContext("hpcml_version", version());
         benchmark::AddCustomContext("hpcml_commit", HPCML_GIT_COMMIT);
         benchmark::AddCustomContext("hpcml_backend", std::string(to_string(context.backend)));

@@ -21,8 +21,12 @@ namespace hpcml::bench {
 // The program's own flags: the command-line parser every hpcml program shares.
 using Flags = cli::Flags;
 
-// --method fused|naive|both, as the methods to run.
+// The flags every program shares (declared by run()): --backend auto|cpu|cuda, --device N and
+// --method fused|naive|both. methods(): the methods to run; context(): the backend and device
+// they resolve to (make_context's choice, for the benchmarks' names).
 std::vector<Method> methods(const Flags& flags);
+int device(const Flags& flags);
+Context context(const Flags& flags);
 
 // One finished benchmark run, as the summary sees it.
 struct RunResult {
@@ -50,10 +54,12 @@ std::FILE* summary_out();
 // The run whose name starts with `prefix`: its median over repetitions where there is one.
 const RunResult* find_result(const std::vector<RunResult>& results, const std::string& prefix);
 
-// Times `body` once and records it as this iteration's time: CUDA events on `context`'s stream
-// for the CUDA backend (so only device work counts), the steady clock otherwise. Benchmarks
-// that use it register with ->UseManualTime().
-void time_iteration(benchmark::State& state, const Context& context, const std::function<void()>& body);
+// Time `body` once and record it as this iteration's time (benchmarks that use them register
+// with ->UseManualTime()): time_wall by the steady clock, the whole call end to end; time_device
+// by CUDA events on `context`'s stream where it is a CUDA context, so that only device work
+// counts (by the steady clock on the CPU).
+void time_wall(benchmark::State& state, const std::function<void()>& body);
+void time_device(benchmark::State& state, const Context& context, const std::function<void()>& body);
 
 // Energy around a benchmark's timed loop on the GPU: construct before the loop, report() after
 // it. Sets energy_per_iteration_J and mean_power_W from NVML's energy counter (or integrated

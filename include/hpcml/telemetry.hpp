@@ -83,6 +83,6 @@ void write(std::ostream& out, const std::vector<Sample>& samples, const Summary&
            const std::string& device_name = "");
 
 std::string_view to_string(Format format) noexcept;  // "seed" | "csv" | "json"
-Format parse_format(const std::string& text);       // the inverse, else InvalidArgument naming "format"
+Format parse_format(const std::string& text);        // the inverse, else InvalidArgument naming "format"
 
 }  // namespace hpcml::telemetry

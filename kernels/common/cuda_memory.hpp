@@ -63,7 +63,8 @@ public:
     DeviceArray() = default;
     DeviceArray(std::size_t count, const std::string& what) : count_(count) {
         void* pointer = nullptr;
-        const cudaError_t status = cudaMalloc(&pointer, std::max<std::size_t>(checked_mul(count, sizeof(T), what.c_str()), 1));
+        const cudaError_t status =
+            cudaMalloc(&pointer, std::max<std::size_t>(checked_mul(count, sizeof(T), what.c_str()), 1));
         if (status == cudaErrorMemoryAllocation) {
             (void)cudaGetLastError();
             raise(ErrorKind::OutOfMemory, what + ": " + format_bytes(bytes()) + " of device memory do not fit");

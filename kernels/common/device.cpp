@@ -20,12 +20,12 @@ std::string format_cuda_version(int version) {
 
 namespace {
 constexpr std::array<detail::Named<CudaStatus>, 7> kCudaStatusNames{{{CudaStatus::Ok, "ok"},
-                                                                    {CudaStatus::NotCompiled, "not_compiled"},
-                                                                    {CudaStatus::NoDriver, "no_driver"},
-                                                                    {CudaStatus::DriverTooOld, "driver_too_old"},
-                                                                    {CudaStatus::NoDevice, "no_device"},
-                                                                    {CudaStatus::NoKernelImage, "no_kernel_image"},
-                                                                    {CudaStatus::Error, "error"}}};
+                                                                     {CudaStatus::NotCompiled, "not_compiled"},
+                                                                     {CudaStatus::NoDriver, "no_driver"},
+                                                                     {CudaStatus::DriverTooOld, "driver_too_old"},
+                                                                     {CudaStatus::NoDevice, "no_device"},
+                                                                     {CudaStatus::NoKernelImage, "no_kernel_image"},
+                                                                     {CudaStatus::Error, "error"}}};
 }  // namespace
 
 std::string_view to_string(CudaStatus status) noexcept { return detail::name_in(kCudaStatusNames, status); }

@@ -39,8 +39,7 @@ namespace detail {
 void require_device_pointer(const void*, int, const std::string&) { no_cuda("require_device_pointer"); }
 
 namespace similarity {
-void cuda_run_host(const Problem&, const TilePlan&, Method, const SimilarityTileSink&, const Context&,
-                   MemoryTracker&) {
+void cuda_run_host(const Problem&, const TilePlan&, Method, const SimilarityTileSink&, const Context&, MemoryTracker&) {
     no_cuda("similarity");
 }
 void cuda_run_device(const Problem&, const TilePlan&, Method, void*, const Context&, MemoryTracker&) {
@@ -74,11 +73,11 @@ void cuda_evaluate_device(Function, const Elementwise<T>&, const Context&) {
 }
 void cuda_distances(const DistanceProblem&, Method, const Context&, MemoryTracker&) { no_cuda("distance_to_normal"); }
 
-#define HPCML_INSTANTIATE(T)                                                                                       \
-    template void cuda_evaluate_host<T>(Function, const Elementwise<T>&, std::size_t, std::size_t, const Context&, \
-                                        MemoryTracker&);                                                           \
-    template void cuda_sample_host<T>(const Elementwise<T>&, std::size_t, std::size_t, std::uint64_t,              \
-                                      const Context&, MemoryTracker&);                                             \
+#define HPCML_INSTANTIATE(T)                                                                                          \
+    template void cuda_evaluate_host<T>(Function, const Elementwise<T>&, std::size_t, std::size_t, const Context&,    \
+                                        MemoryTracker&);                                                              \
+    template void cuda_sample_host<T>(const Elementwise<T>&, std::size_t, std::size_t, std::uint64_t, const Context&, \
+                                      MemoryTracker&);                                                                \
     template void cuda_evaluate_device<T>(Function, const Elementwise<T>&, const Context&);
 HPCML_INSTANTIATE(float)
 HPCML_INSTANTIATE(double)

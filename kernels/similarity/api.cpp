@@ -50,8 +50,8 @@ SimilarityOutputInfo similarity_output_info(SimilarityOutput output) {
     SimilarityOutputInfo info;
     const bool known = detail::similarity::Outputs::visit(output, [&](auto entry) {
         using Out = decltype(entry);
-        info = {Out::name,      Out::numpy, Out::npy_descr, sizeof(typename Out::Element),
-                Out::bits,      Out::largest, Out::mode};
+        info = {Out::name, Out::numpy,   Out::npy_descr, sizeof(typename Out::Element),
+                Out::bits, Out::largest, Out::mode};
     });
     detail::require(known, "output: " + std::string(output == SimilarityOutput::Default ? "default" : "not") +
                                " an output type (" + std::to_string(static_cast<int>(output)) +
@@ -89,8 +89,8 @@ void check_similarity_options(const SimilarityOptions& options, std::size_t samp
                 writes += (writes.empty() ? "" : ", ") + std::string(entry.name);
         const bool count = options.mode == SimilarityMode::Count;
         detail::raise(ErrorKind::InvalidArgument, "output: " + output + " is an output of mode " +
-                                                      (count ? "All" : "Count") + "; mode " + (count ? "Count" : "All") +
-                                                      " writes " + writes);
+                                                      (count ? "All" : "Count") + "; mode " +
+                                                      (count ? "Count" : "All") + " writes " + writes);
     }
     require(samples <= info.largest_count, "output: " + output + " holds counts up to " +
                                                std::to_string(info.largest_count) + ", but there are " +
@@ -269,12 +269,12 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
         }
     };
     using detail::similarity::PassingElement;
-    const detail::similarity::PassingSink add_passing =
-        [&](const Region& region, const PassingElement* passing, std::size_t n) {
-            for (std::size_t k = 0; k < n; ++k)
-                add(region.row0 + passing[k].index / region.cols, region.col0 + passing[k].index % region.cols,
-                    passing[k].count);
-        };
+    const detail::similarity::PassingSink add_passing = [&](const Region& region, const PassingElement* passing,
+                                                            std::size_t n) {
+        for (std::size_t k = 0; k < n; ++k)
+            add(region.row0 + passing[k].index / region.cols, region.col0 + passing[k].index % region.cols,
+                passing[k].count);
+    };
     const detail::EntryPoint entry = on_device ? detail::EntryPoint{"similarity_pairs_device", true, true, true}
                                                : detail::EntryPoint{"similarity_pairs"};
     pairs.stats = detail::dispatch(

@@ -80,13 +80,12 @@ struct PassingElement {
 static_assert(sizeof(PassingElement) == 8, "the same 8 bytes on the host and the device");
 using PassingSink = std::function<void(const Region& region, const PassingElement* passing, std::size_t count)>;
 
-// CUDA backend (cuda_driver.cpp; in a build without CUDA, common/no_cuda.cpp raises NoDevice). Host inputs: x and y are copied to the device once, tiles
-// are computed several per launch and streamed back through pinned buffers on two streams,
-// each finished tile handed to `sink` (no symmetry: every byte of S crosses PCIe anyway,
-// and that copy, not the kernel, bounds the time unless samples are in the thousands).
-// Device inputs: everything stays on the device and `out` (device memory, n x m packed) is
-// filled in place, using the symmetry (uses_symmetry: blocks on and above the diagonal, then
-// a mirror kernel).
+// CUDA backend (cuda_driver.cpp; in a build without CUDA, common/no_cuda.cpp raises NoDevice). Host inputs: x and y are
+// copied to the device once, tiles are computed several per launch and streamed back through pinned buffers on two
+// streams, each finished tile handed to `sink` (no symmetry: every byte of S crosses PCIe anyway, and that copy, not
+// the kernel, bounds the time unless samples are in the thousands). Device inputs: everything stays on the device and
+// `out` (device memory, n x m packed) is filled in place, using the symmetry (uses_symmetry: blocks on and above the
+// diagonal, then a mirror kernel).
 void cuda_run_host(const Problem& problem, const TilePlan& plan, Method method, const SimilarityTileSink& sink,
                    const Context& context, detail::MemoryTracker& tracker);
 void cuda_run_device(const Problem& problem, const TilePlan& plan, Method method, void* out, const Context& context,

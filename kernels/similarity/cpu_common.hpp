@@ -27,7 +27,6 @@ constexpr std::size_t kSampleChunk = 256;  // samples per pass over an item (its
 // region waits for all its threads), which small tiles would pay thousands of times.
 constexpr std::size_t kParallelMin = std::size_t{1} << 16;
 
-
 // The block kernel this CPU runs best, and its name (cpu_count.cpp). HPCML_SIMILARITY_CPU_KERNEL=avx2
 // or baseline caps the choice, for comparisons and so that the tests cover every kernel on one
 // machine. count(x_panel, ypack, samples, threshold, counts, stop_when_dead, seen):

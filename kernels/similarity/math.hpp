@@ -72,8 +72,9 @@ using Outputs = VariantTable<Int32Output, UInt16Output, UInt8Output, BoolOutput,
 template <class... Entries>
 HPCML_HD inline std::size_t row_bytes_in(std::size_t cols, SimilarityOutput output, VariantTable<Entries...>*) {
     std::size_t bytes = cols;
-    ((output == Entries::value ? (void)(bytes = Entries::bits ? (cols + 7) / 8 : cols * sizeof(typename Entries::Element))
-                               : (void)0),
+    ((output == Entries::value
+          ? (void)(bytes = Entries::bits ? (cols + 7) / 8 : cols * sizeof(typename Entries::Element))
+          : (void)0),
      ...);
     return bytes;
 }

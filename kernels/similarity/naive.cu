@@ -111,18 +111,19 @@ void launch_naive(const Problem& p, const Region& region, const RegionOutput& ou
             broadcast_subtract_kernel<<<grid_for(region.cols, region.rows, p.samples), kThreads, 0, stream>>>(
                 p.x + region.row0, p.ldx, p.y + region.col0, p.ldy, p.samples, region.rows, region.cols, diff.data());
             HPCML_LAUNCH_CHECK("broadcast_subtract_kernel");
-            abs_less_kernel<<<blocks_for(elements, kThreads, std::size_t{65536} * 16), kThreads, 0, stream>>>(diff.data(), elements, p.threshold,
-                                                                           mask.data());
+            abs_less_kernel<<<blocks_for(elements, kThreads, std::size_t{65536} * 16), kThreads, 0, stream>>>(
+                diff.data(), elements, p.threshold, mask.data());
             HPCML_LAUNCH_CHECK("abs_less_kernel");
         }
-        sum_over_samples_kernel<<<blocks_for(pairs, kThreads, std::size_t{65536} * 16), kThreads, 0, stream>>>(mask.data(), p.samples, pairs, all,
-                                                                            reduced.data());
+        sum_over_samples_kernel<<<blocks_for(pairs, kThreads, std::size_t{65536} * 16), kThreads, 0, stream>>>(
+            mask.data(), p.samples, pairs, all, reduced.data());
         HPCML_LAUNCH_CHECK("sum_over_samples_kernel");
     }
     auto* dst = static_cast<unsigned char*>(out.data);
     const bool known = Outputs::visit(p.output, [&](auto entry) {
         using Out = decltype(entry);
-        const dim3 blocks = grid_for(Out::bits ? (region.cols + 7) / 8 : region.cols, region.rows, 1);  // bits: a thread per byte
+        const dim3 blocks =
+            grid_for(Out::bits ? (region.cols + 7) / 8 : region.cols, region.rows, 1);  // bits: a thread per byte
         if constexpr (Out::bits) {
             encode_bitmask_kernel<<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst,
                                                                    out.row_stride_bytes);

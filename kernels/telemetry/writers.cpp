@@ -49,10 +49,10 @@ namespace {
 constexpr std::array<detail::Named<Format>, 3> kFormatNames{
     {{Format::Seed, "seed"}, {Format::Csv, "csv"}, {Format::Json, "json"}}};
 constexpr std::array<detail::Named<Availability>, 5> kAvailabilityNames{{{Availability::Ok, "ok"},
-                                                                        {Availability::NotCompiled, "not_compiled"},
-                                                                        {Availability::NoLibrary, "no_library"},
-                                                                        {Availability::NoDevice, "no_device"},
-                                                                        {Availability::Error, "error"}}};
+                                                                         {Availability::NotCompiled, "not_compiled"},
+                                                                         {Availability::NoLibrary, "no_library"},
+                                                                         {Availability::NoDevice, "no_device"},
+                                                                         {Availability::Error, "error"}}};
 }  // namespace
 
 std::string_view to_string(Format format) noexcept { return detail::name_in(kFormatNames, format); }

@@ -39,7 +39,7 @@ using hpcml::SimilarityOutput;
 // The reference: NumPy's (abs(x[:, :, None] - y[:, None, :]) < t).sum(0) in float32, one pair
 // at a time. It shares no code with the library.
 inline std::vector<std::int64_t> reference_counts(const std::vector<float>& x, const std::vector<float>& y,
-                                           std::size_t samples, std::size_t n, std::size_t m, float t) {
+                                                  std::size_t samples, std::size_t n, std::size_t m, float t) {
     std::vector<std::int64_t> counts(n * m, 0);
     for (std::size_t s = 0; s < samples; ++s)
         for (std::size_t i = 0; i < n; ++i)
@@ -52,7 +52,7 @@ inline std::vector<std::int64_t> reference_counts(const std::vector<float>& x, c
 
 // The expected output bytes for `output` (All outputs: count == samples).
 inline std::vector<unsigned char> encode(const std::vector<std::int64_t>& counts, std::size_t n, std::size_t m,
-                                  std::size_t samples, SimilarityOutput output) {
+                                         std::size_t samples, SimilarityOutput output) {
     std::vector<unsigned char> out(hpcml::similarity_output_bytes(n, m, output), 0);
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = 0; j < m; ++j) {
@@ -123,7 +123,7 @@ struct Shape {
 };
 
 inline void check_all_outputs(Backend backend, const Shape& shape, float threshold, bool self,
-                       const std::vector<std::optional<std::size_t>>& tiles, unsigned seed) {
+                              const std::vector<std::optional<std::size_t>>& tiles, unsigned seed) {
     const auto x = make_data(shape.samples * shape.n, seed);
     const auto y = self ? x : make_data(shape.samples * shape.m, seed + 1);
     const std::size_t m = self ? shape.n : shape.m;
