@@ -109,24 +109,26 @@ const unsigned char* BlockComputer::compute(const Block& b) {
     return host_out_.data();
 }
 
-bool BlockComputer::device_pairs(const Block& b, std::size_t min_count, std::vector<std::int64_t>& pairs) {
+void BlockComputer::pairs(const Block& b, std::size_t min_count, std::vector<std::int64_t>& pairs) {
+    SimilarityOptions o = options_;
+    o.tile.reset();  // the library's tiling for pairs (the block is the unit of work here)
+    SimilarityPairs found;
 #if HPCML_WITH_CUDA
     if (device_) {
-        SimilarityOptions o = options_;
-        o.tile.reset();  // the launch granularity only: its default
-        const SimilarityPairs found =
-            similarity_pairs_device(columns(device_->x.data(), x_.rows, b.r0, b.rows, Device::pitch(x_)),
-                                    columns(device_->y_data(), x_.rows, b.c0, b.cols, Device::pitch(y_)), o, min_count);
-        for (std::size_t k = 0; k < found.i.size(); ++k) {
-            pairs.push_back(static_cast<std::int64_t>(b.r0 + found.i[k]));
-            pairs.push_back(static_cast<std::int64_t>(b.c0 + found.j[k]));
-            if (!found.count.empty()) pairs.push_back(found.count[k]);
-        }
-        return true;
-    }
+        found = similarity_pairs_device(columns(device_->x.data(), x_.rows, b.r0, b.rows, Device::pitch(x_)),
+                                        columns(device_->y_data(), x_.rows, b.c0, b.cols, Device::pitch(y_)), o,
+                                        min_count);
+    } else
 #endif
-    (void)b, (void)min_count, (void)pairs;
-    return false;
+    {
+        found = similarity_pairs(columns(x_.data.data(), x_.rows, b.r0, b.rows, x_.cols),
+                                 columns(y_.data.data(), x_.rows, b.c0, b.cols, y_.cols), o, min_count);
+    }
+    for (std::size_t k = 0; k < found.i.size(); ++k) {
+        pairs.push_back(static_cast<std::int64_t>(b.r0 + found.i[k]));
+        pairs.push_back(static_cast<std::int64_t>(b.c0 + found.j[k]));
+        if (!found.count.empty()) pairs.push_back(found.count[k]);
+    }
 }
 
 const unsigned char* BlockComputer::mirror(const Block& b) {

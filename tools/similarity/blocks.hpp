@@ -65,10 +65,10 @@ public:
     // The rows of mirror_of(block), packed, from the block's rows computed last; valid until
     // the next call.
     const unsigned char* mirror(const Block& block);
-    // --pairs on a GPU: the block's passing pairs appended to `pairs` as (i, j) or (i, j, count)
-    // rows (the mode's), row-major, reduced on the device (similarity_pairs_device), so that
-    // only they cross PCIe. False on the CPU, where the caller reduces compute()'s rows.
-    bool device_pairs(const Block& block, std::size_t min_count, std::vector<std::int64_t>& pairs);
+    // --pairs: the block's passing pairs appended to `pairs` as (i, j) or (i, j, count) rows
+    // (the mode's), row-major, by the library (similarity_pairs; on a GPU similarity_pairs_device,
+    // reduced on the device, so that only they cross PCIe).
+    void pairs(const Block& block, std::size_t min_count, std::vector<std::int64_t>& pairs);
 
 private:
     const Matrix& x_;

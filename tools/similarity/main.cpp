@@ -256,8 +256,7 @@ int run(int argc, char** argv, World& world) {
             std::uint64_t sum = block_seed(journal.nonce(), k, b);
             if (c.pairs) {  // the mirror's pairs are the block's, swapped: no transpose
                 pairs.clear();
-                if (!computer->device_pairs(b, c.min_count, pairs))
-                    append_pairs(b, computer->compute(b), p.output, c.min_count, pairs);
+                computer->pairs(b, c.min_count, pairs);
                 if (b.mirrored) append_mirror_pairs(b, pair_width, pairs);
                 write_part(journal.part(k), pairs);
                 sum = checksum(pairs.data(), pairs.size() * sizeof pairs[0], sum);

@@ -16,28 +16,6 @@
 
 namespace hpcml::tools {
 
-void append_pairs(const Block& region, const unsigned char* rows, SimilarityOutput output, std::size_t min_count,
-                  std::vector<std::int64_t>& pairs) {
-    const std::size_t row_bytes = similarity_output_bytes(1, region.cols, output);
-    for (std::size_t r = 0; r < region.rows; ++r) {
-        const unsigned char* row = rows + r * row_bytes;
-        const auto i = static_cast<std::int64_t>(region.r0 + r);
-        if (output == SimilarityOutput::Bitmask) {
-            for (std::size_t byte = 0; byte < row_bytes; ++byte)  // most bytes are 0 where few pairs pass
-                for (unsigned bits = row[byte]; bits != 0; bits &= bits - 1)
-                    pairs.insert(pairs.end(),
-                                 {i, static_cast<std::int64_t>(region.c0 + byte * 8 + __builtin_ctz(bits))});
-        } else {
-            for (std::size_t c = 0; c < region.cols; ++c) {
-                std::int32_t count;
-                std::memcpy(&count, row + c * sizeof count, sizeof count);
-                if (static_cast<std::size_t>(count) >= min_count)
-                    pairs.insert(pairs.end(), {i, static_cast<std::int64_t>(region.c0 + c), count});
-            }
-        }
-    }
-}
-
 void append_mirror_pairs(const Block& block, std::size_t width, std::vector<std::int64_t>& pairs) {
     const auto first_mirrored = static_cast<std::int64_t>(block.r0 + block.rows);
     const std::size_t own = pairs.size();

@@ -15,12 +15,6 @@
 
 namespace hpcml::tools {
 
-// The pairs of a computed region (its rows packed as `output`, Int32 or Bitmask), appended to
-// `pairs` as rows of `width` int64: (i, j) where every sample passed (Bitmask), or (i, j, count)
-// with count >= min_count (Int32).
-void append_pairs(const Block& region, const unsigned char* rows, SimilarityOutput output, std::size_t min_count,
-                  std::vector<std::int64_t>& pairs);
-
 // A mirrored block's mirror (mirror_of(block)) from the block's own pairs, already in `pairs`
 // (rows of `width`): (j, i[, count]) for each (i, j[, count]) with j past the block's rows.
 void append_mirror_pairs(const Block& block, std::size_t width, std::vector<std::int64_t>& pairs);
