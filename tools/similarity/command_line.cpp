@@ -96,8 +96,8 @@ Config parse_command_line(int argc, char** argv) {
             throw Exit{1, "--min-count: goes with --pairs in mode count"};
         if (c.pairs && flags.given("dtype"))
             throw Exit{1, "--dtype: --pairs writes int64 pairs, not S; leave --dtype out"};
-        // With --pairs the output type only sizes the blocks (the library reduces them to pairs):
-        // the most compact of the mode's.
+        // With --pairs the output type only sizes the blocks (the library reduces them to pairs),
+        // as Int32 counts or a bitmask.
         if (c.pairs) o.output = o.mode == SimilarityMode::Count ? SimilarityOutput::Int32 : SimilarityOutput::Bitmask;
         o.backend = parse_backend(flags.str("backend"), "--backend");
         c.quiet = flags.on("quiet");
