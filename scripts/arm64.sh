@@ -13,14 +13,14 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 # The toolchain is optional: where it cannot be installed the check is skipped, saying why.
 if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64 >/dev/null ||
-   [ ! -d /usr/src/googletest ] || [ ! -f /usr/include/Random123/philox.h ]; then
-  if ! $sudo apt-get install -y --no-install-recommends g++-aarch64-linux-gnu qemu-user googletest librandom123-dev; then
-    echo "arm64: skipped: the aarch64 cross compiler, qemu-user, googletest or librandom123-dev could not be installed"
+   [ ! -d /usr/src/googletest ] || [ ! -f /usr/include/Random123/philox.h ] || [ ! -d /usr/include/eigen3 ]; then
+  if ! $sudo apt-get install -y --no-install-recommends g++-aarch64-linux-gnu qemu-user googletest librandom123-dev libeigen3-dev; then
+    echo "arm64: skipped: the aarch64 cross compiler, qemu-user, googletest, librandom123-dev or libeigen3-dev could not be installed"
     exit 0
   fi
 fi
 mkdir -p "$root/include"
-cp -r /usr/include/Random123 "$root/include/"  # header-only: the same for every target
+cp -r /usr/include/Random123 /usr/include/eigen3 "$root/include/"  # header-only: the same for every target
 cat > "$root/toolchain.cmake" <<EOF
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
@@ -40,7 +40,7 @@ if [ ! -f "$root/sysroot/lib/libgtest.a" ]; then
   cmake --install "$root/googletest" >/dev/null
 fi
 cmake -S . -B "$root/build" "${cross[@]}" -DHPCML_ENABLE_CUDA=OFF -DHPCML_BUILD_BENCHMARKS=OFF -DHPCML_BUILD_TOOLS=OFF \
-  -DHPCML_INSTALL=OFF -DRANDOM123_INCLUDE_DIR="$root/include" >/dev/null
+  -DHPCML_INSTALL=OFF -DRANDOM123_INCLUDE_DIR="$root/include" -DEIGEN3_INCLUDE_DIR="$root/include/eigen3" >/dev/null
 suites=(test_core test_similarity test_regret test_invgauss)
 cmake --build "$root/build" --target "${suites[@]}"
 for t in "${suites[@]}"; do
