@@ -73,6 +73,9 @@ struct Distances {
 Distances distance_to_normal(const double* mu, const double* lam, std::size_t pairs,
                              const DistanceOptions& options = {});
 
+// Every elementwise function, in the order of the library's table.
+std::vector<Function> functions();
+
 // Names: "pdf", "logpdf", "cdf", "sf", "logcdf", "logsf", "ppf", "standardize",
 // "standardized_pdf"; metrics "tv", "ks", "both". parse_* throws InvalidArgument naming `argument`.
 std::string_view to_string(Function function) noexcept;

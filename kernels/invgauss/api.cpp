@@ -131,6 +131,12 @@ Distances distance_to_normal(const double* mu, const double* lam, std::size_t pa
     return d;
 }
 
+std::vector<Function> functions() {
+    std::vector<Function> all;
+    for (const auto& entry : detail::invgauss::Functions::names) all.push_back(entry.value);
+    return all;
+}
+
 std::string_view to_string(Function function) noexcept {
     return detail::name_in(detail::invgauss::Functions::names, function);
 }

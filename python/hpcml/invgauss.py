@@ -13,8 +13,18 @@ import numpy as np
 
 from . import _arrays, _hpcml
 
-__all__ = ["pdf", "logpdf", "cdf", "sf", "logcdf", "logsf", "ppf", "standardize", "standardized_pdf", "sample",
-           "distance_to_normal"]
+__all__ = ["pdf", "logpdf", "cdf", "sf", "logcdf", "logsf", "ppf", "standardize", "standardized_pdf", "evaluate",
+           "functions", "sample", "distance_to_normal"]
+
+
+def functions():
+    """The names of the elementwise functions, from the library's table (evaluate() takes any)."""
+    return list(_hpcml._ig_functions())
+
+
+def evaluate(function, x, mu, lam, *, backend="auto", device=None):
+    """The elementwise function named `function` (one of functions()), as pdf() and the others."""
+    return _evaluate(str(function), x, mu, lam, backend, device)
 
 
 def _evaluate(name, x, mu, lam, backend, device):

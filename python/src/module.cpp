@@ -425,6 +425,14 @@ NB_MODULE(_hpcml, m) {
         .def("samples", [](const hpcml::telemetry::Sampler& s) { return samples_dict(s.samples()); })
         .def("device_name", &hpcml::telemetry::Sampler::device_name);
 
+    m.def(
+        "_ig_functions",
+        [] {
+            std::vector<std::string> names;
+            for (const auto f : hpcml::invgauss::functions()) names.emplace_back(hpcml::invgauss::to_string(f));
+            return names;
+        },
+        "The inverse Gaussian's elementwise functions, by name, as the library's table lists them.");
     m.def("_ig_evaluate", &ig_evaluate_binding<double>, nb::arg("name"), nb::arg("x"), nb::arg("mu"), nb::arg("lam"),
           nb::arg("out"), nb::arg("backend"), nb::arg("device"), nb::arg("on_device"), nb::arg("stream"));
     m.def("_ig_evaluate", &ig_evaluate_binding<float>, nb::arg("name"), nb::arg("x"), nb::arg("mu"), nb::arg("lam"),

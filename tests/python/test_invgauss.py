@@ -291,3 +291,16 @@ def test_size_one_parameters_broadcast_like_numpy(backend):
     got = ig.pdf(x, np.array([[1.0]]), 2.0, backend=backend)
     assert got.shape == (1, 3)
     np.testing.assert_array_equal(got[0], ig.pdf(x, 1.0, 2.0, backend=backend))
+
+
+def test_evaluate_reads_the_library_table():
+    """Every function of the library's table by name, the same as its own Python function."""
+    x = np.array([0.3, 1.0, 2.5])
+    assert ig.functions() == ["pdf", "logpdf", "cdf", "sf", "logcdf", "logsf", "ppf", "standardize",
+                              "standardized_pdf"]
+    for name in ig.functions():
+        args = (np.array([0.1, 0.5, 0.9]) if name == "ppf" else x, 1.0, 3.0)
+        np.testing.assert_array_equal(ig.evaluate(name, *args, backend="cpu"),
+                                      getattr(ig, name)(*args, backend="cpu"))
+    with pytest.raises(ValueError, match="function: expected pdf"):
+        ig.evaluate("hazard", x, 1.0, 3.0)
