@@ -34,13 +34,16 @@ struct EntryPoint {
 
 template <class OnCpu, class OnCuda>
 RunStats dispatch(const ExecutionOptions& options, const EntryPoint& entry, OnCpu&& on_cpu, OnCuda&& on_cuda) {
-    const std::string name(entry.name);
-    require(entry.takes_stream || options.stream == nullptr,
-            "stream: " + name + " does not queue its work on a caller's stream (it returns when done); leave it null");
-    require(entry.has_naive || options.method == Method::Fused,
-            "method: " + name + " has the fused method only (naive is for the functions with a broadcast baseline)");
-    require(!entry.device_memory || options.backend != Backend::Cpu,
-            "backend: " + name + " takes device pointers; use backend cuda or auto");
+    // Messages are built only on failure: small calls are measured by their overhead.
+    const auto refuse = [&](const char* field, const char* why) {
+        raise(ErrorKind::InvalidArgument, std::string(field) + ": " + std::string(entry.name) + why);
+    };
+    if (!entry.takes_stream && options.stream)
+        refuse("stream", " does not queue its work on a caller's stream (it returns when done); leave it null");
+    if (!entry.has_naive && options.method != Method::Fused)
+        refuse("method", " has the fused method only (naive is for the functions with a broadcast baseline)");
+    if (entry.device_memory && options.backend == Backend::Cpu)
+        refuse("backend", " takes device pointers; use backend cuda or auto");
     const auto start = std::chrono::steady_clock::now();
     const Context context = make_context(entry.device_memory ? Backend::Cuda : options.backend, options.device,
                                          entry.takes_stream ? options.stream : nullptr);
