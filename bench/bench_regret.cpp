@@ -1,6 +1,9 @@
-// bench_regret: regret matching on one large random game (--actions, default 4096) or on a
-// batch of small ones (--batch B --actions n), fused vs naive. Counters: iterations/s, bytes/s
-// over A (passes per iteration x 4 n1 n2 bytes), games x iterations / s for batches, peak memory.
+// bench_regret: regret matching on one large random game (--actions, default 4096, and
+// --actions-2 for player 2's if they differ) or on a batch of small ones (--batch B --actions n),
+// fused vs naive. Counters: iterations/s, bytes/s over A (passes per iteration x 4 n1 n2 bytes),
+// and that over the memory bandwidth: the GPU's peak (bandwidth_fraction), or on the CPU a
+// STREAM triad measured here (cpu_bandwidth_fraction: the floor is the passes' bytes over it),
+// games x iterations / s for batches, peak memory.
 #include <hpcml/regret.hpp>
 
 #include <algorithm>
@@ -19,7 +22,7 @@ using hpcml::bench::Flags;
 using hpcml::bench::RunResult;
 
 struct Workload {
-    std::size_t batch, n;
+    std::size_t batch, n, n2;  // n2: player 2's actions
     hpcml::RegretOptions options;
     std::vector<float> A;
 };
@@ -32,7 +35,7 @@ void run_regret(benchmark::State& state, const std::shared_ptr<Workload>& w, hpc
     for (auto _ : state) {
         try {
             hpcml::bench::time_wall(
-                state, [&] { stats = hpcml::solve_matrix_games(w->A.data(), w->batch, w->n, w->n, o).front().stats; });
+                state, [&] { stats = hpcml::solve_matrix_games(w->A.data(), w->batch, w->n, w->n2, o).front().stats; });
         } catch (const hpcml::Error& e) {
             hpcml::bench::skip_with_error(state, e);
             return;
@@ -44,50 +47,56 @@ void run_regret(benchmark::State& state, const std::shared_ptr<Workload>& w, hpc
     // Passes over A per iteration: simultaneous fused iterations read A once; alternating or
     // naive iterations read it twice.
     const bool one_pass = method == hpcml::Method::Fused && hpcml::simultaneous_updates(o);
-    const double a_bytes = 4.0 * w->n * w->n * w->batch;
+    const double a_bytes = 4.0 * w->n * w->n2 * w->batch;
     state.counters["iterations/s"] = Counter(iterations, Counter::kIsIterationInvariantRate);
     const double bytes = iterations * a_bytes * (one_pass ? 1 : 2);
     state.counters["bytes/s"] = Counter(bytes, Counter::kIsIterationInvariantRate, Counter::kIs1024);
-    if (stats.backend == hpcml::Backend::Cuda) hpcml::bench::set_bandwidth_fraction(state, o.device, bytes);
+    if (stats.backend == hpcml::Backend::Cuda) {
+        hpcml::bench::set_bandwidth_fraction(state, o.device, bytes);
+    } else {
+        hpcml::bench::set_cpu_bandwidth_fraction(state, bytes);
+    }
     if (w->batch > 1)
         state.counters["game_iterations/s"] = Counter(iterations * w->batch, Counter::kIsIterationInvariantRate);
     hpcml::bench::set_memory_counters(state, stats.memory);
 }
 
 // The fused solver on the benchmark's backend against the CPU's naive one (the seed's eager
-// program), on the first games (up to 16) or the leading 256 x 256 block of one large game, for
+// program), on the first games (up to 16) or the leading (up to) 256 x 256 block of one large game, for
 // up to 50 iterations: strategies, gap and eps within 1e-9.
 void check(const Workload& w) {
     const std::size_t games = std::min<std::size_t>(w.batch, 16),
-                      n = w.batch == 1 ? std::min<std::size_t>(w.n, 256) : w.n;
-    std::vector<float> A(games * n * n);
+                      n = w.batch == 1 ? std::min<std::size_t>(w.n, 256) : w.n,
+                      n2 = w.batch == 1 ? std::min<std::size_t>(w.n2, 256) : w.n2;
+    std::vector<float> A(games * n * n2);
     for (std::size_t g = 0; g < games; ++g)
         for (std::size_t i = 0; i < n; ++i)
-            std::copy_n(w.A.data() + (g * w.n + i) * w.n, n, A.data() + (g * n + i) * n);
+            std::copy_n(w.A.data() + (g * w.n + i) * w.n2, n2, A.data() + (g * n + i) * n2);
     hpcml::RegretOptions fused = w.options, reference = w.options;
     fused.iterations = reference.iterations = std::min(w.options.iterations, 50);
     reference.backend = hpcml::Backend::Cpu;
     reference.method = hpcml::Method::Naive;
-    const auto got = hpcml::solve_matrix_games(A.data(), games, n, n, fused);
-    const auto expected = hpcml::solve_matrix_games(A.data(), games, n, n, reference);
+    const auto got = hpcml::solve_matrix_games(A.data(), games, n, n2, fused);
+    const auto expected = hpcml::solve_matrix_games(A.data(), games, n, n2, reference);
     bool agree = true;
     auto close = [&](double a, double b) { agree = agree && std::fabs(a - b) <= 1e-9; };
     for (std::size_t g = 0; g < games; ++g) {
         for (std::size_t i = 0; i < n; ++i) close(got[g].row_strategy[i], expected[g].row_strategy[i]);
-        for (std::size_t j = 0; j < n; ++j) close(got[g].col_strategy[j], expected[g].col_strategy[j]);
+        for (std::size_t j = 0; j < n2; ++j) close(got[g].col_strategy[j], expected[g].col_strategy[j]);
         close(got[g].gap, expected[g].gap);
         close(got[g].eps_bound, expected[g].eps_bound);
     }
     hpcml::bench::check_before_timing("bench_regret",
                                       "fused (" + std::string(hpcml::to_string(fused.backend)) +
                                           ") against the CPU's naive solver on " + std::to_string(games) +
-                                          " game(s) of " + std::to_string(n) + " x " + std::to_string(n) + ", " +
+                                          " game(s) of " + std::to_string(n) + " x " + std::to_string(n2) + ", " +
                                           std::to_string(fused.iterations) + " iterations",
                                       agree);
 }
 
 void declare(Flags& flags) {
-    flags.add("actions", "4096", "actions per player (n1 = n2)");
+    flags.add("actions", "4096", "actions of player 1 (and of player 2 unless --actions-2)");
+    flags.add("actions-2", "", "actions of player 2; unset: --actions");
     flags.add("batch", "1", "games solved together (each --actions x --actions)");
     flags.add("iterations", "100", "regret-matching iterations");
     flags.add("variant", "prm+", "seed|rm|rm+|dcfr|prm+");
@@ -98,6 +107,7 @@ void declare(Flags& flags) {
 void register_benchmarks(const Flags& flags) {
     auto w = std::make_shared<Workload>();
     w->n = static_cast<std::size_t>(flags.integer("actions", 1));
+    w->n2 = flags.str("actions-2").empty() ? w->n : static_cast<std::size_t>(flags.integer("actions-2", 1));
     w->batch = static_cast<std::size_t>(flags.integer("batch", 1));
     auto& o = w->options;
     o.iterations = static_cast<int>(flags.integer("iterations", 1));
@@ -108,14 +118,14 @@ void register_benchmarks(const Flags& flags) {
     o.device = hpcml::bench::device(flags);
     std::mt19937 rng(1);
     std::normal_distribution<float> normal;
-    w->A.resize(w->batch * w->n * w->n);
+    w->A.resize(w->batch * w->n * w->n2);
     for (float& a : w->A) a = normal(rng);
     check(*w);
     for (hpcml::Method method : hpcml::bench::methods(flags)) {
         const std::string name = "regret/" + std::string(hpcml::to_string(method)) + "/" +
                                  std::string(hpcml::to_string(o.backend)) + "/batch:" + std::to_string(w->batch) +
-                                 "/actions:" + std::to_string(w->n) + "/iterations:" + std::to_string(o.iterations) +
-                                 "/" + flags.str("variant") +
+                                 "/actions:" + std::to_string(w->n) + "x" + std::to_string(w->n2) +
+                                 "/iterations:" + std::to_string(o.iterations) + "/" + flags.str("variant") +
                                  (hpcml::simultaneous_updates(o) ? "/simultaneous" : "/alternating");
         benchmark::RegisterBenchmark(name.c_str(), [w, method](benchmark::State& s) { run_regret(s, w, method); })
             ->UseManualTime()

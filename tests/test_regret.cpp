@@ -169,6 +169,28 @@ TEST_P(RegretOnBackend, GapIsTheBruteForceGap) {
     }
 }
 
+// Games of more than one 64 x 4096 tile take the large-game pass (on the CPU, FMA sums where the
+// CPU has them): shapes of one row or one column, and sizes that divide neither the row block
+// nor the column strip; the gap and value of the returned profile against Eigen, and the naive
+// method (the same pass, one player at a time) against the fused one.
+TEST_P(RegretOnBackend, LargeGamePassOnOddShapes) {
+    for (auto [n1, n2] : {std::pair{1, 5000}, std::pair{5000, 1}, std::pair{67, 4099}, std::pair{130, 70}}) {
+        const std::vector<float> A = random_payoffs(static_cast<std::size_t>(n1) * n2, 5);
+        for (bool alt : {false, true}) {
+            RegretOptions o = with(RegretVariant::RMPlus, 5, alt);
+            o.record_every = 2;
+            const auto fused = hpcml::solve_matrix_game(A.data(), n1, n2, o);
+            const Evaluation reference = reference_evaluation(A, n1, n2, fused.row_strategy, fused.col_strategy);
+            EXPECT_NEAR(fused.gap, reference.gap, 1e-9) << n1 << " x " << n2;
+            EXPECT_NEAR(fused.value, reference.value, 1e-9) << n1 << " x " << n2;
+            o.method = hpcml::Method::Naive;
+            const auto naive = hpcml::solve_matrix_game(A.data(), n1, n2, o);
+            expect_near(fused, naive, GetParam() == Backend::Cuda ? 2e-3 : 1e-12,
+                        std::to_string(n1) + " x " + std::to_string(n2));
+        }
+    }
+}
+
 TEST_P(RegretOnBackend, SimultaneousUniformRmGapEqualsTheRegretIdentity) {
     // With simultaneous full-information updates and uniform averaging of the played
     // strategies, T * gap = max R1 + max R2 <= 2 max(max R1, max R2) = T * eps_bound.

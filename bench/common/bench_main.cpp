@@ -3,6 +3,7 @@
 #include <hpcml/device.hpp>
 #include <hpcml/telemetry.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -175,6 +176,31 @@ void set_bandwidth_fraction(benchmark::State& state, int device, double bytes_pe
             state.counters["bandwidth_fraction"] =
                 benchmark::Counter(bytes_per_iteration / (d.peak_memory_bandwidth_gbps * 1e9),
                                    benchmark::Counter::kIsIterationInvariantRate);
+}
+
+double cpu_stream_bandwidth() {
+    static const double bandwidth = [] {
+        const std::size_t n = std::size_t{1} << 24;  // 128 MiB of doubles per array
+        std::unique_ptr<double[]> a(new double[n]), b(new double[n]), c(new double[n]);
+        const long long count = static_cast<long long>(n);
+#pragma omp parallel for schedule(static)
+        for (long long i = 0; i < count; ++i) a[i] = 0.0, b[i] = 1.0, c[i] = 2.0;  // first touch where they are used
+        double best = 0.0;
+        for (int round = 0; round < 3; ++round) {
+            const auto start = std::chrono::steady_clock::now();
+#pragma omp parallel for schedule(static)
+            for (long long i = 0; i < count; ++i) a[i] = b[i] + 3.0 * c[i];
+            const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            best = std::max(best, 24.0 * static_cast<double>(n) / seconds);
+        }
+        return best;
+    }();
+    return bandwidth;
+}
+
+void set_cpu_bandwidth_fraction(benchmark::State& state, double bytes_per_iteration) {
+    state.counters["cpu_bandwidth_fraction"] =
+        benchmark::Counter(bytes_per_iteration / cpu_stream_bandwidth(), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void skip_with_error(benchmark::State& state, const std::exception& error) { state.SkipWithError(error.what()); }

@@ -85,6 +85,13 @@ void set_memory_counters(benchmark::State& state, const MemoryStats& stats);
 // (2 x memory clock x bus width / 8); nothing where the device reports no peak.
 void set_bandwidth_fraction(benchmark::State& state, int device, double bytes_per_iteration);
 
+// The CPU's memory bandwidth, bytes/s, as a STREAM triad measures it (a[i] = b[i] + s c[i] over
+// three arrays of 128 MiB, far past the last-level cache, on every thread, best of three;
+// 24 bytes per element): measured once per process. The floor of a memory-bound CPU kernel is
+// its bytes over this; cpu_bandwidth_fraction is bytes moved per iteration over it.
+double cpu_stream_bandwidth();
+void set_cpu_bandwidth_fraction(benchmark::State& state, double bytes_per_iteration);
+
 // Before anything is timed, each program checks its fused path against a reference (the naive
 // baseline or the CPU) on a small slice of its workload: a line on stderr says what was
 // compared, and a difference ends the program with an error (exit 1) instead of timing it.

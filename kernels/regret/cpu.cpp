@@ -14,6 +14,7 @@
 
 #include "backends.hpp"
 #include "common/memory.hpp"
+#include "cpu_large.hpp"
 #include "math.hpp"
 
 namespace hpcml::detail::regret {
@@ -100,7 +101,9 @@ public:
           strips_(tiles_over(g.n2, kTileColumns)),
           // A one-tile game sums straight into its outputs: no partials.
           row_partials_(tracker, blocks_ * strips_ > 1 ? strips_ * g.n1 : 0, "regret row partials"),
-          column_partials_(tracker, blocks_ * strips_ > 1 ? blocks_ * g.n2 : 0, "regret column partials") {}
+          column_partials_(tracker, blocks_ * strips_ > 1 ? blocks_ * g.n2 : 0, "regret column partials"),
+          // Games of more than one tile have over 64 actions: FMA sums (cpu_large.cpp), where the CPU has them.
+          large_(blocks_ * strips_ > 1 ? large_tile_sums() : nullptr) {}
 
     void operator()(const double* x, const double* y, double* u1, double* u2) {
         if (blocks_ * strips_ == 1) {  // a small game: its one tile sums straight into the outputs
@@ -116,8 +119,14 @@ public:
             blocks_ * strips_,
             [&](std::size_t tile) {
                 const std::size_t block = tile / strips_, strip = tile % strips_;
-                utilities_tile(g_, x, y, block, strip, u1 ? row_partials_.data() + strip * g_.n1 : nullptr,
-                               u2 ? column_partials_.data() + block * g_.n2 : nullptr);
+                double* u1_part = u1 ? row_partials_.data() + strip * g_.n1 : nullptr;
+                double* u2_part = u2 ? column_partials_.data() + block * g_.n2 : nullptr;
+                if (large_) {
+                    large_(g_, x, y, block * kTileRows, std::min(g_.n1, (block + 1) * kTileRows),
+                           strip * kTileColumns, std::min(g_.n2, (strip + 1) * kTileColumns), u1_part, u2_part);
+                } else {
+                    utilities_tile(g_, x, y, block, strip, u1_part, u2_part);
+                }
             },
             chunks1 + chunks2,
             [&](std::size_t chunk) {
@@ -165,6 +174,7 @@ private:
     bool parallel_;
     std::size_t blocks_, strips_;
     Vector row_partials_, column_partials_;
+    LargeTileSums large_;
 };
 
 struct Player {
