@@ -1,18 +1,30 @@
 #!/usr/bin/env python3
 """CPU comparison: the seed's regret matching transcribed to NumPy (float32, as the seed) against hpcml.
 
-Workloads of issue 4, on the CPU: one random normal 4096 x 4096 game for 100 iterations, and
-3 x 3 games for 1000 iterations (NumPy solves one game at a time, as the seed does; its time
-for the batch is measured on --numpy-games games and scaled, and says so).
+Large games (--actions, --actions-2; default one random normal 4096 x 4096 game, 100 iterations):
+NumPy's seed loop (three float32 GEMVs over A per iteration) and hpcml's seed variant (one pass
+over A per iteration), checked to agree, then timed in --rounds alternating rounds; the medians
+and their ratio are printed (bench_regret gives hpcml's fraction of the memory-bandwidth floor).
+Batches of 3 x 3 games (--batch, --batch-iterations): NumPy solves one game at a time, as the
+seed does; its time for the batch is measured on --numpy-games games and scaled, and says so.
+
+NumPy runs at its full speed: OpenBLAS's CPU-type and cache-size overrides, which some machines
+set and which halve its GEMVs, are removed from the environment before NumPy loads.
 """
 
-import argparse
-import time
+import os
 
-import numpy as np
+for _variable in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+    os.environ.pop(_variable, None)
 
-import hpcml
-from hpcml.reference import seed_regret_matching
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import hpcml  # noqa: E402
+from hpcml.reference import seed_regret_matching  # noqa: E402
 
 
 def timed(fn):
@@ -24,19 +36,34 @@ def timed(fn):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--actions", type=int, default=4096)
+    parser.add_argument("--actions-2", type=int, default=None, help="player 2's actions (default: --actions)")
     parser.add_argument("--iterations", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds of the large game")
     parser.add_argument("--batch", type=int, default=100000)
     parser.add_argument("--batch-iterations", type=int, default=1000)
     parser.add_argument("--numpy-games", type=int, default=200, help="games NumPy solves to estimate the batch")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
+    n1, n2 = args.actions, args.actions_2 or args.actions
 
-    A = rng.standard_normal((args.actions, args.actions)).astype(np.float32)
-    (x_np, _, _), t_np = timed(lambda: seed_regret_matching(A, args.iterations))
-    s, t_hp = timed(lambda: hpcml.solve_matrix_game(A, variant="seed", iterations=args.iterations, backend="cpu"))
+    A = rng.standard_normal((n1, n2)).astype(np.float32)
+    run_numpy = lambda: seed_regret_matching(A, args.iterations)  # noqa: E731
+    run_hpcml = lambda: hpcml.solve_matrix_game(A, variant="seed", iterations=args.iterations, backend="cpu")  # noqa: E731
+    (x_np, _, _), s = run_numpy(), run_hpcml()
     assert np.allclose(s.row_strategy, x_np, atol=1e-5), "hpcml's seed variant differs from the transcription"
-    print(f"one {args.actions} x {args.actions} game, {args.iterations} iterations (seed variant):")
-    print(f"  numpy transcription {t_np:8.3f} s   hpcml cpu {t_hp:8.3f} s   {t_np / t_hp:6.1f}x")
+    times = {"numpy": [], "hpcml": []}
+    for _ in range(args.rounds):
+        times["numpy"].append(timed(run_numpy)[1])
+        times["hpcml"].append(timed(run_hpcml)[1])
+    t_np, t_hp = statistics.median(times["numpy"]), statistics.median(times["hpcml"])
+    print(f"one {n1} x {n2} game, {args.iterations} iterations (seed variant), median of {args.rounds} alternating "
+          f"rounds; strategies agree:")
+    print(f"  numpy transcription {t_np:8.3f} s   hpcml cpu {t_hp:8.3f} s   hpcml {t_np / t_hp:5.2f}x numpy   "
+          f"(hpcml {4.0 * n1 * n2 * args.iterations / t_hp / 1e9:.1f} GB/s over A, one pass per iteration; "
+          f"rounds: numpy {min(times['numpy']):.3f}-{max(times['numpy']):.3f} s, "
+          f"hpcml {min(times['hpcml']):.3f}-{max(times['hpcml']):.3f} s)")
+    if args.batch == 0:
+        return
 
     games = rng.standard_normal((args.batch, 3, 3)).astype(np.float32)
     _, t_np_part = timed(lambda: [seed_regret_matching(g, args.batch_iterations)

@@ -97,16 +97,18 @@ public:
     Utilities(const Game& g, bool parallel, MemoryTracker& tracker)
         : g_(g),
           parallel_(parallel),
-          blocks_(tiles_over(g.n1, kTileRows)),
+          // Games of more than one tile have over 64 actions: FMA sums (cpu_large.cpp), where the
+          // CPU has them, over blocks of kLargeRows rows (fewer column partials to add up).
+          large_(tiles_over(g.n1, kTileRows) * tiles_over(g.n2, kTileColumns) > 1 ? large_tile_sums() : nullptr),
+          rows_(large_ ? kLargeRows : kTileRows),
+          blocks_(tiles_over(g.n1, rows_)),
           strips_(tiles_over(g.n2, kTileColumns)),
           // A one-tile game sums straight into its outputs: no partials.
-          row_partials_(tracker, blocks_ * strips_ > 1 ? strips_ * g.n1 : 0, "regret row partials"),
-          column_partials_(tracker, blocks_ * strips_ > 1 ? blocks_ * g.n2 : 0, "regret column partials"),
-          // Games of more than one tile have over 64 actions: FMA sums (cpu_large.cpp), where the CPU has them.
-          large_(blocks_ * strips_ > 1 ? large_tile_sums() : nullptr) {}
+          row_partials_(tracker, single_tile() ? 0 : strips_ * g.n1, "regret row partials"),
+          column_partials_(tracker, single_tile() ? 0 : blocks_ * g.n2, "regret column partials") {}
 
     void operator()(const double* x, const double* y, double* u1, double* u2) {
-        if (blocks_ * strips_ == 1) {  // a small game: its one tile sums straight into the outputs
+        if (single_tile()) {  // a small game: its one tile sums straight into the outputs
             tile_sums(g_, x, y, 0, 0, u1, u2);
             if (u2)
                 for (std::size_t j = 0; j < g_.n2; ++j) u2[j] = -u2[j];
@@ -122,8 +124,8 @@ public:
                 double* u1_part = u1 ? row_partials_.data() + strip * g_.n1 : nullptr;
                 double* u2_part = u2 ? column_partials_.data() + block * g_.n2 : nullptr;
                 if (large_) {
-                    large_(g_, x, y, block * kTileRows, std::min(g_.n1, (block + 1) * kTileRows),
-                           strip * kTileColumns, std::min(g_.n2, (strip + 1) * kTileColumns), u1_part, u2_part);
+                    large_(g_, x, y, block * rows_, std::min(g_.n1, (block + 1) * rows_), strip * kTileColumns,
+                           std::min(g_.n2, (strip + 1) * kTileColumns), u1_part, u2_part);
                 } else {
                     utilities_tile(g_, x, y, block, strip, u1_part, u2_part);
                 }
@@ -170,11 +172,16 @@ private:
         }
     }
 
+    bool single_tile() const { return !large_ && blocks_ * strips_ == 1; }
+
+    // Rows per block of the large-game pass: each block's column partial is one thread's, in order.
+    static constexpr std::size_t kLargeRows = 512;
+
     const Game& g_;
     bool parallel_;
-    std::size_t blocks_, strips_;
-    Vector row_partials_, column_partials_;
     LargeTileSums large_;
+    std::size_t rows_, blocks_, strips_;
+    Vector row_partials_, column_partials_;
 };
 
 struct Player {
