@@ -9,6 +9,7 @@
 #include "common/dispatch.hpp"
 #include "common/error.hpp"
 #include "common/names.hpp"
+#include "pairs.hpp"
 
 namespace hpcml {
 
@@ -157,9 +158,10 @@ void for_each_tile(const Problem& p, const TilePlan& plan, Visit&& visit) {
 // The CPU backend: each tile written straight into `out`, or through a tile buffer to `sink`.
 // Where y is x (uses_symmetry) the fused method computes tiles on and above the diagonal only
 // (square tiles; the diagonal ones half) and writes each off-diagonal tile's mirror as it
-// stores the tile: into `out`, or to the sink right after the tile itself.
+// stores the tile: into `out`, or to the sink right after the tile itself (unless
+// !sink_mirrors: the sink then gets the tiles on and above the diagonal only).
 void run_cpu(const Problem& p, TilePlan plan, Method method, void* out, const SimilarityTileSink* sink,
-             detail::MemoryTracker& tracker) {
+             detail::MemoryTracker& tracker, bool sink_mirrors = true) {
     using detail::similarity::row_bytes;
     Problem problem = p;
     problem.symmetric = detail::similarity::uses_symmetry(p, method);
@@ -174,11 +176,11 @@ void run_cpu(const Problem& p, TilePlan plan, Method method, void* out, const Si
     const std::size_t tile_bytes = detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols, p.output), "tile");
     detail::HostBuffer<unsigned char> tile_buffer, mirror_buffer;
     if (sink) tile_buffer = detail::HostBuffer<unsigned char>(tracker, tile_bytes, "similarity tile buffer");
-    if (sink && problem.symmetric && p.n > plan.tile_rows)
+    if (sink && sink_mirrors && problem.symmetric && p.n > plan.tile_rows)
         mirror_buffer = detail::HostBuffer<unsigned char>(tracker, tile_bytes, "similarity mirror tile buffer");
     for_each_tile(p, plan, [&](const Region& region) {
         if (problem.symmetric && region.col0 < region.row0) return;  // written as the mirror of (col0, row0)
-        const bool mirror = problem.symmetric && region.col0 > region.row0;
+        const bool mirror = problem.symmetric && region.col0 > region.row0 && (out || sink_mirrors);
         const Region mirrored{region.col0, region.row0, region.cols, region.rows};
         if (sink) {
             const RegionOutput tile{tile_buffer.data(), row_bytes(region.cols, p.output)};
@@ -242,45 +244,37 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
     SimilarityOptions o = options;
     const bool count = o.mode == SimilarityMode::Count;
     o.output = count ? SimilarityOutput::Int32 : SimilarityOutput::Bool;
-    if (!o.tile) o.tile = 1024;  // never the whole output at once
     const Problem p = make_problem(x, y, o);
     // Counts are at most samples (<= 2^31 - 1): a larger min_count passes nothing.
     const bool none_pass = count && min_count > p.samples;
     const auto least = count && !none_pass ? static_cast<std::int32_t>(min_count) : 1;
-    SimilarityPairs pairs;
-    // Tiles arrive row-major, or (with symmetry, or GPU launches of several tiles) in another
-    // order: each tile's pairs are row-major within it, and the whole is sorted once at the end.
-    bool ordered = true;
-    auto add = [&](std::uint64_t i, std::uint64_t j, std::int32_t value) {
-        if (!pairs.i.empty() && (i < pairs.i.back() || (i == pairs.i.back() && j < pairs.j.back()))) ordered = false;
-        pairs.i.push_back(i);
-        pairs.j.push_back(j);
-        if (count) pairs.count.push_back(value);
-    };
-    // CPU: each tile reduced as it is handed over. GPU: each launch reduced on the device.
-    const SimilarityTileSink reduce_tile = [&](const SimilarityTile& t) {
-        for (std::size_t r = 0; r < t.rows; ++r) {
-            const auto* row = static_cast<const unsigned char*>(t.data) + r * t.row_stride_bytes;
-            for (std::size_t c = 0; c < t.cols; ++c) {
-                std::int32_t value = row[c];
-                if (count) std::memcpy(&value, row + c * sizeof value, sizeof value);
-                if (value >= least) add(t.row0 + r, t.col0 + c, value);
-            }
-        }
-    };
+    detail::similarity::PairList pairs(p.n, count);
     using detail::similarity::PassingElement;
     const detail::similarity::PassingSink add_passing = [&](const Region& region, const PassingElement* passing,
                                                             std::size_t n) {
         for (std::size_t k = 0; k < n; ++k)
-            add(region.row0 + passing[k].index / region.cols, region.col0 + passing[k].index % region.cols,
-                passing[k].count);
+            pairs.add(region.row0 + passing[k].index / region.cols, region.col0 + passing[k].index % region.cols,
+                      passing[k].count);
     };
     const detail::EntryPoint entry = on_device ? detail::EntryPoint{"similarity_pairs_device", true, true, true}
                                                : detail::EntryPoint{"similarity_pairs"};
-    pairs.stats = detail::dispatch(
+    const RunStats stats = detail::dispatch(
         o, entry,
         [&](detail::MemoryTracker& tracker) {
-            if (!none_pass) run_cpu(p, make_plan(p, o, Backend::Cpu), o.method, nullptr, &reduce_tile, tracker);
+            if (none_pass) return;
+            // Mode All as a bitmask tile (a word of 64 columns tested at once); where y is x, the
+            // tiles above the diagonal only, each pair added with its mirror.
+            Problem tiles = p;
+            if (!count) tiles.output = SimilarityOutput::Bitmask;
+            const bool symmetric = detail::similarity::uses_symmetry(tiles, o.method);
+            const SimilarityTileSink add_tile = [&](const SimilarityTile& tile) {
+                pairs.add_tile(tile, least, symmetric && tile.col0 > tile.row0);
+            };
+            // Never the whole output at once: 2048 x 2048 tiles when unset (a 512 KiB bitmask, in
+            // the L2 cache as it is scanned; the GPU's default, 1024, is make_plan's).
+            SimilarityOptions cpu = o;
+            if (!cpu.tile) cpu.tile = 2048;
+            run_cpu(tiles, make_plan(tiles, cpu, Backend::Cpu), o.method, nullptr, &add_tile, tracker, false);
         },
         [&](const Context& context, detail::MemoryTracker& tracker) {
             if (on_device) {
@@ -291,23 +285,9 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
                 detail::similarity::cuda_run_pairs(p, on_device, make_plan(p, o, Backend::Cuda), o.method, least,
                                                    add_passing, context, tracker);
         });
-    if (!ordered) {
-        std::vector<std::size_t> order(pairs.i.size());
-        for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-            return pairs.i[a] != pairs.i[b] ? pairs.i[a] < pairs.i[b] : pairs.j[a] < pairs.j[b];
-        });
-        auto permute = [&](auto& v) {
-            if (v.empty()) return;
-            std::remove_reference_t<decltype(v)> sorted(v.size());
-            for (std::size_t k = 0; k < order.size(); ++k) sorted[k] = v[order[k]];
-            v.swap(sorted);
-        };
-        permute(pairs.i);
-        permute(pairs.j);
-        permute(pairs.count);
-    }
-    return pairs;
+    SimilarityPairs result = pairs.finish();
+    result.stats = stats;
+    return result;
 }
 
 }  // namespace

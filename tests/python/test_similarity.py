@@ -268,10 +268,13 @@ def _dense_pairs(x, y, t, mode, min_count=1):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("self_pairs", [True, False])
 @pytest.mark.parametrize("tile", [None, 1, 7, 64])
-def test_pairs_equal_numpy(self_pairs, tile, backend):
+# 9 samples: every tile computed; 20 (with y = x): tiles above the diagonal, each pair added
+# with its mirror, over rows of several 64-column words.
+@pytest.mark.parametrize("samples,n,scale", [(9, 45, 0.6), (20, 150, 0.3)])
+def test_pairs_equal_numpy(self_pairs, tile, backend, samples, n, scale):
     rng = np.random.default_rng(11)
-    x = rng.standard_normal((9, 45)).astype(np.float32) * 0.6
-    y = None if self_pairs else rng.standard_normal((9, 38)).astype(np.float32) * 0.6
+    x = rng.standard_normal((samples, n)).astype(np.float32) * scale
+    y = None if self_pairs else rng.standard_normal((samples, n - 7)).astype(np.float32) * scale
     x[0, 3] = np.nan
     x[:, 5] = x[:, 4] + 1.0  # differences of exactly t: not within (strict <)
     for mode, min_count in [("all", None), ("count", 1), ("count", 6)]:
