@@ -21,9 +21,9 @@ using hpcml::invgauss::Function;
 using hpcml::invgauss::Metric;
 
 // The functions, one entry each: the public value, its name, whether the CPU's compiler
-// vectorises it (the cheap ones, with libmvec; the cdf family and the quantile run element by
-// element), and its formula from math.hpp. Adding a function is an entry here and in Functions,
-// plus its formula; every backend, the API and Python read this table.
+// vectorises it (with libmvec; the quantile runs element by element), and its formula from
+// math.hpp. Adding a function is an entry here and in Functions, plus its formula; every
+// backend, the API and Python read this table.
 template <Function F, bool Vectorised>
 struct FunctionEntry {
     static constexpr Function value = F;
@@ -37,21 +37,29 @@ struct LogPdfEntry : FunctionEntry<Function::LogPdf, true> {
     static constexpr std::string_view name = "logpdf";
     HPCML_HD static double apply(double x, double m, double l) { return logpdf(x, m, l); }
 };
-struct CdfEntry : FunctionEntry<Function::Cdf, false> {
+// The cdf family: on the CPU, apply_common (math.hpp's TailPass::Common) vectorised over every
+// element, then apply_given over the few it left NaN, with their tail_quadrature.
+template <Function F, int Kind>
+struct CdfFamilyEntry : FunctionEntry<F, true> {
+    HPCML_HD static double apply(double x, double m, double l) { return cdf_family(Kind, x, m, l); }
+    static double apply_common(double x, double m, double l) {
+        return cdf_family<double, TailPass::Common>(Kind, x, m, l);
+    }
+    static double apply_given(double x, double m, double l, double quadrature) {
+        return cdf_family<double, TailPass::Given>(Kind, x, m, l, quadrature);
+    }
+};
+struct CdfEntry : CdfFamilyEntry<Function::Cdf, 0> {
     static constexpr std::string_view name = "cdf";
-    HPCML_HD static double apply(double x, double m, double l) { return cdf(x, m, l); }
 };
-struct SfEntry : FunctionEntry<Function::Sf, false> {
+struct SfEntry : CdfFamilyEntry<Function::Sf, 1> {
     static constexpr std::string_view name = "sf";
-    HPCML_HD static double apply(double x, double m, double l) { return sf(x, m, l); }
 };
-struct LogCdfEntry : FunctionEntry<Function::LogCdf, false> {
+struct LogCdfEntry : CdfFamilyEntry<Function::LogCdf, 2> {
     static constexpr std::string_view name = "logcdf";
-    HPCML_HD static double apply(double x, double m, double l) { return logcdf(x, m, l); }
 };
-struct LogSfEntry : FunctionEntry<Function::LogSf, false> {
+struct LogSfEntry : CdfFamilyEntry<Function::LogSf, 3> {
     static constexpr std::string_view name = "logsf";
-    HPCML_HD static double apply(double x, double m, double l) { return logsf(x, m, l); }
 };
 struct PpfEntry : FunctionEntry<Function::Ppf, false> {
     static constexpr std::string_view name = "ppf";

@@ -59,43 +59,51 @@ HPCML_HD inline T sqrt_ratio(T a, T b) {
 // Device: CUDA's erfcx (4 ulp). Host: exp(x^2) erfc(x) with x^2 split exactly into hi + lo (so
 // that exp's argument carries no rounding error) up to x = 26, where erfc would underflow; then
 // the asymptotic series 1 / (x sqrt pi) (1 - 1/(2x^2) + 3/(4x^4) - ...), which is converged there.
+// Both are computed and one selected: no branch, so that the CPU's loops over it vectorise.
 HPCML_HD inline double erfcx_nonnegative(double x) {
 #if defined(__CUDA_ARCH__)
     return ::erfcx(x);
 #else
-    if (x < 26.0) {
-        const double hi = x * x;
-        const double lo = std::fma(x, x, -hi);
-        return std::exp(hi) * (1.0 + lo) * std::erfc(x);
-    }
-    const double inv = 1.0 / (2.0 * x * x);
+    const double hi = x * x;
+    const double lo = std::fma(x, x, -hi);
+    const double direct = std::exp(hi) * (1.0 + lo) * std::erfc(x);  // inf * 0 = NaN past 26.6: not selected
+    const double inv = 1.0 / (2.0 * hi);
     double term = 1.0, sum = 1.0;
     for (int k = 1; k < 8; ++k) {
         term *= -(2.0 * k - 1.0) * inv;
         sum += term;
     }
-    return sum * Constants<double>::inv_sqrt_pi / x;
+    return x < 26.0 ? direct : sum * Constants<double>::inv_sqrt_pi / x;
 #endif
 }
 
 // -erfcx'(s) = 2 / sqrt(pi) - 2 s erfcx(s) > 0, for s >= 0. Directly below s = 2 (at most a
 // factor 10 of cancellation); above, from Laplace's continued fraction
 // erfc(s) = e^{-s^2} / sqrt(pi) / (s + T), T = (1/2) / (s + 1 / (s + (3/2) / (s + ...))), which gives
-// -erfcx'(s) = (2 / sqrt(pi)) T / (s + T) without subtracting.
+// -erfcx'(s) = (2 / sqrt(pi)) T / (s + T) without subtracting. T to 60 terms (enough at s = 2)
+// as the ratio of its convergents A_k / B_k, by their forward recurrence scaled by s^-k:
+// A_k = A_{k-1} + (k / 2s^2) A_{k-2}, positive terms (no cancellation), B_60 < 1e23 for s >= 2:
+// multiply-adds and one division, where the backward evaluation divides 60 times (3x the time).
+// Both forms computed and one selected, without branches, so that the CPU's loops vectorise.
 HPCML_HD inline double erfcx_slope(double s) {
-    if (s < 2.0) return 2.0 * Constants<double>::inv_sqrt_pi - 2.0 * s * erfcx_nonnegative(s);
-    double t = 0.0;
-    for (int k = 60; k >= 1; --k) t = (0.5 * k) / (s + t);
-    return 2.0 * Constants<double>::inv_sqrt_pi * t / (s + t);
+    const double direct = 2.0 * Constants<double>::inv_sqrt_pi - 2.0 * s * erfcx_nonnegative(s);
+    const double h = 0.5 / (s * s);
+    double a0 = 0.0, a1 = 0.5 / s, b0 = 1.0, b1 = 1.0;  // A_{k-2}, A_{k-1}, B_{k-2}, B_{k-1} at k = 2
+    HPCML_UNROLL(59)
+    for (int k = 2; k <= 60; ++k) {
+        const double c = k * h, ak = fma(c, a0, a1), bk = fma(c, b0, b1);
+        a0 = a1, a1 = ak, b0 = b1, b1 = bk;
+    }
+    const double t = a1 / b1;
+    return s < 2.0 ? direct : 2.0 * Constants<double>::inv_sqrt_pi * t / (s + t);
 }
 
-// erfcx(a) - erfcx(a + delta) for a >= 0, delta > 0 (delta passed exactly, not as b - a). When
-// delta is small next to a the plain difference cancels (the upper tail of the cdf far right
-// of the mean, where (a + delta) / a = (x / mu + 1) / (x / mu - 1)), so there it is the integral
-// of -erfcx' over [a, a + delta] by 8-point Gauss-Legendre.
+// erfcx(a) - erfcx(a + delta) for a >= 0, delta > 0 (delta passed exactly, not as b - a), where
+// delta <= a / 2: there the plain difference cancels (the upper tail of the cdf far right of the
+// mean, where (a + delta) / a = (x / mu + 1) / (x / mu - 1)), so it is the integral of -erfcx'
+// over [a, a + delta] by 8-point Gauss-Legendre.
+HPCML_HD inline bool erfcx_difference_cancels(double a, double delta) { return delta <= 0.5 * a; }
 HPCML_HD inline double erfcx_difference(double a, double delta) {
-    const double b = a + delta;
-    if (delta > 0.5 * a) return erfcx_nonnegative(a) - erfcx_nonnegative(b);
     const double nodes[4] = {0.18343464249564978, 0.52553240991632899, 0.79666647741362673, 0.96028985649753618};
     const double weights[4] = {0.36268378337836166, 0.31370664587788688, 0.22238103445337443, 0.10122853629037706};
     const double half = 0.5 * delta, mid = a + half;
@@ -141,36 +149,71 @@ template <class T>
 struct Tail {
     T small;
     bool lower;
-    T log_small;
+    T half_bracket, half_square;  // small = half_bracket e^{-half_square}
+    T finished;                   // 1, or NaN where TailPass::Common leaves the element to a second pass
+    HPCML_HD T log_small() const { return log(half_bracket) - half_square; }
 };
 
-HPCML_HD inline Tail<double> tail(double x, double mu, double lam) {
+// The tail's erfcx arguments: a = |z1| / sqrt 2 and b = a + delta, with delta = b - a = (z2 - z1) /
+// sqrt 2 = sqrt 2 r passed exactly (as a difference it would cancel).
+struct TailArguments {
+    double z1, a, b, delta;
+};
+HPCML_HD inline TailArguments tail_arguments(double x, double mu, double lam) {
     const double r = sqrt_ratio(lam, x);
     const double z1 = r * ((x - mu) / mu);
     const double z2 = r * ((x + mu) / mu);
-    const double a = fabs(z1) * Constants<double>::inv_sqrt2, b = z2 * Constants<double>::inv_sqrt2;
-    const double half_square = 0.5 * z1 * z1;
+    return {z1, fabs(z1) * Constants<double>::inv_sqrt2, z2 * Constants<double>::inv_sqrt2,
+            Constants<double>::sqrt2 * r};
+}
+
+// The erfcx difference of the upper side far right of the mean (x beyond about 3 mu), where it
+// cancels: by quadrature, 30 times the cost of the rest.
+HPCML_HD inline double tail_quadrature(double x, double mu, double lam) {
+    const TailArguments g = tail_arguments(x, mu, lam);
+    return erfcx_difference(g.a, g.delta);
+}
+
+// How the tail gets that difference: Branch, computed where needed (GPU, scalar calls); for the
+// CPU's two passes, Common (without branches, vectorised; NaN there, in every output, by a product
+// since GCC vectorises no select between two masks), then Given (the caller's, computed in a
+// vectorised loop of tail_quadrature over just those elements).
+enum class TailPass { Branch, Common, Given };
+
+template <TailPass Pass = TailPass::Branch>
+HPCML_HD inline Tail<double> tail(double x, double mu, double lam, double quadrature = 0.0) {
+    const TailArguments g = tail_arguments(x, mu, lam);
     Tail<double> t;
-    t.lower = z1 < 0;
-    // b - a = (z2 - z1) / sqrt 2 = sqrt 2 r exactly enough; as a difference it would cancel.
-    const double bracket =
-        t.lower ? erfcx_nonnegative(a) + erfcx_nonnegative(b) : erfcx_difference(a, Constants<double>::sqrt2 * r);
-    t.log_small = log(0.5 * bracket) - half_square;
-    t.small = 0.5 * bracket * exp(-half_square);
+    t.lower = g.z1 < 0;
+    t.finished = 1.0;
+    const double ea = erfcx_nonnegative(g.a), eb = erfcx_nonnegative(g.b);
+    const bool cancels = !t.lower && erfcx_difference_cancels(g.a, g.delta);
+    double bracket = t.lower ? ea + eb : ea - eb;
+    if constexpr (Pass == TailPass::Branch) {
+        if (cancels) bracket = erfcx_difference(g.a, g.delta);
+    } else if constexpr (Pass == TailPass::Common) {
+        bracket = cancels ? 1.0 : bracket;  // a placeholder in range for exp and log
+        t.finished = cancels ? quiet_nan<double>() : 1.0;
+    } else {
+        if (cancels) bracket = quadrature;
+    }
+    t.half_bracket = 0.5 * bracket;
+    t.half_square = 0.5 * g.z1 * g.z1;
+    t.small = t.half_bracket * exp(-t.half_square);
     return t;
 }
 
-// kind: 0 cdf, 1 sf, 2 logcdf, 3 logsf.
-template <class T>
-HPCML_HD inline T cdf_family(int kind, T x, T mu, T lam) {
+// kind: 0 cdf, 1 sf, 2 logcdf, 3 logsf. Pass and quadrature: as tail's.
+template <class T, TailPass Pass = TailPass::Branch>
+HPCML_HD inline T cdf_family(int kind, T x, T mu, T lam, double quadrature = 0.0) {
     if (!valid(mu, lam) || x != x) return quiet_nan<T>();
     const bool upper = kind == 1 || kind == 3, logs = kind >= 2;
     if (x <= 0) return upper ? (logs ? T(0) : T(1)) : (logs ? -infinity<T>() : T(0));
     if (x == infinity<T>()) return upper ? (logs ? -infinity<T>() : T(0)) : (logs ? T(0) : T(1));
-    const Tail<double> t = tail(x, mu, lam);
+    const Tail<double> t = tail<Pass>(x, mu, lam, quadrature);
     const bool direct = t.lower != upper;  // the asked-for side is the small one
-    if (logs) return direct ? t.log_small : log1p(-t.small);
-    return direct ? t.small : T(1) - t.small;
+    const double value = logs ? (direct ? t.log_small() : log1p(-t.small)) : (direct ? t.small : 1.0 - t.small);
+    return T(value * t.finished);
 }
 
 template <class T>

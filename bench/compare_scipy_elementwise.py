@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""CPU comparison: the inverse Gaussian's cdf, sf, logcdf, logsf (1e7 elements) and ppf (1e6)
+in SciPy and in hpcml, in one run, alternating rounds, medians.
+
+x is drawn from the distribution itself (IG(1, 1): about 1.5% of the elements lie beyond 3 mu,
+where the upper tail needs hpcml's quadrature), the probabilities of ppf uniformly. Each result
+is checked against SciPy's before it is timed (where SciPy is accurate: relative 1e-9 where its
+value exceeds 1e-300, to hpcml's own accuracy tests for the rest). Run it with OpenBLAS's
+CPU-type overrides unset (`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`), as SciPy's users do.
+"""
+
+import argparse
+import os
+import subprocess
+import time
+
+import numpy as np
+from scipy import stats
+
+import hpcml
+from hpcml import invgauss as ig
+
+FUNCTIONS = ["cdf", "sf", "logcdf", "logsf", "ppf"]
+
+
+def cpu_model():
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            flags = open("/proc/cpuinfo").read()
+            isa = "AVX-512" if " avx512f" in flags else "AVX2" if " avx2" in flags else "SSE2"
+            return f"{model}, {isa}, {os.cpu_count()} cores"
+    return "unknown CPU"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--elements", type=float, default=1e7, help="elements of cdf, sf, logcdf, logsf")
+    parser.add_argument("--ppf-elements", type=float, default=1e6, help="elements of ppf")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds (median reported)")
+    parser.add_argument("--functions", default=",".join(FUNCTIONS), help="comma-separated subset")
+    args = parser.parse_args()
+    names = args.functions.split(",")
+    unknown = [n for n in names if n not in FUNCTIONS]
+    if unknown or args.rounds < 1 or args.elements < 1 or args.ppf_elements < 1:
+        parser.error(f"--functions must name some of {FUNCTIONS}; --rounds and the sizes must be >= 1")
+    if os.environ.get("OPENBLAS_CORETYPE") or os.environ.get("OPENBLAS_L2_SIZE"):
+        print("warning: OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE set: SciPy may not run at its full speed")
+
+    rng = np.random.default_rng(1)
+    mu, lam = 1.0, 1.0
+    x = rng.wald(mu, lam, int(args.elements))
+    p = rng.random(int(args.ppf_elements))
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    print(f"{cpu_model()}; hpcml {commit or '?'}; IG(mu=1, lambda=1); {args.rounds} alternating rounds")
+    print("| function | elements | SciPy (s) | hpcml CPU (s) | hpcml / SciPy | ns per element per core |")
+    print("|---|---|---|---|---|---|")
+    for name in names:
+        arg = p if name == "ppf" else x
+        ours = lambda: getattr(ig, name)(arg, mu, lam, backend="cpu")  # noqa: E731
+        # SciPy's invgauss(mu / lambda, scale=lambda) is IG(mu, lambda).
+        theirs = lambda: getattr(stats.invgauss, name)(arg, mu / lam, scale=lam)  # noqa: E731
+        got, expected = ours(), theirs()
+        trusted = np.abs(expected) > 1e-300 if name in ("cdf", "sf", "ppf") else np.isfinite(expected)
+        np.testing.assert_allclose(got[trusted], expected[trusted], rtol=1e-9)
+        times = {"scipy": [], "hpcml": []}
+        for _ in range(args.rounds):
+            for side, fn in (("scipy", theirs), ("hpcml", ours)):
+                start = time.perf_counter()
+                fn()
+                times[side].append(time.perf_counter() - start)
+        t_scipy, t_hpcml = np.median(times["scipy"]), np.median(times["hpcml"])
+        per_element = t_hpcml * os.cpu_count() / arg.size * 1e9
+        print(f"| {name} | {arg.size:.0e} | {t_scipy:.3f} | {t_hpcml:.4f} | **{t_scipy / t_hpcml:.1f}x** faster"
+              f" | {per_element:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
