@@ -69,6 +69,7 @@ HPCML_HD inline double erfcx_nonnegative(double x) {
     const double direct = std::exp(hi) * (1.0 + lo) * std::erfc(x);  // inf * 0 = NaN past 26.6: not selected
     const double inv = 1.0 / (2.0 * hi);
     double term = 1.0, sum = 1.0;
+    HPCML_UNROLL(7)
     for (int k = 1; k < 8; ++k) {
         term *= -(2.0 * k - 1.0) * inv;
         sum += term;
@@ -108,6 +109,7 @@ HPCML_HD inline double erfcx_difference(double a, double delta) {
     const double weights[4] = {0.36268378337836166, 0.31370664587788688, 0.22238103445337443, 0.10122853629037706};
     const double half = 0.5 * delta, mid = a + half;
     double sum = 0.0;
+    HPCML_UNROLL(4)
     for (int k = 0; k < 4; ++k)
         sum += weights[k] * (erfcx_slope(mid - half * nodes[k]) + erfcx_slope(mid + half * nodes[k]));
     return half * sum;
@@ -212,7 +214,16 @@ HPCML_HD inline T cdf_family(int kind, T x, T mu, T lam, double quadrature = 0.0
     if (x == infinity<T>()) return upper ? (logs ? -infinity<T>() : T(0)) : (logs ? T(0) : T(1));
     const Tail<double> t = tail<Pass>(x, mu, lam, quadrature);
     const bool direct = t.lower != upper;  // the asked-for side is the small one
-    const double value = logs ? (direct ? t.log_small() : log1p(-t.small)) : (direct ? t.small : 1.0 - t.small);
+    if constexpr (Pass == TailPass::Branch) {
+        if (logs) return direct ? t.log_small() : log1p(-t.small);
+        return direct ? t.small : T(1) - t.small;
+    }
+    // Vectorised, where both sides are computed: one log for both, log1p(-small) taken as
+    // log(u) - ((u - 1) + small) / u with u = 1 - small rounded (the rounding's first-order
+    // correction: about an ulp).
+    const double u = 1.0 - t.small, log_either = log(direct ? t.half_bracket : u);
+    const double value = logs ? (direct ? log_either - t.half_square : log_either - ((u - 1.0) + t.small) / u)
+                              : (direct ? t.small : 1.0 - t.small);
     return T(value * t.finished);
 }
 
