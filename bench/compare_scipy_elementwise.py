@@ -5,8 +5,10 @@ in SciPy and in hpcml, in one run, alternating rounds, medians.
 x is drawn from the distribution itself (IG(1, 1): about 1.5% of the elements lie beyond 3 mu,
 where the upper tail needs hpcml's quadrature), the probabilities of ppf uniformly. Each result
 is checked against SciPy's before it is timed (where SciPy is accurate: relative 1e-9 where its
-value exceeds 1e-300, to hpcml's own accuracy tests for the rest). Run it with OpenBLAS's
-CPU-type overrides unset (`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`), as SciPy's users do.
+value exceeds 1e-300, to hpcml's own accuracy tests for the rest). The floor of each vectorised
+function is its instruction count per element, read from the build's machine code at 4
+instructions per cycle (bench/invgauss_instruction_floor.py). Run it with OpenBLAS's CPU-type
+overrides unset (`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`), as SciPy's users do.
 """
 
 import argparse
@@ -19,6 +21,7 @@ from scipy import stats
 
 import hpcml
 from hpcml import invgauss as ig
+from invgauss_instruction_floor import DEFAULT_LIBMVEC, DEFAULT_OBJECT, floor_seconds
 
 FUNCTIONS = ["cdf", "sf", "logcdf", "logsf", "ppf"]
 
@@ -39,6 +42,8 @@ def main():
     parser.add_argument("--ppf-elements", type=float, default=1e6, help="elements of ppf")
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds (median reported)")
     parser.add_argument("--functions", default=",".join(FUNCTIONS), help="comma-separated subset")
+    parser.add_argument("--object", default=DEFAULT_OBJECT,
+                        help="the build's invgauss/cpu.cpp.o, whose machine code gives the floors")
     args = parser.parse_args()
     names = args.functions.split(",")
     unknown = [n for n in names if n not in FUNCTIONS]
@@ -53,8 +58,14 @@ def main():
     p = rng.random(int(args.ppf_elements))
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     print(f"{cpu_model()}; hpcml {commit or '?'}; IG(mu=1, lambda=1); {args.rounds} alternating rounds")
-    print("| function | elements | SciPy (s) | hpcml CPU (s) | hpcml / SciPy | ns per element per core |")
-    print("|---|---|---|---|---|---|")
+    floors = {}
+    if os.path.exists(args.object) and os.path.exists(DEFAULT_LIBMVEC):
+        floors = floor_seconds(args.object, DEFAULT_LIBMVEC, 1.0)  # per element
+    else:
+        print(f"no floors: {args.object} or {DEFAULT_LIBMVEC} missing")
+    print("| function | elements | SciPy (s) | hpcml CPU (s) | hpcml / SciPy | ns per element per core |"
+          " fraction of the instruction floor |")
+    print("|---|---|---|---|---|---|---|")
     for name in names:
         arg = p if name == "ppf" else x
         ours = lambda: getattr(ig, name)(arg, mu, lam, backend="cpu")  # noqa: E731
@@ -71,8 +82,9 @@ def main():
                 times[side].append(time.perf_counter() - start)
         t_scipy, t_hpcml = np.median(times["scipy"]), np.median(times["hpcml"])
         per_element = t_hpcml * os.cpu_count() / arg.size * 1e9
+        fraction = f"{floors[name] * arg.size / t_hpcml:.2f}" if name in floors else "n/a (scalar)"
         print(f"| {name} | {arg.size:.0e} | {t_scipy:.3f} | {t_hpcml:.4f} | **{t_scipy / t_hpcml:.1f}x** faster"
-              f" | {per_element:.1f} |")
+              f" | {per_element:.1f} | {fraction} |")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""The instruction floor of the CPU's vectorised inverse-Gaussian loops, read from the machine code.
+
+For each function, the AVX-512 clone of its elementwise loop in the build's object file
+(kernels/invgauss/cpu.cpp.o): the instructions of the innermost 8-wide loop (the one storing a
+zmm register to the output), plus, for each call in it to glibc's vector math (libmvec), the
+instructions of that function's fast path (its entry to its first ret, from libmvec.a), per
+element. At the core's issue rate (--per-cycle, default 4 instructions per cycle), clock (from
+/proc/cpuinfo unless --ghz) and core count, that is the time floor of 1e7 elements, which
+bench/compare_scipy_elementwise.py's measured times are set against. The cdf family adds its
+far-tail quadrature (a second loop, over the ~1.5% of IG(1, 1) elements beyond 3 mu).
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+FUNCTIONS = {  # name: the functor of its vectorised loop
+    "pdf": "Apply<double, hpcml::detail::invgauss::PdfEntry>",
+    "cdf": "ApplyCommon<double, hpcml::detail::invgauss::CdfEntry>",
+    "sf": "ApplyCommon<double, hpcml::detail::invgauss::SfEntry>",
+    "logcdf": "ApplyCommon<double, hpcml::detail::invgauss::LogCdfEntry>",
+    "logsf": "ApplyCommon<double, hpcml::detail::invgauss::LogSfEntry>",
+    "tail quadrature": "hpcml::detail::invgauss::Quadrature",
+}
+LANES = 8  # doubles per zmm register
+DEFAULT_OBJECT = "build/kernels/CMakeFiles/hpcml.dir/invgauss/cpu.cpp.o"
+DEFAULT_LIBMVEC = "/usr/lib/x86_64-linux-gnu/libmvec.a"
+
+
+def disassemble(path):
+    return subprocess.run(["objdump", "-dr", "--no-show-raw-insn", "-C", path], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def instructions(text):
+    """[(address, mnemonic, operands, called symbol or None)] of one function's disassembly."""
+    out = []
+    for line in text.split("\n")[1:]:
+        if "R_X86_64" in line:
+            if "PLT32" in line and out:
+                out[-1][3] = line.split()[-1].split("-")[0]
+            continue
+        m = re.match(r"\s+([0-9a-f]+):\s+(\S+)\s*(.*)", line)
+        if m:
+            out.append([int(m.group(1), 16), m.group(2), m.group(3), None])
+    return out
+
+
+def hot_loop(code):
+    """The smallest span closed by a backward jump that stores a zmm register to memory."""
+    spans = []
+    for address, mnemonic, operands, _ in code:
+        target = re.match(r"([0-9a-f]+)", operands)
+        if mnemonic.startswith("j") and target and int(target.group(1), 16) < address:
+            span = [i for i in code if int(target.group(1), 16) <= i[0] <= address]
+            if any(i[1] == "vmovupd" and i[2].startswith("%zmm") and "%rbp" not in i[2] for i in span):
+                spans.append(span)
+    return min(spans, key=len) if spans else None
+
+
+def fast_path_length(libmvec, symbol):
+    """Instructions from a libmvec variant's entry to its first ret (its in-range path)."""
+    suffix = "_skx" if symbol.startswith("_ZGVe") else "_avx2"
+    m = re.search(r"<" + re.escape(symbol + suffix) + r">:\n(.*?)(\n\n|\Z)", libmvec, re.S)
+    count = 0
+    for line in m.group(1).split("\n"):
+        if re.match(r"\s+[0-9a-f]+:", line):
+            count += 1
+            if "\tret" in line:
+                break
+    return count
+
+
+def clock_ghz():
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("cpu MHz"):
+            return float(line.split(":")[1]) / 1e3
+    return 0.0
+
+
+def instruction_counts(object_path, libmvec_path):
+    """{loop: (instructions per element, own per element, libmvec calls)}; None where not vectorised."""
+    functions = re.split(r"\n(?=[0-9a-f]+ <)", disassemble(object_path))
+    heads = [(f.split("\n", 1)[0], f) for f in functions]
+    libmvec = subprocess.run(["objdump", "-d", "--no-show-raw-insn", libmvec_path], capture_output=True,
+                             text=True, check=True).stdout
+    counts = {}
+    for name, functor in FUNCTIONS.items():
+        matches = [f for head, f in heads if "evaluate_loop<double" in head and "arch_x86_64_v4]" in head
+                   and re.search(re.escape(functor) + r" ?>", head)]
+        loop = hot_loop(instructions(matches[0])) if matches else None
+        if loop is None:
+            counts[name] = None
+            continue
+        calls = [i[3] for i in loop if i[1] == "call" and i[3]]
+        vector_calls = [c for c in calls if c.startswith("_ZGV")]
+        own = (len(loop) - len(calls)) / LANES
+        total = own + sum(fast_path_length(libmvec, c) for c in vector_calls) / LANES
+        counts[name] = (total, own, vector_calls)
+    return counts
+
+
+def floor_seconds(object_path, libmvec_path, elements, per_cycle=4.0, ghz=0.0, tail_fraction=0.0143):
+    """{function: the floor of `elements` elements, in seconds}, the cdf family with its tail's share."""
+    ghz = ghz or clock_ghz()
+    counts = instruction_counts(object_path, libmvec_path)
+    tail = counts.get("tail quadrature")
+    rate = per_cycle * ghz * 1e9 * os.cpu_count()
+    floors = {}
+    for name, count in counts.items():
+        if count is None or name == "tail quadrature":
+            continue
+        per_element = count[0] + (tail_fraction * tail[0] if tail and name != "pdf" else 0.0)
+        floors[name] = elements * per_element / rate
+    return floors
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--object", default=DEFAULT_OBJECT)
+    parser.add_argument("--libmvec", default=DEFAULT_LIBMVEC)
+    parser.add_argument("--per-cycle", type=float, default=4.0, help="instructions issued per cycle per core")
+    parser.add_argument("--ghz", type=float, default=0.0, help="clock (default: /proc/cpuinfo's)")
+    parser.add_argument("--tail-fraction", type=float, default=0.0143,
+                        help="fraction of elements in the far-tail quadrature (IG(1, 1) draws beyond 3 mu)")
+    args = parser.parse_args()
+    for path in (args.object, args.libmvec):
+        if not os.path.exists(path):
+            sys.exit(f"invgauss_instruction_floor: {path} not found (build first; libmvec.a is libc6-dev's)")
+    ghz = args.ghz or clock_ghz()
+    rate = args.per_cycle * ghz * 1e9 * os.cpu_count()
+    print(f"AVX-512 clones; {args.per_cycle:g} instructions per cycle at {ghz:.2f} GHz on {os.cpu_count()} cores")
+    print("| loop | instructions per element (loop + libmvec) | libmvec calls per 8 elements | floor of 1e7 elements |")
+    print("|---|---|---|---|")
+    counts = instruction_counts(args.object, args.libmvec)
+    for name, count in counts.items():
+        if count is None:
+            print(f"| {name} | not vectorised 8-wide | | |")
+            continue
+        total, own, calls = count
+        names = ", ".join(f"{calls.count(c)} {c.split('v_')[-1]}" for c in sorted(set(calls)))
+        print(f"| {name} | {total:.0f} ({own:.0f} + {total - own:.0f}) | {names} | {1e7 * total / rate * 1e3:.1f} ms |")
+    tail = counts.get("tail quadrature")
+    if tail:
+        extra = args.tail_fraction * tail[0]
+        print(f"The cdf family's floor on IG(1, 1) draws adds {args.tail_fraction:.2%} of the quadrature's"
+              f" {tail[0]:.0f}: {extra:.1f} instructions per element ({1e7 * extra / rate * 1e3:.1f} ms per 1e7).")
+
+
+if __name__ == "__main__":
+    main()
