@@ -126,6 +126,8 @@ def main():
     parser.add_argument("--ghz", type=float, default=0.0, help="clock (default: /proc/cpuinfo's)")
     parser.add_argument("--tail-fraction", type=float, default=0.0143,
                         help="fraction of elements in the far-tail quadrature (IG(1, 1) draws beyond 3 mu)")
+    parser.add_argument("--require-vectorised", action="store_true",
+                        help="exit 1 where a loop is not vectorised 8-wide (the test suite's check)")
     args = parser.parse_args()
     for path in (args.object, args.libmvec):
         if not os.path.exists(path):
@@ -143,6 +145,9 @@ def main():
         total, own, calls = count
         names = ", ".join(f"{calls.count(c)} {c.split('v_')[-1]}" for c in sorted(set(calls)))
         print(f"| {name} | {total:.0f} ({own:.0f} + {total - own:.0f}) | {names} | {1e7 * total / rate * 1e3:.1f} ms |")
+    scalar = [name for name, count in counts.items() if count is None]
+    if args.require_vectorised and scalar:
+        sys.exit(f"invgauss_instruction_floor: not vectorised 8-wide: {', '.join(scalar)}")
     tail = counts.get("tail quadrature")
     if tail:
         extra = args.tail_fraction * tail[0]
