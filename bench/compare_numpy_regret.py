@@ -8,14 +8,12 @@ and their ratio are printed (bench_regret gives hpcml's fraction of the memory-b
 Batches of 3 x 3 games (--batch, --batch-iterations): NumPy solves one game at a time, as the
 seed does; its time for the batch is measured on --numpy-games games and scaled, and says so.
 
-NumPy runs at its full speed: OpenBLAS's CPU-type and cache-size overrides, which some machines
-set and which halve its GEMVs, are removed from the environment before NumPy loads.
+NumPy runs at its full speed (peers.py removes OpenBLAS's CPU-type overrides before NumPy loads).
+The floor of hpcml's large game is its one pass over A per iteration at the machine's stream
+bandwidth (peers.stream_bandwidth, measured in the same run).
 """
 
-import os
-
-for _variable in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-    os.environ.pop(_variable, None)
+import peers  # first: NumPy at its full speed
 
 import argparse  # noqa: E402
 import statistics  # noqa: E402
@@ -51,15 +49,16 @@ def main():
     run_hpcml = lambda: hpcml.solve_matrix_game(A, variant="seed", iterations=args.iterations, backend="cpu")  # noqa: E731
     (x_np, _, _), s = run_numpy(), run_hpcml()
     assert np.allclose(s.row_strategy, x_np, atol=1e-5), "hpcml's seed variant differs from the transcription"
-    times = {"numpy": [], "hpcml": []}
-    for _ in range(args.rounds):
-        times["numpy"].append(timed(run_numpy)[1])
-        times["hpcml"].append(timed(run_hpcml)[1])
+    print(peers.header())
+    times = peers.alternate({"numpy": run_numpy, "hpcml": run_hpcml}, args.rounds)
     t_np, t_hp = statistics.median(times["numpy"]), statistics.median(times["hpcml"])
+    bandwidth = peers.stream_bandwidth()
+    floor = 4.0 * n1 * n2 * args.iterations / bandwidth
     print(f"one {n1} x {n2} game, {args.iterations} iterations (seed variant), median of {args.rounds} alternating "
           f"rounds; strategies agree:")
     print(f"  numpy transcription {t_np:8.3f} s   hpcml cpu {t_hp:8.3f} s   hpcml {t_np / t_hp:5.2f}x numpy   "
-          f"(hpcml {4.0 * n1 * n2 * args.iterations / t_hp / 1e9:.1f} GB/s over A, one pass per iteration; "
+          f"(hpcml {4.0 * n1 * n2 * args.iterations / t_hp / 1e9:.1f} GB/s over A, one pass per iteration:"
+          f" {floor / t_hp:.2f} of the floor at the {bandwidth / 1e9:.1f} GB/s stream bandwidth; "
           f"rounds: numpy {min(times['numpy']):.3f}-{max(times['numpy']):.3f} s, "
           f"hpcml {min(times['hpcml']):.3f}-{max(times['hpcml']):.3f} s)")
     if args.batch == 0:
@@ -74,7 +73,8 @@ def main():
     print(f"{args.batch} 3 x 3 games, {args.batch_iterations} iterations (seed variant):")
     print(f"  numpy transcription {t_np_batch:8.1f} s (scaled from {args.numpy_games} games)   "
           f"hpcml cpu {t_hp_batch:8.3f} s   {t_np_batch / t_hp_batch:6.0f}x   "
-          f"hpcml {args.batch * args.batch_iterations / t_hp_batch:.3g} game-iterations/s")
+          f"hpcml {args.batch * args.batch_iterations / t_hp_batch:.3g} game-iterations/s (no floor: a 3 x 3"
+          f" game's iteration is a chain of dependent steps, bound by latency, not by bytes or issue rate)")
 
 
 if __name__ == "__main__":

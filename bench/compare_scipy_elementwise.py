@@ -7,33 +7,22 @@ where the upper tail needs hpcml's quadrature), the probabilities of ppf uniform
 is checked against SciPy's before it is timed (where SciPy is accurate: relative 1e-9 where its
 value exceeds 1e-300, to hpcml's own accuracy tests for the rest). The floor of each vectorised
 function is its instruction count per element, read from the build's machine code at 4
-instructions per cycle (bench/invgauss_instruction_floor.py). Run it with OpenBLAS's CPU-type
-overrides unset (`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`), as SciPy's users do.
+instructions per cycle (bench/invgauss_instruction_floor.py). SciPy runs at its full speed
+(peers.py removes OpenBLAS's CPU-type overrides before NumPy loads).
 """
 
 import argparse
 import os
-import subprocess
-import time
+
+import peers  # first: NumPy at its full speed
 
 import numpy as np
 from scipy import stats
 
-import hpcml
 from hpcml import invgauss as ig
 from invgauss_instruction_floor import DEFAULT_LIBMVEC, DEFAULT_OBJECT, floor_seconds
 
 FUNCTIONS = ["cdf", "sf", "logcdf", "logsf", "ppf"]
-
-
-def cpu_model():
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            model = line.split(":", 1)[1].strip()
-            flags = open("/proc/cpuinfo").read()
-            isa = "AVX-512" if " avx512f" in flags else "AVX2" if " avx2" in flags else "SSE2"
-            return f"{model}, {isa}, {os.cpu_count()} cores"
-    return "unknown CPU"
 
 
 def main():
@@ -49,15 +38,13 @@ def main():
     unknown = [n for n in names if n not in FUNCTIONS]
     if unknown or args.rounds < 1 or args.elements < 1 or args.ppf_elements < 1:
         parser.error(f"--functions must name some of {FUNCTIONS}; --rounds and the sizes must be >= 1")
-    if os.environ.get("OPENBLAS_CORETYPE") or os.environ.get("OPENBLAS_L2_SIZE"):
-        print("warning: OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE set: SciPy may not run at its full speed")
 
     rng = np.random.default_rng(1)
     mu, lam = 1.0, 1.0
     x = rng.wald(mu, lam, int(args.elements))
     p = rng.random(int(args.ppf_elements))
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    print(f"{cpu_model()}; hpcml {commit or '?'}; IG(mu=1, lambda=1); {args.rounds} alternating rounds")
+    print(peers.header())
+    print(f"IG(mu=1, lambda=1); {args.rounds} alternating rounds, medians")
     floors = {}
     if os.path.exists(args.object) and os.path.exists(DEFAULT_LIBMVEC):
         floors = floor_seconds(args.object, DEFAULT_LIBMVEC, 1.0)  # per element
@@ -74,13 +61,8 @@ def main():
         got, expected = ours(), theirs()
         trusted = np.abs(expected) > 1e-300 if name in ("cdf", "sf", "ppf") else np.isfinite(expected)
         np.testing.assert_allclose(got[trusted], expected[trusted], rtol=1e-9)
-        times = {"scipy": [], "hpcml": []}
-        for _ in range(args.rounds):
-            for side, fn in (("scipy", theirs), ("hpcml", ours)):
-                start = time.perf_counter()
-                fn()
-                times[side].append(time.perf_counter() - start)
-        t_scipy, t_hpcml = np.median(times["scipy"]), np.median(times["hpcml"])
+        medians = peers.medians(peers.alternate({"scipy": theirs, "hpcml": ours}, args.rounds))
+        t_scipy, t_hpcml = medians["scipy"], medians["hpcml"]
         per_element = t_hpcml * os.cpu_count() / arg.size * 1e9
         fraction = f"{floors[name] * arg.size / t_hpcml:.2f}" if name in floors else "n/a (scalar)"
         print(f"| {name} | {arg.size:.0e} | {t_scipy:.3f} | {t_hpcml:.4f} | **{t_scipy / t_hpcml:.1f}x** faster"

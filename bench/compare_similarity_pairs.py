@@ -7,17 +7,18 @@ Three calls, checked to agree, then timed in alternating rounds: ``similarity_pa
 mode="all")``; the dense bool ``similarity(x, mode="all", out=S)`` into a reused S (its floor:
 the same counting with nothing but a byte per pair to write); and what a user would write
 without pair lists, the dense call followed by ``np.nonzero``. Medians and the ratios against
-the dense call are printed.
+the dense call are printed, and each call's fraction of the similarity kernel's instruction
+floor (the counts of the pairs on and above the diagonal: peers.similarity_floor).
 """
 
 import os
+
+import peers  # first: NumPy at its full speed
 
 # Threads that spin after a parallel region would slow down whichever call runs next.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import argparse  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -30,6 +31,7 @@ def main():
     parser.add_argument("--dim", type=int, nargs="+", default=[8000, 20000])
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
+    print(peers.header())
     for dim in args.dim:
         x = np.random.default_rng(0).standard_normal((args.samples, dim)).astype(np.float32)
         dense = np.empty((dim, dim), np.bool_)
@@ -41,17 +43,13 @@ def main():
         results = {name: run() for name, run in runs.items()}  # warm-up, and the check
         for name in ("pairs", "dense + np.nonzero"):
             assert all(np.array_equal(a, b) for a, b in zip(results[name], np.nonzero(results["dense"]))), name
-        times = {name: [] for name in runs}
-        for _ in range(args.rounds):
-            for name, run in runs.items():
-                start = time.perf_counter()
-                run()
-                times[name].append(time.perf_counter() - start)
-        medians = {name: statistics.median(t) for name, t in times.items()}
+        medians = peers.medians(peers.alternate(runs, args.rounds))
+        floor = peers.similarity_floor(args.samples * dim * (dim + 1) / 2)
         print(f"x = randn({args.samples}, {dim}), y = x, mode all: {len(results['pairs'][0])} pairs, "
               f"median of {args.rounds} alternating rounds")
         for name, median in medians.items():
-            print(f"  {name:<20} {median * 1e3:9.1f} ms   {median / medians['dense']:5.2f}x the dense call's time")
+            print(f"  {name:<20} {median * 1e3:9.1f} ms   {median / medians['dense']:5.2f}x the dense call's time"
+                  f"   {floor / median:.2f} of the instruction floor")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,107 @@
+"""What the CPU comparison scripts share: the peer at its full speed, the machine, commit and
+command at the head of each result, alternating rounds, and the floors hpcml is measured against.
+
+Import it before NumPy: it removes OpenBLAS's CPU-type and cache-size overrides from the
+environment (some machines set them, and they halve NumPy's GEMV), so that NumPy runs as its
+users' NumPy runs.
+"""
+
+import os
+
+for _variable in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+    os.environ.pop(_variable, None)
+
+import concurrent.futures  # noqa: E402
+import datetime  # noqa: E402
+import pathlib  # noqa: E402
+import shlex  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import hpcml  # noqa: E402
+
+
+def _cpuinfo():
+    try:
+        return pathlib.Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return ""
+
+
+def physical_cores():
+    """Distinct (physical id, core id) pairs: hyperthreads share their core's pipes."""
+    cores, package = set(), ""
+    for line in _cpuinfo().splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "physical id":
+            package = value.strip()
+        elif key.strip() == "core id":
+            cores.add((package, value.strip()))
+    return len(cores) or os.cpu_count()
+
+
+def clock_hz():
+    """The clock /proc/cpuinfo gives (a virtual machine's may be the nominal one); 0 if unknown."""
+    for line in _cpuinfo().splitlines():
+        if line.startswith("cpu MHz"):
+            return float(line.split(":")[1]) * 1e6
+    return 0.0
+
+
+def header():
+    """One line naming the machine, the commit, the date and the command, for bench/results/."""
+    model = next((line.split(":", 1)[1].strip() for line in _cpuinfo().splitlines()
+                  if line.startswith("model name")), "unknown CPU")
+    flags = _cpuinfo()
+    isa = "AVX-512" if " avx512f" in flags else "AVX2" if " avx2" in flags else "baseline x86-64 or other"
+    here = pathlib.Path(__file__).resolve().parent
+    commit = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip() or "unknown commit"
+    command = "python3 " + " ".join(shlex.quote(a) for a in sys.argv)
+    return (f"{model}, {isa}, {physical_cores()} cores at {clock_hz() / 1e9:.2f} GHz (nominal); hpcml {commit};"
+            f" {datetime.date.today()}; `{command}`")
+
+
+def alternate(runs, rounds):
+    """{name: [seconds per round]}: each round calls every run once, in order."""
+    times = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def medians(times):
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def similarity_floor(pair_samples):
+    """Seconds the CPU's similarity kernel needs at least for `pair_samples` comparisons: 4
+    vector instructions per vector of pairs on 4 vector pipes per core, so 16 pair-samples per
+    cycle with AVX-512 (where 512-bit instructions run at full width), 8 with AVX2, 4 baseline,
+    on every physical core at the clock /proc/cpuinfo gives (bench_similarity's floor_fraction)."""
+    per_cycle = {"avx512": 16, "avx2": 8}.get(hpcml.similarity_cpu_kernel(), 4)
+    rate = per_cycle * physical_cores() * clock_hz()
+    return pair_samples / rate if rate else float("nan")
+
+
+def stream_bandwidth(megabytes=256, repeats=5):
+    """Bytes per second of an add (a = b + c) over arrays 8x the last-level cache and more, one
+    slice per core in threads (NumPy releases the GIL): the memory-bandwidth floor's denominator."""
+    n = megabytes * 2**20 // 8
+    a, b, c = np.empty(n), np.ones(n), np.ones(n)
+    cores = physical_cores()
+    bounds = [(k * n // cores, (k + 1) * n // cores) for k in range(cores)]
+    with concurrent.futures.ThreadPoolExecutor(cores) as pool:
+        best = float("inf")
+        for _ in range(repeats):
+            start = time.perf_counter()
+            list(pool.map(lambda r: np.add(b[r[0]:r[1]], c[r[0]:r[1]], out=a[r[0]:r[1]]), bounds))
+            best = min(best, time.perf_counter() - start)
+    return 3 * a.nbytes / best
