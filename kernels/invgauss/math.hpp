@@ -231,18 +231,6 @@ template <class T>
 HPCML_HD inline T cdf(T x, T mu, T lam) {
     return cdf_family(0, x, mu, lam);
 }
-template <class T>
-HPCML_HD inline T sf(T x, T mu, T lam) {
-    return cdf_family(1, x, mu, lam);
-}
-template <class T>
-HPCML_HD inline T logcdf(T x, T mu, T lam) {
-    return cdf_family(2, x, mu, lam);
-}
-template <class T>
-HPCML_HD inline T logsf(T x, T mu, T lam) {
-    return cdf_family(3, x, mu, lam);
-}
 
 // The quantile: x with F(x) = p. Solved for the smaller tail (F(x) = p for p <= 1/2, SF(x) = 1 - p
 // otherwise) as g(t) = +-(log tail(e^t) - log target) = 0 in t = log x, where g is increasing.
