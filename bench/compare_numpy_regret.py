@@ -10,7 +10,7 @@ seed does; its time for the batch is measured on --numpy-games games and scaled,
 
 NumPy runs at its full speed (peers.py removes OpenBLAS's CPU-type overrides before NumPy loads).
 The floor of hpcml's large game is its one pass over A per iteration at the machine's stream
-bandwidth (peers.stream_bandwidth, measured in the same run).
+bandwidth (peers.stream_bandwidth, measured in every round).
 """
 
 import peers  # first: NumPy at its full speed
@@ -50,15 +50,19 @@ def main():
     (x_np, _, _), s = run_numpy(), run_hpcml()
     assert np.allclose(s.row_strategy, x_np, atol=1e-5), "hpcml's seed variant differs from the transcription"
     print(peers.header())
-    times = peers.alternate({"numpy": run_numpy, "hpcml": run_hpcml}, args.rounds)
+    # This VM's memory bandwidth drifts (37-62 GB/s in one hour): it is measured in every round.
+    bandwidths = []
+    times = peers.alternate({"numpy": run_numpy, "hpcml": run_hpcml,
+                             "stream": lambda: bandwidths.append(peers.stream_bandwidth())}, args.rounds)
     t_np, t_hp = statistics.median(times["numpy"]), statistics.median(times["hpcml"])
-    bandwidth = peers.stream_bandwidth()
+    bandwidth = statistics.median(bandwidths)
     floor = 4.0 * n1 * n2 * args.iterations / bandwidth
     print(f"one {n1} x {n2} game, {args.iterations} iterations (seed variant), median of {args.rounds} alternating "
           f"rounds; strategies agree:")
     print(f"  numpy transcription {t_np:8.3f} s   hpcml cpu {t_hp:8.3f} s   hpcml {t_np / t_hp:5.2f}x numpy   "
           f"(hpcml {4.0 * n1 * n2 * args.iterations / t_hp / 1e9:.1f} GB/s over A, one pass per iteration:"
-          f" {floor / t_hp:.2f} of the floor at the {bandwidth / 1e9:.1f} GB/s stream bandwidth; "
+          f" {floor / t_hp:.2f} of the floor at the {bandwidth / 1e9:.1f} GB/s stream bandwidth, the rounds' "
+          f"median; stream {min(bandwidths) / 1e9:.1f}-{max(bandwidths) / 1e9:.1f} GB/s; "
           f"rounds: numpy {min(times['numpy']):.3f}-{max(times['numpy']):.3f} s, "
           f"hpcml {min(times['hpcml']):.3f}-{max(times['hpcml']):.3f} s)")
     if args.batch == 0:

@@ -66,11 +66,16 @@ def header():
             f" {datetime.date.today()}; `{command}`")
 
 
-def alternate(runs, rounds):
-    """{name: [seconds per round]}: each round calls every run once, in order."""
+def alternate(runs, rounds, settle=0.25):
+    """{name: [seconds per round]}: each round calls every run once, in order, each `settle`
+    seconds after the one before. The pause is for the peer's threads: OpenBLAS's keep spinning
+    for about 0.1 s after a call (its THREAD_TIMEOUT), and would otherwise take a core from the
+    run that follows (a 4096 x 4096 regret run took 0.25 s right after NumPy's, 0.20 s after a
+    pause)."""
     times = {name: [] for name in runs}
     for _ in range(rounds):
         for name, run in runs.items():
+            time.sleep(settle)
             start = time.perf_counter()
             run()
             times[name].append(time.perf_counter() - start)

@@ -306,6 +306,15 @@ TEST(Regret, BadInputsRaise) {
     expect_invalid([&] { hpcml::solve_matrix_game(A.data(), 2, 2, ok); }, "A: payoff at (1, 1)");
     A[3] = INFINITY;
     expect_invalid([&] { hpcml::solve_matrix_game(A.data(), 2, 2, ok); }, "A:");
+    // The check goes by chunks of 65536 payoffs: the first bad one is named, in whichever chunk.
+    std::vector<float> large(3 * 300 * 300, 1.0f);
+    large[2 * 90000 + 299 * 300 + 299] = std::numeric_limits<float>::quiet_NaN();
+    large[2 * 90000 + 250 * 300 + 7] = -INFINITY;
+    large[2 * 90000 + 250 * 300 + 8] = INFINITY;
+    expect_invalid([&] { hpcml::solve_matrix_games(large.data(), 3, 300, 300, ok); },
+                   "A: payoff of game 2 at (250, 7) is not finite");
+    large[65535] = INFINITY;
+    expect_invalid([&] { hpcml::solve_matrix_games(large.data(), 3, 300, 300, ok); }, "A: payoff of game 0 at (218, 135)");
     expect_invalid([] { hpcml::parse_regret_variant("cfr"); }, "variant");
     expect_invalid([] { hpcml::parse_averaging("cubic"); }, "averaging");
 }

@@ -100,7 +100,7 @@ public:
           // Games of more than one tile have over 64 actions: FMA sums (cpu_large.cpp), where the
           // CPU has them, over blocks of kLargeRows rows (fewer column partials to add up).
           large_(tiles_over(g.n1, kTileRows) * tiles_over(g.n2, kTileColumns) > 1 ? large_tile_sums() : nullptr),
-          rows_(large_ ? kLargeRows : kTileRows),
+          rows_(large_ ? large_rows(g.n1) : kTileRows),
           blocks_(tiles_over(g.n1, rows_)),
           strips_(tiles_over(g.n2, kTileColumns)),
           // A one-tile game sums straight into its outputs: no partials.
@@ -174,8 +174,11 @@ private:
 
     bool single_tile() const { return !large_ && blocks_ * strips_ == 1; }
 
-    // Rows per block of the large-game pass: each block's column partial is one thread's, in order.
-    static constexpr std::size_t kLargeRows = 512;
+    // Rows per block of the large-game pass (each block's column partial is one thread's, in
+    // order): at most 512, at least 64 and a multiple of 8, and at least 8 blocks where that
+    // allows, so that games which fit in cache keep every core busy. From the shape alone, so
+    // the sums do not depend on the number of threads.
+    static std::size_t large_rows(std::size_t n1) { return std::clamp<std::size_t>((n1 / 8 + 7) / 8 * 8, 64, 512); }
 
     const Game& g_;
     bool parallel_;

@@ -3,12 +3,12 @@
 // games of at most 64 actions): both players' utilities from one load of each element of A,
 // with fused multiply-adds in double.
 //
-// Per 4 columns of 4 rows (AVX2): 4 loads of 4 floats, 4 conversions to double, 4 FMAs into the
-// rows' dot products (A y) and 4 into the columns' (x^T A), one load, add and store of the
-// column partial, one load of y: 20 instructions per 16 elements of A, about 64 bytes, so a core
-// at 3 instructions per cycle keeps up with ~10 bytes per cycle; the pass is meant to run at
+// Per 4 columns of 8 rows (AVX2): 8 loads of 4 floats, 8 conversions to double, 8 FMAs into the
+// rows' dot products (A y) and 8 into the columns' (x^T A), one load, add and store of the
+// column partial, one load of y: 36 instructions per 32 elements of A, 128 bytes, so a core at
+// 3 instructions per cycle keeps up with ~10 bytes per cycle; the pass is meant to run at
 // memory bandwidth (bench_regret's floor_fraction). Sums are in a fixed order that depends on
-// the game's shape only (lanes by column mod 4, rows in fours), never on threads.
+// the game's shape only (lanes by column mod 4, rows in eights), never on threads.
 #include <algorithm>
 #include <cmath>
 
@@ -23,56 +23,55 @@ namespace hpcml::detail::regret {
 namespace {
 
 #if defined(__x86_64__) && defined(__GNUC__)
-// Columns in sub-strips of kSubColumns, so that the sub-strip's y and column partials (8 KiB
-// each) stay in L1 while the tile's rows stream past, four at a time.
-constexpr std::size_t kSubColumns = 1024;
+// Rows per group: eight rows' loads in flight per column step keep the memory system busy
+// (four reached ~0.8 of the read bandwidth of this pass's eight; sixteen spill registers), and
+// the column partial is loaded and stored once per eight rows. The tile's y and column
+// partial (32 KiB each at 4096 columns) stay in L2 while its rows stream past whole: cutting
+// the rows into L1-sized pieces made the hardware prefetcher start over on every piece.
+constexpr std::size_t kRows = 8;
 
 [[gnu::target("avx2,fma")]] void tile_sums_avx2(const Game& g, const double* x, const double* y, std::size_t i0,
                                                 std::size_t i1, std::size_t j0, std::size_t j1, double* u1_part,
                                                 double* u2_part) {
     const std::size_t n2 = g.n2;
+    const std::size_t j4 = j0 + (j1 - j0) / 4 * 4;  // columns done 4 at a time
     if (u2_part) std::fill(u2_part + j0, u2_part + j1, 0.0);
-    if (u1_part) std::fill(u1_part + i0, u1_part + i1, 0.0);
-    for (std::size_t s0 = j0; s0 < j1; s0 += kSubColumns) {
-        const std::size_t s1 = std::min(j1, s0 + kSubColumns);
-        const std::size_t s4 = s0 + (s1 - s0) / 4 * 4;  // columns done 4 at a time
-        for (std::size_t i = i0; i < i1; i += 4) {
-            const std::size_t rows = std::min<std::size_t>(4, i1 - i);
-            const float* r[4];
-            __m256d xs[4], acc[4];
-            for (std::size_t q = 0; q < 4; ++q) {
-                r[q] = g.A + (i + std::min(q, rows - 1)) * n2;  // rows past i1 repeat the last: their weight is 0
-                xs[q] = _mm256_set1_pd(u2_part && q < rows ? x[i + q] : 0.0);
-                acc[q] = _mm256_setzero_pd();
-            }
-            for (std::size_t j = s0; j < s4; j += 4) {
-                const __m256d yv = u1_part ? _mm256_loadu_pd(y + j) : _mm256_setzero_pd();
-                __m256d column = _mm256_setzero_pd();
-                for (int q = 0; q < 4; ++q) {
-                    const __m256d a = _mm256_cvtps_pd(_mm_loadu_ps(r[q] + j));
-                    acc[q] = _mm256_fmadd_pd(a, yv, acc[q]);
-                    column = _mm256_fmadd_pd(a, xs[q], column);
-                }
-                if (u2_part) _mm256_storeu_pd(u2_part + j, _mm256_add_pd(_mm256_loadu_pd(u2_part + j), column));
-            }
-            double dots[4];
-            for (std::size_t q = 0; q < 4; ++q) {
-                alignas(32) double lane[4];
-                _mm256_store_pd(lane, acc[q]);
-                dots[q] = (lane[0] + lane[2]) + (lane[1] + lane[3]);
-            }
-            for (std::size_t j = s4; j < s1; ++j) {  // the last columns of the sub-strip
-                double column = 0.0;
-                for (std::size_t q = 0; q < 4; ++q) {
-                    const double a = r[q][j];
-                    if (u1_part) dots[q] = std::fma(a, y[j], dots[q]);
-                    column = std::fma(a, u2_part && q < rows ? x[i + q] : 0.0, column);
-                }
-                if (u2_part) u2_part[j] += column;
-            }
-            if (u1_part)
-                for (std::size_t q = 0; q < rows; ++q) u1_part[i + q] += dots[q];
+    for (std::size_t i = i0; i < i1; i += kRows) {
+        const std::size_t rows = std::min(kRows, i1 - i);
+        const float* r[kRows];
+        __m256d xs[kRows], acc[kRows];
+        for (std::size_t q = 0; q < kRows; ++q) {
+            r[q] = g.A + (i + std::min(q, rows - 1)) * n2;  // rows past i1 repeat the last: their weight is 0
+            xs[q] = _mm256_set1_pd(u2_part && q < rows ? x[i + q] : 0.0);
+            acc[q] = _mm256_setzero_pd();
         }
+        for (std::size_t j = j0; j < j4; j += 4) {
+            const __m256d yv = u1_part ? _mm256_loadu_pd(y + j) : _mm256_setzero_pd();
+            __m256d column = _mm256_setzero_pd();
+            for (std::size_t q = 0; q < kRows; ++q) {
+                const __m256d a = _mm256_cvtps_pd(_mm_loadu_ps(r[q] + j));
+                acc[q] = _mm256_fmadd_pd(a, yv, acc[q]);
+                column = _mm256_fmadd_pd(a, xs[q], column);
+            }
+            if (u2_part) _mm256_storeu_pd(u2_part + j, _mm256_add_pd(_mm256_loadu_pd(u2_part + j), column));
+        }
+        double dots[kRows];
+        for (std::size_t q = 0; q < kRows; ++q) {
+            alignas(32) double lane[4];
+            _mm256_store_pd(lane, acc[q]);
+            dots[q] = (lane[0] + lane[2]) + (lane[1] + lane[3]);
+        }
+        for (std::size_t j = j4; j < j1; ++j) {  // the last columns
+            double column = 0.0;
+            for (std::size_t q = 0; q < kRows; ++q) {
+                const double a = r[q][j];
+                if (u1_part) dots[q] = std::fma(a, y[j], dots[q]);
+                column = std::fma(a, u2_part && q < rows ? x[i + q] : 0.0, column);
+            }
+            if (u2_part) u2_part[j] += column;
+        }
+        if (u1_part)
+            for (std::size_t q = 0; q < rows; ++q) u1_part[i + q] = dots[q];
     }
 }
 #endif

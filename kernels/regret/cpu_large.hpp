@@ -1,6 +1,6 @@
 // The CPU's pass over A for large games (cpu_large.cpp), with fused multiply-adds: for rows
 // [i0, i1) and columns [j0, j1) of a tile, u1_part[i] = sum_j A[i, j] y[j] and
-// u2_part[j] = sum_i x_i A[i, j] (either may be null; u2_part is overwritten, not added to).
+// u2_part[j] = sum_i x_i A[i, j] (either may be null; both are overwritten, not added to).
 #pragma once
 
 #include <cstddef>
