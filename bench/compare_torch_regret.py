@@ -7,17 +7,22 @@ Regret Matching") op for op, with a leading batch axis so that one code serves b
   --actions 3 --batch 100000 --iterations 1000   many small games
 (.mm becomes torch.bmm, sums and maxima run over the action axis). Checks that hpcml's seed
 variant gives the same average strategies (to float32 rounding), then times each contender in
---rounds alternating rounds and prints the medians. --device cpu compares on the CPU.
+--rounds alternating rounds and prints the medians, the speed-ups over eager and over
+torch.compile, and, for games over 64 actions, hpcml fused's fraction of its floor (one pass over
+A per iteration at the device's peak bandwidth, or the CPU's stream bandwidth). --device cpu
+compares on the CPU.
 """
 
-import argparse
-import statistics
-import time
+import peers  # first: the peers at their full speed
 
-import numpy as np
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
 
-import hpcml
-from cuda_check import require_cuda
+import numpy as np  # noqa: E402
+
+import hpcml  # noqa: E402
+from cuda_check import require_cuda  # noqa: E402
 
 
 def seed_program(torch, PAYOFF, N_ITER: int):
@@ -108,13 +113,24 @@ def main():
 
     work = args.batch * args.iterations
     device = torch.cuda.get_device_name() if args.device == "cuda" else "CPU"
+    print(peers.gpu_header() if args.device == "cuda" else peers.header())
+    # The floor of games over 64 actions: one pass over A per iteration at the memory bandwidth;
+    # smaller games are a chain of dependent steps, bound by latency, with no such floor.
+    large = args.actions > 64
+    bandwidth = (peers.gpu_bandwidth() if args.device == "cuda" else peers.stream_bandwidth()) if large else 0.0
+    floor = 4.0 * args.batch * args.actions ** 2 * args.iterations / bandwidth if large else 0.0
     print(f"{args.batch} game(s) of {args.actions} x {args.actions}, {args.iterations} iterations, seed variant, "
-          f"{device}, median of {args.rounds} alternating rounds; strategies agree")
+          f"{device}, median of {args.rounds} alternating rounds; strategies agree; "
+          + (f"floor {floor * 1e3:.2f} ms (one pass over A per iteration at {bandwidth / 1e9:.0f} GB/s)" if large
+             else "no floor (small games are latency-bound)"))
     eager = statistics.median(times["torch eager (seed)"])
-    print(f"{'':22s} {'seconds':>10s} {'game-iter/s':>12s} {'vs eager':>9s}")
+    compiled_seconds = statistics.median(times["torch.compile (seed)"])
+    print(f"{'':22s} {'seconds':>10s} {'game-iter/s':>12s} {'vs eager':>9s} {'vs compile':>11s} {'floor frac':>11s}")
     for name, _ in contenders:
         seconds = statistics.median(times[name])
-        print(f"{name:22s} {seconds:10.4f} {work / seconds:12.4g} {eager / seconds:8.1f}x")
+        fraction = f"{floor / seconds:11.2f}" if large and name == "hpcml fused" else f"{'':11s}"
+        print(f"{name:22s} {seconds:10.4f} {work / seconds:12.4g} {eager / seconds:8.1f}x "
+              f"{compiled_seconds / seconds:10.1f}x {fraction}")
 
 
 if __name__ == "__main__":

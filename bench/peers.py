@@ -1,5 +1,5 @@
-"""What the CPU comparison scripts share: the peer at its full speed, the machine, commit and
-command at the head of each result, alternating rounds, and the floors hpcml is measured against.
+"""What the comparison scripts share: the peer at its full speed, the machine (CPU or GPU), commit
+and command at the head of each result, alternating rounds, and the floors hpcml is measured against.
 
 Import it before NumPy: it removes OpenBLAS's CPU-type and cache-size overrides from the
 environment (some machines set them, and they halve NumPy's GEMV), so that NumPy runs as its
@@ -52,18 +52,45 @@ def clock_hz():
     return 0.0
 
 
+def _provenance():
+    """The commit, the date and the command."""
+    here = pathlib.Path(__file__).resolve().parent
+    commit = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip() or "unknown commit"
+    command = "python3 " + " ".join(shlex.quote(a) for a in sys.argv)
+    return f"hpcml {commit}; {datetime.date.today()}; `{command}`"
+
+
 def header():
     """One line naming the machine, the commit, the date and the command, for bench/results/."""
     model = next((line.split(":", 1)[1].strip() for line in _cpuinfo().splitlines()
                   if line.startswith("model name")), "unknown CPU")
     flags = _cpuinfo()
     isa = "AVX-512" if " avx512f" in flags else "AVX2" if " avx2" in flags else "baseline x86-64 or other"
-    here = pathlib.Path(__file__).resolve().parent
-    commit = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip() or "unknown commit"
-    command = "python3 " + " ".join(shlex.quote(a) for a in sys.argv)
-    return (f"{model}, {isa}, {physical_cores()} cores at {clock_hz() / 1e9:.2f} GHz (nominal); hpcml {commit};"
-            f" {datetime.date.today()}; `{command}`")
+    return f"{model}, {isa}, {physical_cores()} cores at {clock_hz() / 1e9:.2f} GHz (nominal); {_provenance()}"
+
+
+def gpu_header(device=0):
+    """header() for the GPU comparison scripts: the device, its driver, the commit, date and command."""
+    d = hpcml.devices()[device]
+    major, minor = d["compute_capability"]
+    return (f"{d['name']} (sm_{major}{minor}, {d['multiprocessors']} SMs at {d['sm_clock_khz'] / 1e6:.2f} GHz, "
+            f"{d['peak_memory_bandwidth_gbps']:.0f} GB/s peak); driver {hpcml.cuda_status()['driver_version']}; "
+            f"{_provenance()}")
+
+
+def gpu_similarity_floor(pair_samples, device=0):
+    """Seconds the GPU's similarity kernel needs at least for `pair_samples` comparisons: 3
+    instructions each (subtract, compare, accumulate) at 128 thread-instructions per clock per SM
+    (docs/similarity.md), at the device's maximum SM clock."""
+    d = hpcml.devices()[device]
+    return pair_samples * 3 / (128 * d["multiprocessors"] * d["sm_clock_khz"] * 1e3)
+
+
+def gpu_bandwidth(device=0):
+    """The device's theoretical memory bandwidth in bytes per second (the floor's denominator of
+    a memory-bound GPU kernel: bench_*'s bandwidth_fraction uses the same figure)."""
+    return hpcml.devices()[device]["peak_memory_bandwidth_gbps"] * 1e9
 
 
 def alternate(runs, rounds, settle=0.25):
