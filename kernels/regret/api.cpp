@@ -84,8 +84,9 @@ std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, 
     const RunStats stats = detail::dispatch(
         options, {"solve_matrix_games"},
         [&](detail::MemoryTracker& tracker) {
-            // A batch: games are split across threads. One game: its pass over A is, when large;
-            // outside any parallel region, whose threads its own regions would not reuse.
+            // A batch: games are split across threads. One game: its pass over A is, when large,
+            // outside any OpenMP region (nested in the batch loop's inactive one, each of its
+            // parallel regions cost about a millisecond).
             if (batch == 1) {
                 solutions[0] = detail::regret::cpu_solve({A, n1, n2, 0}, options, n1 * n2 >= (std::size_t{1} << 16),
                                                          tracker);

@@ -98,7 +98,7 @@ public:
         : g_(g),
           parallel_(parallel),
           // Games of more than one tile have over 64 actions: FMA sums (cpu_large.cpp), where the
-          // CPU has them, over blocks of kLargeRows rows (fewer column partials to add up).
+          // CPU has them, over blocks of large_rows() rows (fewer column partials to add up).
           large_(tiles_over(g.n1, kTileRows) * tiles_over(g.n2, kTileColumns) > 1 ? large_tile_sums() : nullptr),
           rows_(large_ ? large_rows(g.n1) : kTileRows),
           blocks_(tiles_over(g.n1, rows_)),

@@ -24,8 +24,8 @@ namespace {
 
 #if defined(__x86_64__) && defined(__GNUC__)
 // Rows per group: eight rows' loads in flight per column step keep the memory system busy
-// (four reached ~0.8 of the read bandwidth of this pass's eight; sixteen spill registers), and
-// the column partial is loaded and stored once per eight rows. The tile's y and column
+// (four rows ran at about 0.8 of eight's speed; sixteen run out of registers), and the column
+// partial is loaded and stored once per eight rows. The tile's y and column
 // partial (32 KiB each at 4096 columns) stay in L2 while its rows stream past whole: cutting
 // the rows into L1-sized pieces made the hardware prefetcher start over on every piece.
 constexpr std::size_t kRows = 8;
