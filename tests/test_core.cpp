@@ -64,6 +64,23 @@ TEST(Core, ExecutionOptionsAnEntryPointCannotHonourAreRefused) {
             "method");
         expect_invalid([&] { hpcml::invgauss::sample(1, one.data(), 1, one.data(), 1, 7, result.data(), elementwise); },
                        "method");
+        // Progress: only the long calls report it (the others refuse a callback), and its
+        // interval must be a number of seconds.
+        elementwise.method = hpcml::Method::Fused;
+        elementwise.progress = [](std::uint64_t, std::uint64_t) {};
+        expect_invalid(
+            [&] {
+                hpcml::invgauss::evaluate(hpcml::invgauss::Function::Pdf, values.data(), 1, one.data(), 1, one.data(),
+                                          1, result.data(), elementwise);
+            },
+            "progress");
+        for (double interval :
+             {-1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+            hpcml::SimilarityOptions timed;
+            timed.backend = backend;
+            timed.progress_interval = interval;
+            expect_invalid([&] { hpcml::similarity({x.data(), 4, 3}, {}, out.data(), timed); }, "progress_interval");
+        }
     }
 }
 

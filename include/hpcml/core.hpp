@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -62,11 +64,22 @@ struct Context {
 // refuses, with InvalidArgument naming the field, what it cannot honour rather than ignore it:
 // a stream where it does not queue its work on the caller's stream (the calls on host memory,
 // which synchronise, except the inverse Gaussian's), a naive method where it has none.
+// A long call's progress: work done so far and the total, in the call's own units (output
+// elements for similarity and similarity_pairs, game-iterations for the game solvers).
+using ProgressCallback = std::function<void(std::uint64_t done, std::uint64_t total)>;
+
 struct ExecutionOptions {
     Backend backend = Backend::Auto;
     Method method = Method::Fused;  // Naive: the broadcast baseline, for comparison
     int device = 0;                 // CUDA device ordinal (ignored on the CPU)
     void* stream = nullptr;         // cudaStream_t; nullptr is the default stream
+    // Called on the calling thread, first once the call has run progress_interval seconds, then
+    // at most once per interval, and a last time with done == total if it was called at all: a
+    // short call never calls it. Where it throws, the call finishes its work, calls it no more,
+    // and throws that exception. Similarity, similarity_pairs and the game solvers report (the
+    // GPU's game solvers only at the end); the other calls refuse a callback.
+    ProgressCallback progress;
+    double progress_interval = 0.25;  // seconds, finite and >= 0
 };
 
 // Resolves `requested` to a concrete backend. Auto gives Cuda when a usable device exists and

@@ -15,6 +15,7 @@
 #include <hpcml/core.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <string>
 #include <string_view>
 
@@ -27,9 +28,10 @@ namespace hpcml::detail {
 // (InvalidArgument naming the field), never silently ignored.
 struct EntryPoint {
     std::string_view name;
-    bool takes_stream = false;   // queues its work on options.stream (else it must be null)
-    bool has_naive = true;       // has a naive method (else options.method must be Fused)
-    bool device_memory = false;  // takes device pointers: runs on CUDA (backend Auto or Cuda)
+    bool takes_stream = false;      // queues its work on options.stream (else it must be null)
+    bool has_naive = true;          // has a naive method (else options.method must be Fused)
+    bool device_memory = false;     // takes device pointers: runs on CUDA (backend Auto or Cuda)
+    bool reports_progress = false;  // calls options.progress (progress.hpp; else it must be empty)
 };
 
 template <class OnCpu, class OnCuda>
@@ -44,6 +46,9 @@ RunStats dispatch(const ExecutionOptions& options, const EntryPoint& entry, OnCp
         refuse("method", " has the fused method only (naive is for the functions with a broadcast baseline)");
     if (entry.device_memory && options.backend == Backend::Cpu)
         refuse("backend", " takes device pointers; use backend cuda or auto");
+    if (!entry.reports_progress && options.progress) refuse("progress", " does not report progress; leave it empty");
+    if (!(options.progress_interval >= 0.0 && options.progress_interval < INFINITY))
+        refuse("progress_interval", " takes a finite number of seconds >= 0");
     const auto start = std::chrono::steady_clock::now();
     const Context context = make_context(entry.device_memory ? Backend::Cuda : options.backend, options.device,
                                          entry.takes_stream ? options.stream : nullptr);

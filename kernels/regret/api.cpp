@@ -81,26 +81,30 @@ std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, 
                                              const RegretOptions& options) {
     check(A, batch, n1, n2, options);
     std::vector<GameSolution> solutions(batch);
+    detail::Progress progress(options, std::uint64_t{batch} * static_cast<std::uint64_t>(options.iterations));
     const RunStats stats = detail::dispatch(
-        options, {"solve_matrix_games"},
+        options, {"solve_matrix_games", false, true, false, true},
         [&](detail::MemoryTracker& tracker) {
             // A batch: games are split across threads. One game: its pass over A is, when large,
             // outside any OpenMP region (nested in the batch loop's inactive one, each of its
             // parallel regions cost about a millisecond).
             if (batch == 1) {
                 solutions[0] = detail::regret::cpu_solve({A, n1, n2, 0}, options, n1 * n2 >= (std::size_t{1} << 16),
-                                                         tracker);
+                                                         tracker, &progress);
                 return;
             }
 #pragma omp parallel for schedule(dynamic)
             for (std::size_t b = 0; b < batch; ++b) {
-                solutions[b] =
-                    detail::regret::cpu_solve({A + b * n1 * n2, n1, n2, b}, options, false, tracker);
+                solutions[b] = detail::regret::cpu_solve({A + b * n1 * n2, n1, n2, b}, options, false, tracker);
+                progress.add(
+                    static_cast<std::uint64_t>(options.iterations));  // a game at a time: no atomic per iteration
             }
         },
         [&](const Context& context, detail::MemoryTracker& tracker) {
             solutions = detail::regret::cuda_solve(A, batch, n1, n2, options, context, tracker);
+            progress.add(std::uint64_t{batch} * static_cast<std::uint64_t>(options.iterations));  // all at once
         });
+    progress.finish();
     const bool eps_bound_valid = detail::regret::make_schedule(options).eps_bound_valid();
     for (GameSolution& s : solutions) {
         s.stats = stats;

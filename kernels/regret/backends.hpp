@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/memory.hpp"
+#include "common/progress.hpp"
 
 namespace hpcml::detail::regret {
 
@@ -27,7 +28,9 @@ struct Game {
 // utilities; naive: two separate passes and fresh temporaries every iteration, as the seed's
 // eager program. `parallel` splits one large game's tiles across threads (batches parallelise
 // across games instead); results do not depend on it.
-GameSolution cpu_solve(const Game& game, const RegretOptions& options, bool parallel, MemoryTracker& tracker);
+// progress, where not null, gets one unit per iteration.
+GameSolution cpu_solve(const Game& game, const RegretOptions& options, bool parallel, MemoryTracker& tracker,
+                       Progress* progress = nullptr);
 
 // The exact Nash gap and value of a profile, with one pass over A.
 struct Evaluation {

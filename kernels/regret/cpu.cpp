@@ -275,7 +275,8 @@ Evaluation evaluate(const Game& g, const double* x, const double* y, bool parall
     return e;
 }
 
-GameSolution cpu_solve(const Game& g, const RegretOptions& o, bool parallel, MemoryTracker& tracker) {
+GameSolution cpu_solve(const Game& g, const RegretOptions& o, bool parallel, MemoryTracker& tracker,
+                       Progress* progress) {
     const Schedule sc = make_schedule(o);
     Player p[2] = {Player(tracker, g.n1), Player(tracker, g.n2)};
     Utilities pass_over_a(g, parallel, tracker);
@@ -283,6 +284,7 @@ GameSolution cpu_solve(const Game& g, const RegretOptions& o, bool parallel, Mem
     GameSolution out;
     for (int t = 1; t <= sc.iterations; ++t) {
         iterate(sc, t, backend);
+        if (progress) progress->add(1);
         if (sc.records_at(t)) {
             const std::vector<double> x = p[0].average(sc, t), y = p[1].average(sc, t);
             out.curve.push_back({t, evaluate(g, x.data(), y.data(), parallel, tracker).gap});

@@ -199,26 +199,38 @@ void run_cpu(const Problem& p, TilePlan plan, Method method, void* out, const Si
 }
 
 RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* sink, const SimilarityOptions& options) {
-    const Problem p = make_problem(x, y, options);
+    Problem p = make_problem(x, y, options);
     detail::require(sink || out || p.n == 0 || p.m == 0, "out: null output pointer");
     detail::require(!sink || static_cast<bool>(*sink), "sink: empty callback");
-    return detail::dispatch(
-        options, {"similarity"},
+    detail::Progress progress(options, std::uint64_t{p.n} * p.m);
+    p.progress = &progress;
+    const RunStats stats = detail::dispatch(
+        options, {"similarity", false, true, false, true},
         [&](detail::MemoryTracker& tracker) {
             run_cpu(p, make_plan(p, options, Backend::Cpu), options.method, out, sink, tracker);
         },
         [&](const Context& context, detail::MemoryTracker& tracker) {
-            // Without a sink, finished tiles are copied into the caller's output.
-            const SimilarityTileSink copy_to_out = [&](const SimilarityTile& tile) {
-                const RegionOutput dst = region_of(out, p, tile.row0, tile.col0);
-                const std::size_t bytes = detail::similarity::row_bytes(tile.cols, p.output);
-                for (std::size_t r = 0; r < tile.rows; ++r)
-                    std::memcpy(static_cast<unsigned char*>(dst.data) + r * dst.row_stride_bytes,
-                                static_cast<const unsigned char*>(tile.data) + r * tile.row_stride_bytes, bytes);
+            // Without a sink, finished tiles are copied into the caller's output; either way
+            // they count as done once delivered.
+            const SimilarityTileSink deliver = [&](const SimilarityTile& tile) {
+                if (sink) {
+                    (*sink)(tile);
+                } else {
+                    const RegionOutput dst = region_of(out, p, tile.row0, tile.col0);
+                    const std::size_t bytes = detail::similarity::row_bytes(tile.cols, p.output);
+                    for (std::size_t r = 0; r < tile.rows; ++r)
+                        std::memcpy(static_cast<unsigned char*>(dst.data) + r * dst.row_stride_bytes,
+                                    static_cast<const unsigned char*>(tile.data) + r * tile.row_stride_bytes, bytes);
+                }
+                progress.add(std::uint64_t{tile.rows} * tile.cols);
             };
-            detail::similarity::cuda_run_host(p, make_plan(p, options, Backend::Cuda), options.method,
-                                              sink ? *sink : copy_to_out, context, tracker);
+            Problem on_device = p;
+            on_device.progress = nullptr;  // the delivered tiles count instead
+            detail::similarity::cuda_run_host(on_device, make_plan(p, options, Backend::Cuda), options.method, deliver,
+                                              context, tracker);
         });
+    progress.finish();
+    return stats;
 }
 
 }  // namespace
@@ -244,7 +256,9 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
     SimilarityOptions o = options;
     const bool count = o.mode == SimilarityMode::Count;
     o.output = count ? SimilarityOutput::Int32 : SimilarityOutput::Bool;
-    const Problem p = make_problem(x, y, o);
+    Problem p = make_problem(x, y, o);
+    detail::Progress progress(o, std::uint64_t{p.n} * p.m);
+    p.progress = &progress;  // the CPU's tiles report; the GPU's pair lists only at the end
     // Counts are at most samples (<= 2^31 - 1): a larger min_count passes nothing.
     const bool none_pass = count && min_count > p.samples;
     const auto least = count && !none_pass ? static_cast<std::int32_t>(min_count) : 1;
@@ -257,11 +271,11 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
                       passing[k].count);
     };
     const detail::EntryPoint entry = on_device ? detail::EntryPoint{"similarity_pairs_device", true, true, true}
-                                               : detail::EntryPoint{"similarity_pairs"};
+                                               : detail::EntryPoint{"similarity_pairs", false, true, false, true};
     const RunStats stats = detail::dispatch(
         o, entry,
         [&](detail::MemoryTracker& tracker) {
-            if (none_pass) return;
+            if (none_pass) return progress.add(std::uint64_t{p.n} * p.m);  // nothing to compute
             // Mode All as a bitmask tile (a word of 64 columns tested at once); where y is x, the
             // tiles above the diagonal only, each pair added with its mirror.
             Problem tiles = p;
@@ -281,10 +295,14 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
                 detail::require_device_pointer(x.data, context.device, "x");
                 detail::require_device_pointer(y.data, context.device, "y");
             }
+            Problem on_gpu = p;
+            on_gpu.progress = nullptr;
             if (!none_pass)
-                detail::similarity::cuda_run_pairs(p, on_device, make_plan(p, o, Backend::Cuda), o.method, least,
+                detail::similarity::cuda_run_pairs(on_gpu, on_device, make_plan(p, o, Backend::Cuda), o.method, least,
                                                    add_passing, context, tracker);
+            progress.add(std::uint64_t{p.n} * p.m);  // all at once
         });
+    progress.finish();
     SimilarityPairs result = pairs.finish();
     result.stats = stats;
     return result;

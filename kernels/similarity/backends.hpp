@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "common/memory.hpp"
+#include "common/progress.hpp"
 #include "math.hpp"
 
 namespace hpcml::detail::similarity {
@@ -25,6 +26,8 @@ struct Problem {
     SimilarityOutput output = SimilarityOutput::Int32;  // resolved, never Default
     // y is x (the same memory and view): S is symmetric, exactly (|a - b| = |b - a| in floats).
     bool symmetric = false;
+    // Output elements done are added here (a mirror's too), where the call reports progress.
+    detail::Progress* progress = nullptr;
 };
 
 // Rows [row0, row0 + rows) of x's features against columns [col0, col0 + cols) of y's.

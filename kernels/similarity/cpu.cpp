@@ -127,7 +127,14 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out, 
             const auto [j0, jn] = panel_cols(panel);
             return diagonal && j0 + jn <= first_row;
         };
-        if (below(group_panels - 1, i0)) continue;
+        // Output elements this item accounts for: its own, and as many again off the diagonal
+        // of a symmetric problem, whose mirror it writes (or the caller adds).
+        const std::size_t group_cols = std::min(group_panels * kPanelCols, region.cols - first_panel * kPanelCols);
+        const std::uint64_t item_elements = std::uint64_t{in} * group_cols * (p.symmetric && !diagonal ? 2 : 1);
+        if (below(group_panels - 1, i0)) {
+            if (p.progress) p.progress->add(item_elements);
+            continue;
+        }
         bool alive[kGroupPanels][kBandBlocks];
         for (auto& panel_alive : alive) std::fill(panel_alive, panel_alive + kBandBlocks, true);
         std::fill(acc, acc + group_panels * band_rows * kPanelCols, 0);
@@ -165,6 +172,7 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out, 
                 for (std::size_t a = 0; a < mirrored; ++a) across[b * mirrored + a] = counts[a * kPanelCols + b];
             store_counts(across, mirrored, jn, mirrored, j0, i0, p, diagonal ? out : *mirror);
         }
+        if (p.progress) p.progress->add(item_elements);
     }
 }
 

@@ -36,6 +36,7 @@ void cpu_naive(const Problem& p, const Region& region, const RegionOutput& out, 
         for (std::size_t e = 0; e < pairs; ++e) reduced[e] = reduced[e] ? static_cast<std::int64_t>(p.samples) : 0;
     }
     cpu::store_counts(reduced.data(), region.cols, region.rows, region.cols, 0, 0, p, out);
+    if (p.progress) p.progress->add(pairs);
 }
 
 }  // namespace hpcml::detail::similarity

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _arrays, _hpcml
+from . import _arrays, _hpcml, _progress
 
 
 @dataclass
@@ -36,7 +36,8 @@ def _payoffs(A, ndim: int) -> np.ndarray:
 
 
 def solve_matrix_games(A, *, iterations=500, variant="prm+", alternating=True, averaging="quadratic", sampled=False,
-                       seed=0, record_every=0, backend="auto", method="fused", device=0) -> GameSolution:
+                       seed=0, record_every=0, backend="auto", method="fused", device=0, progress=None,
+                       progress_interval=0.25) -> GameSolution:
     """Solves a batch of games A of shape (batch, n1, n2), each by regret matching.
 
     variant: "seed" (the seed program, op for op: simultaneous regret matching one iteration
@@ -46,11 +47,16 @@ def solve_matrix_games(A, *, iterations=500, variant="prm+", alternating=True, a
     "quadratic" (ignored by the seed, always uniform). sampled: the seed's stochastic variant
     (each player's regret against its own action sampled with the opponent's), reproducible
     for a given seed. Payoffs are taken as float32.
+    progress: True for a progress bar (tqdm's where installed) on calls that run longer than
+    progress_interval seconds, or a callable (done, total) in game-iterations (on the GPU it is
+    not called: the iterations run inside launches).
     """
     A = _payoffs(A, 3)
     iterations = _arrays.integer(iterations, "iterations")  # not 2.5 taken as 2; C++ checks >= 1
     r = _hpcml._solve_matrix_games(A, iterations, variant, bool(alternating), averaging, bool(sampled),
-                                   int(seed), int(record_every), backend, method, int(device))
+                                   int(seed), int(record_every), backend, method, int(device),
+                                   _progress.callback(progress, "hpcml.solve_matrix_games", "game-iterations"),
+                                   _progress.interval(progress_interval))
     return GameSolution(r["row_strategy"], r["col_strategy"], r["value"], r["gap"], r["eps_bound"],
                         bool(r["eps_bound_valid"]), r["curve"], r["stats"])
 
@@ -59,7 +65,7 @@ def solve_matrix_game(A, **options) -> GameSolution:
     """Solves one zero-sum game with payoff matrix A (n1, n2) for the row player.
 
     Takes the options of solve_matrix_games (iterations=500, variant="prm+", alternating,
-    averaging, sampled, seed, record_every, backend, method).
+    averaging, sampled, seed, record_every, backend, method, progress, progress_interval).
     """
     batch = solve_matrix_games(_payoffs(A, 2)[None], **options)
     return GameSolution(batch.row_strategy[0], batch.col_strategy[0], float(batch.value[0]), float(batch.gap[0]),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import _arrays, _hpcml
+from . import _arrays, _hpcml, _progress
 
 _LAYOUT = "(samples, features)"
 
@@ -21,7 +21,7 @@ def _operands(x, y, tile, on_device):
 
 
 def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="auto", method="fused",
-               dtype=None, device=None, out=None, return_stats=False):
+               dtype=None, device=None, out=None, return_stats=False, progress=None, progress_interval=0.25):
     """Pairwise similarity counts S[i, j] = #{s : |x[s, i] - y[s, j]| < threshold}.
 
     x is (n_samples, n) and y is (n_samples, m) (y defaults to x). Inputs are taken as float32:
@@ -42,6 +42,9 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
     result on every call.
     With return_stats=True, returns (S, stats) where stats has backend, method, seconds,
     peak_device_bytes and peak_host_bytes.
+    progress: True for a progress bar (tqdm's where installed) on calls that run longer than
+    progress_interval seconds, or a callable (done, total) in output elements, called at most
+    once per progress_interval and once at the end if at all (docs/python.md).
     """
     on_device = _arrays.on_cuda({"x": x, "y": y})
     x, y, tile = _operands(x, y, tile, on_device)
@@ -57,12 +60,13 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
     else:
         _arrays.check_output(out, shape, element, device if on_device else None, {"x": x, "y": y})
     stats = _hpcml._similarity(x, y, out, float(threshold), mode, tile, backend, method, output, device, on_device,
-                               _arrays.current_stream(x))
+                               _arrays.current_stream(x), _progress.callback(progress, "hpcml.similarity", "pairs"),
+                               _progress.interval(progress_interval))
     return (out, stats) if return_stats else out
 
 
 def similarity_pairs(x, y=None, *, threshold=1.0, mode="all", min_count=None, tile=None, backend="auto", method="fused",
-                     device=None, return_stats=False):
+                     device=None, return_stats=False, progress=None, progress_interval=0.25):
     """The pairs (i, j) of S = similarity(x, y) that pass, without a dense S.
 
     mode "all": the pairs with every sample within the threshold; returns (i, j). mode "count":
@@ -72,7 +76,8 @@ def similarity_pairs(x, y=None, *, threshold=1.0, mode="all", min_count=None, ti
     with the number of pairs. Host arrays (NumPy and anything np.asarray takes), or CUDA arrays
     (torch, CuPy), used in place on their device and their library's current stream; on the GPU
     each launch's output is reduced there and only the pairs come back, as NumPy arrays.
-    With return_stats=True, returns (pairs, stats).
+    With return_stats=True, returns (pairs, stats). progress, progress_interval: as similarity's
+    (on the GPU, the pair list of host arrays reports nothing; of CUDA arrays it takes no callback).
     """
     on_device = _arrays.on_cuda({"x": x, "y": y})
     x, y, tile = _operands(x, y, tile, on_device)
@@ -83,6 +88,8 @@ def similarity_pairs(x, y=None, *, threshold=1.0, mode="all", min_count=None, ti
     min_count = _arrays.integer(min_count, "min_count", minimum=0)
     r = _hpcml._similarity_pairs(x, y, float(threshold), mode, min_count, tile, backend, method,
                                  _arrays.resolve_device([x, y], device, on_device), on_device,
-                                 _arrays.current_stream(x))
+                                 _arrays.current_stream(x),
+                                 _progress.callback(progress, "hpcml.similarity_pairs", "pairs"),
+                                 _progress.interval(progress_interval))
     pairs = (r.pop("i"), r.pop("j")) + ((r.pop("count"),) if "count" in r else ())
     return (pairs, r) if return_stats else pairs

@@ -49,6 +49,18 @@ using AnyArray = nb::ndarray<nb::c_contig>;
 
 hpcml::MatrixView view(const FloatMatrix& a) { return {a.data(), a.shape(0), a.shape(1)}; }
 
+// A Python callable (or None) as ExecutionOptions::progress. It is called with the interpreter's
+// lock taken, since the calls run with it released; held by handle (the caller's argument keeps
+// it alive), since options are copied where the lock is not held.
+void set_progress(hpcml::ExecutionOptions& o, nb::handle callback, double interval) {
+    o.progress_interval = interval;
+    if (callback.is_none()) return;
+    o.progress = [callback](std::uint64_t done, std::uint64_t total) {
+        nb::gil_scoped_acquire gil;
+        callback(done, total);
+    };
+}
+
 hpcml::SimilarityOptions similarity_options(float threshold, const std::string& mode, std::optional<std::size_t> tile,
                                             const std::string& backend, const std::string& method,
                                             const std::string& dtype, int device, std::uintptr_t stream) {
@@ -80,9 +92,9 @@ nb::dict stats_dict(const hpcml::RunStats& stats) {
 nb::dict similarity_binding(FloatMatrix x, std::optional<FloatMatrix> y, AnyArray out, float threshold,
                             const std::string& mode, std::optional<std::size_t> tile, const std::string& backend,
                             const std::string& method, const std::string& dtype, int device, bool on_device,
-                            std::uintptr_t stream) {
-    const hpcml::SimilarityOptions o =
-        similarity_options(threshold, mode, tile, backend, method, dtype, device, stream);
+                            std::uintptr_t stream, nb::handle progress, double progress_interval) {
+    hpcml::SimilarityOptions o = similarity_options(threshold, mode, tile, backend, method, dtype, device, stream);
+    set_progress(o, progress, progress_interval);
     const hpcml::MatrixView xv = view(x);
     const hpcml::MatrixView yv = y ? view(*y) : hpcml::MatrixView{};
     const std::size_t m = y ? y->shape(1) : x.shape(1);
@@ -114,9 +126,10 @@ nb::ndarray<nb::numpy, T> new_array(std::initializer_list<std::size_t> shape) {
 // The pairs as NumPy arrays (i, j and, in mode count, the counts), copied out of the vectors.
 nb::dict similarity_pairs_binding(FloatMatrix x, std::optional<FloatMatrix> y, float threshold, const std::string& mode,
                                   std::size_t min_count, std::optional<std::size_t> tile, const std::string& backend,
-                                  const std::string& method, int device, bool on_device, std::uintptr_t stream) {
-    const hpcml::SimilarityOptions o =
-        similarity_options(threshold, mode, tile, backend, method, "default", device, stream);
+                                  const std::string& method, int device, bool on_device, std::uintptr_t stream,
+                                  nb::handle progress, double progress_interval) {
+    hpcml::SimilarityOptions o = similarity_options(threshold, mode, tile, backend, method, "default", device, stream);
+    set_progress(o, progress, progress_interval);
     const hpcml::MatrixView yv = y ? view(*y) : hpcml::MatrixView{};
     hpcml::SimilarityPairs pairs;
     {
@@ -141,8 +154,10 @@ nb::dict similarity_pairs_binding(FloatMatrix x, std::optional<FloatMatrix> y, f
 // batch of 1e5 small games is solved in a fraction of the time 1e5 dicts take to build).
 nb::dict solve_games_binding(GameBatch A, int iterations, const std::string& variant, bool alternating,
                              const std::string& averaging, bool sampled, std::uint64_t seed, int record_every,
-                             const std::string& backend, const std::string& method, int device) {
+                             const std::string& backend, const std::string& method, int device, nb::handle progress,
+                             double progress_interval) {
     hpcml::RegretOptions o;
+    set_progress(o, progress, progress_interval);
     o.iterations = iterations;
     o.variant = hpcml::parse_regret_variant(variant, "variant");
     o.alternating = alternating;
@@ -368,13 +383,13 @@ NB_MODULE(_hpcml, m) {
 
     m.def("_similarity", &similarity_binding, nb::arg("x"), nb::arg("y").none(), nb::arg("out"), nb::arg("threshold"),
           nb::arg("mode"), nb::arg("tile").none(), nb::arg("backend"), nb::arg("method"), nb::arg("dtype"),
-          nb::arg("device"), nb::arg("on_device"), nb::arg("stream"),
-          "Low-level similarity into a preallocated output; use hpcml.similarity.");
+          nb::arg("device"), nb::arg("on_device"), nb::arg("stream"), nb::arg("progress").none(),
+          nb::arg("progress_interval"), "Low-level similarity into a preallocated output; use hpcml.similarity.");
 
     m.def("_similarity_pairs", &similarity_pairs_binding, nb::arg("x"), nb::arg("y").none(), nb::arg("threshold"),
           nb::arg("mode"), nb::arg("min_count"), nb::arg("tile").none(), nb::arg("backend"), nb::arg("method"),
-          nb::arg("device"), nb::arg("on_device"), nb::arg("stream"),
-          "Low-level pair list; use hpcml.similarity_pairs.");
+          nb::arg("device"), nb::arg("on_device"), nb::arg("stream"), nb::arg("progress").none(),
+          nb::arg("progress_interval"), "Low-level pair list; use hpcml.similarity_pairs.");
     m.def(
         "similarity_cpu_kernel", [] { return std::string(hpcml::similarity_cpu_kernel()); },
         "The instruction set the CPU backend's fused similarity kernel uses here: 'avx512', 'avx2' or 'baseline' "
@@ -396,8 +411,8 @@ NB_MODULE(_hpcml, m) {
 
     m.def("_solve_matrix_games", &solve_games_binding, nb::arg("A"), nb::arg("iterations"), nb::arg("variant"),
           nb::arg("alternating"), nb::arg("averaging"), nb::arg("sampled"), nb::arg("seed"), nb::arg("record_every"),
-          nb::arg("backend"), nb::arg("method"), nb::arg("device"),
-          "Low-level batched regret matching; use hpcml.solve_matrix_game(s).");
+          nb::arg("backend"), nb::arg("method"), nb::arg("device"), nb::arg("progress").none(),
+          nb::arg("progress_interval"), "Low-level batched regret matching; use hpcml.solve_matrix_game(s).");
 
     m.def(
         "_telemetry_status",
