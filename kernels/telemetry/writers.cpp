@@ -1,10 +1,10 @@
-// Trace writers: the seed's semicolon CSV (read unchanged by its pandas code), a full CSV, JSON.
+// Trace writers: the seed's semicolon CSV (timestamps in Unix seconds, as its time.time(), so its
+// pandas code reads it unchanged: examples/trace runs that code on both), a full CSV, JSON.
 #include <hpcml/core.hpp>
 #include <hpcml/telemetry.hpp>
 
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 
 #include "common/error.hpp"
 #include "common/names.hpp"
@@ -12,18 +12,6 @@
 namespace hpcml::telemetry {
 
 namespace {
-
-// "2026-11-21 10:15:31.123" in local time.
-std::string timestamp(double unix_time_s) {
-    const std::time_t seconds = static_cast<std::time_t>(std::floor(unix_time_s));
-    const int millis = static_cast<int>((unix_time_s - std::floor(unix_time_s)) * 1000.0);
-    std::tm parts{};
-    localtime_r(&seconds, &parts);
-    char text[64];
-    std::snprintf(text, sizeof text, "%04d-%02d-%02d %02d:%02d:%02d.%03d", parts.tm_year + 1900, parts.tm_mon + 1,
-                  parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, millis);
-    return text;
-}
 
 std::string number(double v, const char* format = "%.6g") {
     char text[64];
@@ -68,7 +56,7 @@ void write(std::ostream& out, const std::vector<Sample>& samples, const Summary&
             out << "Timestamp;Temperature [C];Power [% max];GPU Util [% time];Mem Util [% time];Mem Cons [% "
                    "max];Energy [kJ]\n";
             for (const Sample& s : samples)
-                out << timestamp(s.unix_time_s) << ';' << number(s.temperature_c) << ';'
+                out << number(s.unix_time_s, "%.6f") << ';' << number(s.temperature_c) << ';'
                     << number(s.power_percent, "%.2f") << ';' << number(s.gpu_util_percent) << ';'
                     << number(s.memory_util_percent) << ';' << number(s.memory_used_percent, "%.2f") << ';'
                     << number(s.energy_j / 1000.0, "%.6f") << '\n';

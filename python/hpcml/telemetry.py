@@ -60,8 +60,8 @@ def plot(csv_path, png_path):
     header, rows = rows[0], [r for r in rows[1:] if r]
     if header[0] != "Timestamp" or "Energy [kJ]" not in header:
         raise ValueError(f"csv_path: not a trace in the seed's format (header {header!r})")
-    times = [datetime.datetime.strptime(r[0], "%Y-%m-%d %H:%M:%S.%f") for r in rows]
-    t = np.array([(x - times[0]).total_seconds() for x in times])
+    t = np.array([float(r[0]) for r in rows])  # Unix seconds
+    t -= t[0]
     values = np.array([[float(v) for v in r[1:]] for r in rows])
     fig, left = plt.subplots(figsize=(10, 4.5))
     for column, name in enumerate(header[1:-1]):

@@ -1,5 +1,6 @@
-// A stand-in for libnvidia-ml.so.1 exporting the functions hpcml loads, so the sampler and
-// hpcml-trace are tested end to end on machines without a GPU. One device, "Fake GPU":
+// A stand-in for libnvidia-ml.so.1 exporting the functions hpcml and the seed's pyNVML trace
+// (examples/trace) load, so the sampler, hpcml-trace and the example are tested end to end on
+// machines without a GPU. One device, "Fake GPU":
 // 55 C, 200 W of a 400 W limit, 75 % GPU and 40 % memory utilisation, 1 GiB of 4 GiB used,
 // and an energy counter that grows at 200 W from load (unsupported when FAKE_NVML_NO_ENERGY=1).
 #include <nvml.h>
@@ -18,6 +19,7 @@ bool is_fake(nvmlDevice_t d) { return d == handle(); }
 extern "C" {
 
 nvmlReturn_t nvmlInit_v2(void) { return NVML_SUCCESS; }
+nvmlReturn_t nvmlInitWithFlags(unsigned int) { return NVML_SUCCESS; }  // pynvml's nvmlInit
 nvmlReturn_t nvmlShutdown(void) { return NVML_SUCCESS; }
 const char* nvmlErrorString(nvmlReturn_t result) { return result == NVML_SUCCESS ? "Success" : "Fake NVML error"; }
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
@@ -47,6 +49,10 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t, unsigned int* power) {
     return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t, unsigned int* limit) {
+    *limit = 400000;
+    return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t, unsigned int* limit) {  // the seed's trace reads it
     *limit = 400000;
     return NVML_SUCCESS;
 }
