@@ -35,6 +35,15 @@ if ! "$python" -c "import numpy, scipy, nanobind, scikit_build_core, pytest, hyp
   "$python" -m pip install -q "${python_packages[@]}"
 fi
 
+# PyTorch, for hpcml.torch and its tests (optional: hpcml never needs it). Pinned to the 2.11
+# series of the GPU machines' image; about 2.6 GB with the CUDA libraries it brings. Where it
+# cannot be installed, the torch tests skip, saying so.
+if ! "$python" -c "import torch, sys; sys.exit(not torch.__version__.startswith('2.11.'))" 2>/dev/null; then
+  echo "install-deps: pip install torch==2.11.*"
+  "$python" -m pip install -q "torch==2.11.*" ||
+    echo "install-deps: torch could not be installed; the torch tests will skip" >&2
+fi
+
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "install-deps: CUDA toolkit found; the CUDA backend will be built."
 else

@@ -1,0 +1,178 @@
+"""hpcml's calls as PyTorch operators, for use inside torch.compile graphs.
+
+``import hpcml.torch`` registers them with torch.library (``import hpcml`` alone never imports
+torch). Each operator has a fake (meta) implementation, so torch.compile traces through it
+without a graph break (``fullgraph=True`` works); on the CPU each runs hpcml's CPU backend on the
+tensors' memory (no copy for contiguous float32/float64 inputs).
+
+    import torch, hpcml.torch
+    S = torch.ops.hpcml.similarity(x, None, 1.0, "count", "default", 0)  # or hpcml.torch.similarity(x)
+    f = torch.compile(lambda x: hpcml.torch.similarity(x).sum(), fullgraph=True)
+
+The operators, in the namespace ``hpcml`` (``torch.ops.hpcml.NAME``):
+- similarity(x, y, threshold, mode, dtype, tile) -> S, as hpcml.similarity (tile 0: the backend's);
+- similarity_pairs(x, y, threshold, mode, min_count, tile) -> (i, j, count): int64 indices, count
+  int32 (empty in mode "all"); their length depends on the data (a dynamic size in the fake);
+- invgauss(function, x, mu, lam) -> values of x's dtype and the broadcast shape, for every name in
+  hpcml.invgauss.functions();
+- invgauss_sample(n, mu, lam, seed, double) -> n draws (float64 if double, else float32);
+- solve_matrix_games(A, iterations, variant, alternating, averaging, sampled, seed) ->
+  (row_strategy, col_strategy, value, gap, eps_bound), float64, with a leading batch axis.
+CUDA tensors go to hpcml's GPU backend through the same Python calls (docs/python.md says which
+synchronise); on the CPU every operator is what the functions of hpcml compute.
+"""
+
+import numpy as np
+import torch
+
+import hpcml
+from hpcml import _hpcml
+from hpcml import invgauss as _ig
+
+__all__ = ["similarity", "similarity_pairs", "invgauss", "invgauss_sample", "solve_matrix_games"]
+
+
+def _torch_dtype(numpy_dtype):
+    return torch.from_numpy(np.empty(0, dtype=numpy_dtype)).dtype
+
+
+def _host(t):
+    """A CPU tensor's memory as NumPy (no copy where it is contiguous and already NumPy's)."""
+    return t.detach().contiguous().numpy()
+
+
+def _device_of(*tensors):
+    return next((t.device for t in tensors if t is not None), torch.device("cpu"))
+
+
+def _on_cuda(*tensors):
+    return any(t is not None and t.is_cuda for t in tensors)
+
+
+# --- similarity -------------------------------------------------------------------------------
+
+@torch.library.custom_op("hpcml::similarity", mutates_args=())
+def _similarity(x: torch.Tensor, y: torch.Tensor | None, threshold: float, mode: str, dtype: str,
+                tile: int) -> torch.Tensor:
+    dtype = None if dtype == "default" else dtype
+    tile = tile or None
+    if _on_cuda(x, y):
+        return hpcml.similarity(x, y, threshold=threshold, mode=mode, dtype=dtype, tile=tile, backend="cuda")
+    S = hpcml.similarity(_host(x), None if y is None else _host(y), threshold=threshold, mode=mode, dtype=dtype,
+                         tile=tile, backend="cpu")
+    return torch.from_numpy(S)
+
+
+@_similarity.register_fake
+def _(x, y, threshold, mode, dtype, tile):
+    n = x.shape[1]
+    m = n if y is None else y.shape[1]
+    output, _, element = _hpcml._similarity_layout(mode, dtype, 1, 8)  # the element type; the shape below
+    columns = (m + 7) // 8 if output == "bitmask" else m
+    return x.new_empty((n, columns), dtype=_torch_dtype(element))
+
+
+def similarity(x, y=None, *, threshold=1.0, mode="count", dtype="default", tile=0):
+    """torch.ops.hpcml.similarity with hpcml.similarity's defaults: S for (samples, n) tensors."""
+    return torch.ops.hpcml.similarity(x, y, float(threshold), mode, str(dtype).removeprefix("torch."), int(tile))
+
+
+@torch.library.custom_op("hpcml::similarity_pairs", mutates_args=())
+def _similarity_pairs(x: torch.Tensor, y: torch.Tensor | None, threshold: float, mode: str, min_count: int,
+                      tile: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    options = dict(threshold=threshold, mode=mode, min_count=min_count if mode == "count" else None, tile=tile or None)
+    device = _device_of(x, y)
+    if _on_cuda(x, y):
+        pairs = hpcml.similarity_pairs(x, y, backend="cuda", **options)
+    else:
+        pairs = hpcml.similarity_pairs(_host(x), None if y is None else _host(y), backend="cpu", **options)
+    i, j = (torch.from_numpy(a.astype(np.int64)).to(device) for a in pairs[:2])
+    count = torch.from_numpy(pairs[2]).to(device) if mode == "count" else torch.empty(0, dtype=torch.int32,
+                                                                                      device=device)
+    return i, j, count
+
+
+@_similarity_pairs.register_fake
+def _(x, y, threshold, mode, min_count, tile):
+    k = torch.library.get_ctx().new_dynamic_size()
+    count = x.new_empty((k,) if mode == "count" else (0,), dtype=torch.int32)
+    return x.new_empty((k,), dtype=torch.int64), x.new_empty((k,), dtype=torch.int64), count
+
+
+def similarity_pairs(x, y=None, *, threshold=1.0, mode="all", min_count=1, tile=0):
+    """torch.ops.hpcml.similarity_pairs: (i, j) in mode "all", (i, j, count) in mode "count"."""
+    i, j, count = torch.ops.hpcml.similarity_pairs(x, y, float(threshold), mode, int(min_count), int(tile))
+    return (i, j) if mode == "all" else (i, j, count)
+
+
+# --- the inverse Gaussian ---------------------------------------------------------------------
+
+@torch.library.custom_op("hpcml::invgauss", mutates_args=())
+def _invgauss(function: str, x: torch.Tensor, mu: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
+    if _on_cuda(x, mu, lam):
+        shape = torch.broadcast_shapes(x.shape, mu.shape, lam.shape)
+        x, mu, lam = (t.to(x.dtype).expand(shape).contiguous() for t in (x, mu, lam))
+        return _ig.evaluate(function, x, mu, lam, backend="cuda")
+    xs = _host(x)
+    out = _ig.evaluate(function, xs, _host(mu).astype(xs.dtype), _host(lam).astype(xs.dtype), backend="cpu")
+    return torch.from_numpy(np.ascontiguousarray(out, dtype=xs.dtype))
+
+
+@_invgauss.register_fake
+def _(function, x, mu, lam):
+    return x.new_empty(torch.broadcast_shapes(x.shape, mu.shape, lam.shape))
+
+
+def invgauss(function, x, mu, lam):
+    """torch.ops.hpcml.invgauss: function (a name in hpcml.invgauss.functions()) of IG(mu, lam) at
+    x; mu and lam are tensors or numbers, broadcast against x; the result has x's dtype."""
+    as_tensor = lambda v: v if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=x.dtype, device=x.device)  # noqa: E731
+    return torch.ops.hpcml.invgauss(function, x, as_tensor(mu), as_tensor(lam))
+
+
+@torch.library.custom_op("hpcml::invgauss_sample", mutates_args=())
+def _invgauss_sample(n: int, mu: torch.Tensor, lam: torch.Tensor, seed: int, double: bool) -> torch.Tensor:
+    dtype = np.float64 if double else np.float32
+    draws = _ig.sample(n, _host(mu.cpu()), _host(lam.cpu()), seed=seed, dtype=dtype,
+                       backend="cuda" if _on_cuda(mu, lam) else "cpu")
+    return torch.from_numpy(draws).to(mu.device)
+
+
+@_invgauss_sample.register_fake
+def _(n, mu, lam, seed, double):
+    return mu.new_empty((n,), dtype=torch.float64 if double else torch.float32)
+
+
+def invgauss_sample(n, mu, lam, *, seed=0, dtype=torch.float64):
+    """torch.ops.hpcml.invgauss_sample: n draws of IG(mu, lam) (Philox, keyed by seed: the same
+    draws for the same seed on every backend)."""
+    as_tensor = lambda v: v if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=dtype)  # noqa: E731
+    return torch.ops.hpcml.invgauss_sample(int(n), as_tensor(mu), as_tensor(lam), int(seed), dtype == torch.float64)
+
+
+# --- games ------------------------------------------------------------------------------------
+
+@torch.library.custom_op("hpcml::solve_matrix_games", mutates_args=())
+def _solve_matrix_games(A: torch.Tensor, iterations: int, variant: str, alternating: bool, averaging: str,
+                        sampled: bool, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
+                                                           torch.Tensor]:
+    s = hpcml.solve_matrix_games(_host(A.cpu()), iterations=iterations, variant=variant, alternating=alternating,
+                                 averaging=averaging, sampled=sampled, seed=seed,
+                                 backend="cuda" if A.is_cuda else "cpu")
+    return tuple(torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64)).to(A.device)
+                 for a in (s.row_strategy, s.col_strategy, s.value, s.gap, s.eps_bound))
+
+
+@_solve_matrix_games.register_fake
+def _(A, iterations, variant, alternating, averaging, sampled, seed):
+    batch, n1, n2 = A.shape
+    empty = lambda *shape: A.new_empty(shape, dtype=torch.float64)  # noqa: E731
+    return empty(batch, n1), empty(batch, n2), empty(batch), empty(batch), empty(batch)
+
+
+def solve_matrix_games(A, *, iterations=500, variant="prm+", alternating=True, averaging="quadratic", sampled=False,
+                       seed=0):
+    """torch.ops.hpcml.solve_matrix_games for A of shape (batch, n1, n2): (row_strategy,
+    col_strategy, value, gap, eps_bound), float64 tensors with a leading batch axis."""
+    return torch.ops.hpcml.solve_matrix_games(A, int(iterations), variant, bool(alternating), averaging, bool(sampled),
+                                              int(seed))
