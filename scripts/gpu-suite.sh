@@ -250,9 +250,11 @@ parts_bench() {  # the most wanted first
     --backend cuda "${common[@]}" --benchmark_out="$results/bench_regret_batch.json"
   part 3 "regret 1e5 x 3x3 beside PyTorch" compare_torch_regret_batch.log python3 bench/compare_torch_regret.py \
     "${torch_regret_batch[@]}"
-  part 1 "examples: the seeds beside hpcml" examples.log sh -c 'python3 examples/invgauss/run.py --backend cuda \
+  part 3 "examples: the seeds beside hpcml" examples.log sh -c 'python3 examples/invgauss/run.py --backend cuda \
     --output "$1/invgauss_figure.png" && python3 examples/devicequery/run.py --tool "$2/hpcml-devicequery" &&
-    python3 examples/trace/run.py --tool "$2/hpcml-trace" --seconds 5 --out-dir "$1/trace_example"' sh "$results" "$build/bin"
+    python3 examples/trace/run.py --tool "$2/hpcml-trace" --seconds 5 --out-dir "$1/trace_example" &&
+    python3 examples/similarity/run.py --device cuda --features 20000 &&
+    python3 examples/regret/run.py --device cuda --iterations 100 --compile-mode default' sh "$results" "$build/bin"
 }
 
 if [ "$call" = sanitize ]; then

@@ -51,3 +51,17 @@ def test_gpu_trace_through_the_fake_nvml(tmp_path):
     medians = [line.split() for line in result.stdout.splitlines() if line.startswith(("Temperature", "Power"))]
     assert medians and all(row[-1] == row[-2] for row in medians)  # the fake's readings, in both traces
     assert (tmp_path / "seed.png").exists() and (tmp_path / "hpcml.png").exists()
+
+
+def test_regret_matching_beside_the_seeds_torch_program():
+    pytest.importorskip("torch", reason="the seed's program is PyTorch (.ci/run installs torch)")
+    result = example("regret", "--device", "cpu", "--iterations", "20", "--rounds", "1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "agree" in result.stdout and "hpcml prm+" in result.stdout
+
+
+def test_similarity_beside_the_seeds_compiled_program():
+    pytest.importorskip("torch", reason="the seed's program is PyTorch (.ci/run installs torch)")
+    result = example("similarity", "--device", "cpu", "--samples", "16", "--features", "1200", "--rounds", "1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "are equal" in result.stdout and "x the seed" in result.stdout

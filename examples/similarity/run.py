@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""The seed's similarity (similarity_op under torch.compile, split into 1000-column slices)
+beside hpcml's, on the same x = randn(samples, features): checked equal (both are exact) and
+timed, medians of --rounds after a first call (which compiles the seed: reported apart).
+
+hpcml's side is hpcml.torch.similarity in mode "all" (bool), inside torch.compile(fullgraph=True)
+as a user of the seed would write it, and the result brought to the host as the seed does. The
+seed's whole case (256 x 270725, a 73 GB result on the host, doubled by its last torch.cat) is
+bench/compare_torch_real_case.py's, which times a band of rows and extrapolates.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hpcml  # noqa: E402
+import hpcml.torch as ht  # noqa: E402
+import seed  # noqa: E402
+
+
+def median_seconds(call, rounds):
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--samples", type=int, default=256, help="rows of x (the seed's 256)")
+    parser.add_argument("--features", type=int, default=4000, help="columns of x (the seed's 270725: see above)")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    if min(args.samples, args.features, args.rounds) < 1:
+        parser.error("--samples, --features and --rounds: must be >= 1")
+    if torch.device(args.device).type == "cuda" and hpcml.cuda_status()["status"] != "ok":
+        print(f"run.py: no CUDA device: {hpcml.cuda_status()['message']}", file=sys.stderr)
+        sys.exit(2)  # what the GPU suite's rehearsal counts as a skip
+
+    torch.manual_seed(0)
+    x = torch.randn((args.samples, args.features)).float().to(args.device)
+    start = time.perf_counter()
+    similarity = seed.make_similarity(args.device)
+    reference = similarity(x)
+    compile_seconds = time.perf_counter() - start
+
+    @torch.compile(fullgraph=True)
+    def with_hpcml(x):
+        return ht.similarity(x, mode="all", dtype="bool").to("cpu")
+
+    got = with_hpcml(x)
+    assert torch.equal(got, reference), "hpcml's result differs from the seed's"
+    synchronize = torch.cuda.synchronize if x.is_cuda else (lambda: None)
+    seed_seconds = median_seconds(lambda: similarity(x), args.rounds)
+    ours = median_seconds(lambda: (with_hpcml(x), synchronize()), args.rounds)
+    print(f"x = randn({args.samples}, {args.features}) on {args.device}, mode all, threshold 1: the seed's result "
+          f"and hpcml's are equal ({reference.numel():,} pairs); the seed's first call (torch.compile, mode "
+          f"'reduce-overhead'): {compile_seconds:.1f} s")
+    print(f"  the seed (1000-column slices)     {seed_seconds:9.4f} s")
+    print(f"  hpcml.torch.similarity, compiled  {ours:9.4f} s   ({seed_seconds / ours:.1f}x the seed)")
+
+
+if __name__ == "__main__":
+    main()
