@@ -37,7 +37,8 @@ template <class T>
 RunStats evaluate(Function f, const T* x, std::size_t n, const T* mu, std::size_t mu_count, const T* lam,
                   std::size_t lam_count, T* out, const InvGaussOptions& options = {});
 
-// The same on device pointers (CUDA): queued on options.stream, returns when complete.
+// The same on device pointers (CUDA): queued on options.stream, returns when complete, or at
+// once while that stream is being captured into a CUDA graph (the work is then the graph's).
 template <class T>
 RunStats evaluate_device(Function f, const T* x, std::size_t n, const T* mu, std::size_t mu_count, const T* lam,
                          std::size_t lam_count, T* out, const InvGaussOptions& options = {});

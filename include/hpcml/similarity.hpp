@@ -149,8 +149,10 @@ SimilarityPairs similarity_pairs_device(MatrixView x, MatrixView y, const Simila
 void similarity_transpose(const SimilarityTile& tile, void* dst, std::size_t dst_row_stride_bytes);
 
 // The CUDA backend on device memory: x, y and out are device pointers on options.device; work
-// is queued on options.stream and the call returns once it is complete. Needs a CUDA build and
-// device; throws NoDevice otherwise.
+// is queued on options.stream and the call returns once it is complete, or at once while that
+// stream is being captured into a CUDA graph (the work is then the graph's; with the fused
+// method it allocates nothing, so torch.compile's "reduce-overhead" can capture it). Needs a
+// CUDA build and device; throws NoDevice otherwise.
 RunStats similarity_device(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options = {});
 
 }  // namespace hpcml

@@ -41,3 +41,16 @@ inline unsigned blocks_for(std::size_t n, int threads = 256, std::size_t cap = s
         if (hpcml_status_ != cudaSuccess)                                                             \
             ::hpcml::detail::raise_cuda(hpcml_status_, "launch of " kernel_name, __FILE__, __LINE__); \
     } while (0)
+
+namespace hpcml::detail {
+
+// The end of a stream-ordered call on the caller's stream: waits for its work, except while the
+// stream is being captured into a CUDA graph (torch.compile's "reduce-overhead"), where waiting
+// is an error; the captured work then runs, and reports its faults, when the graph is launched.
+inline void synchronize_unless_capturing(cudaStream_t stream) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    HPCML_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+    if (status == cudaStreamCaptureStatusNone) HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+}  // namespace hpcml::detail

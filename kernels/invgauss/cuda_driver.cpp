@@ -45,7 +45,7 @@ void cuda_evaluate_device(Function f, const Elementwise<T>& e, const Context& co
     const DeviceGuard guard(context.device);
     const cudaStream_t stream = static_cast<cudaStream_t>(context.stream);
     launch_evaluate(f, e, stream);
-    HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
+    synchronize_unless_capturing(stream);
 }
 
 template <class T>

@@ -167,7 +167,7 @@ void cuda_run_device(const Problem& p, const TilePlan& plan, Method method, void
         for (const Region& region : launch_regions(p, plan, tiles_per_launch(p, plan, method)))
             launch(p, region, at(region.row0, region.col0), method, tracker, stream);
     }
-    HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
+    synchronize_unless_capturing(stream);
 }
 
 void cuda_run_pairs(const Problem& host, bool on_device, const TilePlan& plan, Method method, std::int32_t min_count,
