@@ -224,10 +224,8 @@ RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* si
                 }
                 progress.add(std::uint64_t{tile.rows} * tile.cols);
             };
-            Problem on_device = p;
-            on_device.progress = nullptr;  // the delivered tiles count instead
-            detail::similarity::cuda_run_host(on_device, make_plan(p, options, Backend::Cuda), options.method, deliver,
-                                              context, tracker);
+            detail::similarity::cuda_run_host(p, make_plan(p, options, Backend::Cuda), options.method, deliver, context,
+                                              tracker);
         });
     progress.finish();
     return stats;
@@ -295,10 +293,8 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
                 detail::require_device_pointer(x.data, context.device, "x");
                 detail::require_device_pointer(y.data, context.device, "y");
             }
-            Problem on_gpu = p;
-            on_gpu.progress = nullptr;
             if (!none_pass)
-                detail::similarity::cuda_run_pairs(on_gpu, on_device, make_plan(p, o, Backend::Cuda), o.method, least,
+                detail::similarity::cuda_run_pairs(p, on_device, make_plan(p, o, Backend::Cuda), o.method, least,
                                                    add_passing, context, tracker);
             progress.add(std::uint64_t{p.n} * p.m);  // all at once
         });

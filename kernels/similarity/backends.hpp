@@ -26,7 +26,8 @@ struct Problem {
     SimilarityOutput output = SimilarityOutput::Int32;  // resolved, never Default
     // y is x (the same memory and view): S is symmetric, exactly (|a - b| = |b - a| in floats).
     bool symmetric = false;
-    // Output elements done are added here (a mirror's too), where the call reports progress.
+    // The CPU backend adds the output elements it has done here (a mirror's too); the GPU's
+    // drivers do not read it (their caller counts delivered tiles).
     detail::Progress* progress = nullptr;
 };
 
