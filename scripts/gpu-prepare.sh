@@ -4,12 +4,13 @@
 # (git-ignored; carry ".gpu" with the device tool):
 #   build/       the library, tests, benchmarks, tools and the Python module for sm_90, without
 #                MPI (the GPU machine has no libmpi), from one build tree (build-gpu/ here);
-#   wheels/      the Python package for the GPU machine's Python 3.12, made from that same tree;
+#   wheels/      hpcml's wheel (scripts/wheel.sh) for the GPU machine's Python 3.12, made from
+#                that same tree; also left in .gpu/wheels/ for scripts/test-wheel.sh;
 #   lib/         libbenchmark, the one shared library of ours the GPU machine lacks (found by ldd);
 #   bundle-info.txt  the commit, whether the tree had uncommitted changes, and how it was built;
 #   relocate.list    the text files (CTest files, install scripts) in which this machine's paths
 #                were replaced by placeholders, which gpu-suite.sh fills in where it unpacks.
-# The binaries name no path of this machine (no RPATH, __FILE__ relative to the source root;
+# The binaries name no path of this machine (RPATHs relative to $ORIGIN, __FILE__ relative to the source root;
 # only -lineinfo's source file names remain in the device code, for the sanitizers' and
 # profilers' reports); this script fails if the build root is anywhere in it.
 # Usage: scripts/gpu-prepare.sh   (PYTHON312=/path/to/python3.12; HPCML_GPU_ARCHITECTURES, default 90)
@@ -21,26 +22,23 @@ architectures="${HPCML_GPU_ARCHITECTURES:-90}"
 export PIP_ROOT_USER_ACTION=ignore
 
 python312="$(scripts/find-python312.sh)"
-# nvidia-nvml-dev: nvml.h for GPU telemetry, which a CUDA build requires (HPCML_WITH_NVML);
 # nvidia-cuda-cuobjdump: for the kernel_images test (the configuring Python's site-packages are searched).
-if ! "$python312" -c "import nanobind, scikit_build_core, importlib.metadata as m; [m.version(p) for p in ('nvidia-nvml-dev', 'nvidia-cuda-cuobjdump')]" 2>/dev/null; then
-  "$python312" -m pip install -q nanobind scikit-build-core nvidia-nvml-dev nvidia-cuda-cuobjdump
+if ! "$python312" -c "import importlib.metadata as m; m.version('nvidia-cuda-cuobjdump')" 2>/dev/null; then
+  "$python312" -m pip install -q nvidia-cuda-cuobjdump
 fi
 
-# One tree for everything: the wheel below is made from it, compiling nothing again.
-# No RPATH at all (CMake would name this machine's toolkit folder): the binaries find libbenchmark
-# and CUDA's libraries where the suite looks for them on the GPU machine, as the wheel's module does.
-configuration=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_ARCHITECTURES=$architectures" -DHPCML_WITH_MPI=OFF -DCMAKE_SKIP_BUILD_RPATH=ON
-               -DHPCML_WITH_NVML=ON -DHPCML_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$python312" "-DPython3_EXECUTABLE=$python312")
-cmake -S . -B "$build" -G Ninja "${configuration[@]}" >/dev/null
-cmake --build "$build"
-[ -x "$build/bin/hpcml-devicequery" ] ||  # built only with the CUDA backend
-  { echo "gpu-prepare: this build has no CUDA backend (is nvcc installed?)" >&2; exit 1; }
-
+# One tree for everything, configured and built by scripts/wheel.sh as it builds any wheel
+# (without MPI: the GPU machine has no libmpi), with the tests: the wheel is made from it,
+# compiling nothing again. Its binaries find libhpcml by $ORIGIN and name no folder of this
+# machine; libbenchmark and CUDA's libraries are found where the suite looks for them.
 stage="$root/.gpu/stage"
 rm -rf "$stage" && mkdir -p "$stage/wheels" "$stage/lib"
-CMAKE_ARGS="${configuration[*]}" "$python312" -m pip wheel -q --no-build-isolation --no-deps -w "$stage/wheels" \
-  ./python "-Cbuild-dir=$build"
+HPCML_WHEEL_BUILD_DIR="$build" PYTHON="$python312" HPCML_CUDA_ARCHITECTURES="$architectures" HPCML_WHEEL_TESTS=ON \
+  scripts/wheel.sh "$stage/wheels"
+[ -x "$build/bin/hpcml-devicequery" ] ||  # built only with the CUDA backend
+  { echo "gpu-prepare: this build has no CUDA backend (is nvcc installed?)" >&2; exit 1; }
+# The wheel stays beside the bundle for scripts/test-wheel.sh.
+rm -rf "$root/.gpu/wheels" && cp -r "$stage/wheels" "$root/.gpu/wheels"
 libbenchmark="$(ldd "$build/bin/bench_similarity" | awk '$1 ~ /^libbenchmark/ {print $3}')"
 [ -f "$libbenchmark" ] || { echo "gpu-prepare: ldd finds no libbenchmark for bench_similarity" >&2; exit 1; }
 cp -L "$libbenchmark" "$stage/lib/"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs every hpcml test: builds (incrementally) into ./build, runs the C++ suites through ctest
 # (GoogleTest, the device-query contract, the find_package consumer), then installs the Python
-# package and runs pytest, then the GPU suite's rehearsal, the sanitizer builds, the fuzz targets
-# and the C++ suites built for 64-bit Arm under qemu. GPU tests skip with a message where no
-# device exists.
+# package and runs pytest, then the GPU suite's rehearsal, the wheel in a fresh environment, the
+# sanitizer builds, the fuzz targets and the C++ suites built for 64-bit Arm under qemu. GPU
+# tests skip with a message where no device exists.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${HPCML_BUILD_DIR:-build}"
@@ -34,15 +34,21 @@ if [ -f "$build/tests/libfake_nvml.so" ]; then
 fi
 "$python" -m pytest tests/python -q
 
-# The GPU suite rehearsed as a GPU machine runs it, without a GPU (docs/gpu-suite.md), then the
-# sanitizer builds, the fuzz targets and the Arm cross-build under qemu (README "Reliability");
+# The GPU suite rehearsed as a GPU machine runs it, without a GPU (docs/gpu-suite.md), the
+# wheel, then the sanitizer builds, the fuzz targets and the Arm cross-build under qemu (README "Reliability");
 # HPCML_TEST_QUICK=1 skips them.
 if [ "${HPCML_TEST_QUICK:-0}" != 1 ]; then
+  # The wheel, installed into a fresh environment (scripts/test-wheel.sh): the GPU bundle's,
+  # which is made as every wheel is, or a CPU-only one without a CUDA toolkit.
   if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
     ./scripts/gpu-prepare.sh
     ./scripts/gpu-rehearse.sh
+    HPCML_WHEEL_ARCHITECTURES="${HPCML_GPU_ARCHITECTURES:-90}" \
+      ./scripts/test-wheel.sh "$(ls .gpu/wheels/hpcml-*.whl)" "$(scripts/find-python312.sh)"
   else
     echo "test: no CUDA toolkit: the GPU suite's rehearsal (which needs the CUDA bundle) is skipped"
+    ./scripts/wheel.sh .wheel-test
+    ./scripts/test-wheel.sh "$(ls -t .wheel-test/hpcml-*.whl | head -n 1)" "$python"
   fi
   ./scripts/sanitize.sh
   FUZZ_SECONDS="${FUZZ_SECONDS:-20}" ./scripts/fuzz.sh

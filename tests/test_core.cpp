@@ -11,6 +11,7 @@
 #include "support/errors.hpp"
 #include "support/gpu.hpp"
 #if HPCML_WITH_CUDA
+#include "common/cublas.hpp"
 #include "common/cuda_memory.hpp"
 #endif
 
@@ -255,6 +256,26 @@ TEST(Cuda, ErrorsMapToKinds) {
     const auto other = capture_error([] { hpcml::detail::raise_cuda(cudaErrorInvalidValue, "cudaMemcpy", "f.cu", 9); });
     EXPECT_EQ(other.kind(), hpcml::ErrorKind::Cuda);
     EXPECT_NE(std::string(other.what()).find("f.cu:9"), std::string::npos);
+}
+
+// cuBLAS is opened when first needed, not linked: what is tried, and what a missing or wrong
+// file says (no GPU needed to open it).
+TEST(Cuda, CublasIsLoadedWhenNeededAndItsAbsenceExplained) {
+    const auto missing = capture_error([] { hpcml::detail::load_cublas({"/nonexistent/libcublas.so.13"}); });
+    EXPECT_EQ(missing.kind(), hpcml::ErrorKind::NoDevice);
+    for (const char* part : {"/nonexistent/libcublas.so.13: ", "pip install nvidia-cublas", "HPCML_CUBLAS_LIBRARY"})
+        EXPECT_NE(std::string(missing.what()).find(part), std::string::npos) << part << " in " << missing.what();
+    const auto wrong = capture_error([] { hpcml::detail::load_cublas({"libc.so.6"}); });
+    EXPECT_NE(std::string(wrong.what()).find("libc.so.6: it lacks cublasCreate_v2"), std::string::npos) << wrong.what();
+
+    const std::vector<std::string> candidates = hpcml::detail::cublas_candidates();
+    ASSERT_FALSE(candidates.empty());
+    EXPECT_EQ(candidates.front().rfind("libcublas.so.", 0), 0u) << "the loader's own path first";
+    // The toolkit this build used is the last resort, so a build machine always finds it.
+    const hpcml::detail::CublasLibrary& blas = hpcml::detail::cublas();
+    EXPECT_NE(blas.path.find("libcublas.so."), std::string::npos) << blas.path;
+    EXPECT_NE(blas.sgemv, nullptr);
+    EXPECT_EQ(&hpcml::detail::cublas(), &blas) << "loaded once";
 }
 
 TEST(Cuda, DeviceAndPinnedBuffersAreTracked) {

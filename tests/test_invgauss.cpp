@@ -401,6 +401,41 @@ TEST(InvGaussCuda, HostPointersToTheDeviceApiAreRefused) {
     EXPECT_NEAR(host[3], eval1(Function::Cdf, 1.0, 1.0, 1.0), 1e-15);
 }
 
+// sample_device draws what sample draws on the GPU, on the caller's stream (mu arrives behind a
+// wait), and gives NaN where a parameter on the device is invalid.
+TEST(InvGaussCuda, SampleOnDevicePointersEqualsTheHostCall) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const std::size_t n = 10007;  // not a multiple of any block
+    std::vector<double> mu(n), lam(n), expected(n), drawn(n);
+    for (std::size_t k = 0; k < n; ++k) {
+        mu[k] = 0.5 + static_cast<double>(k % 7);
+        lam[k] = 1.0 + 0.3 * static_cast<double>(k % 11);
+    }
+    const ig::InvGaussOptions gpu{hpcml::Backend::Cuda};
+    ig::sample<double>(n, mu.data(), n, lam.data(), n, 42, expected.data(), gpu);
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    const hpcml::detail::DeviceArray<double> d_mu(n, "mu"), d_lam(lam.data(), n, "lambda"), d_out(n, "out");
+    ig::InvGaussOptions on_stream = gpu;
+    on_stream.stream = stream;
+    {
+        const hpcml_test::LateUpload late(stream, d_mu.data(), mu.data(), n * sizeof(double));
+        ig::sample_device<double>(n, d_mu.data(), n, d_lam.data(), n, 42, d_out.data(), on_stream);
+    }
+    d_out.download(drawn.data());
+    for (std::size_t k = 0; k < n; ++k) ASSERT_EQ(drawn[k], expected[k]) << "element " << k;
+
+    mu[5] = -1.0;
+    const hpcml::detail::DeviceArray<double> d_bad(mu.data(), n, "mu");
+    ig::sample_device<double>(n, d_bad.data(), n, d_lam.data(), n, 42, d_out.data(), gpu);
+    d_out.download(drawn.data());
+    EXPECT_TRUE(std::isnan(drawn[5]));
+    EXPECT_EQ(drawn[6], expected[6]);
+    const double one = 1.0;
+    expect_invalid([&] { ig::sample_device<double>(n, &one, 1, d_lam.data(), n, 42, d_out.data(), gpu); }, "mu:");
+    cudaStreamDestroy(stream);
+}
+
 TEST(InvGaussCuda, PerElementParametersEveryFunctionDouble) {
     HPCML_SKIP_WITHOUT_GPU();
     expect_gpu_matches_cpu_per_element<double>();

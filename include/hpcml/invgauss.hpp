@@ -50,6 +50,14 @@ template <class T>
 RunStats sample(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, std::size_t lam_count,
                 std::uint64_t seed, T* out, const InvGaussOptions& options = {});
 
+// The same on device pointers (CUDA), as evaluate_device: queued on options.stream, no
+// allocation, returns when complete or at once while the stream is captured into a CUDA graph.
+// The parameters stay on the device unchecked: invalid ones give NaN samples. A captured call
+// replays with the seed it was captured with, so every replay draws the same samples.
+template <class T>
+RunStats sample_device(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, std::size_t lam_count,
+                       std::uint64_t seed, T* out, const InvGaussOptions& options = {});
+
 enum class Metric { TotalVariation, Kolmogorov, Both };
 
 // backend, method and device: ExecutionOptions (core.hpp); no stream (the call synchronises).

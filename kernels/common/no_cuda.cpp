@@ -71,6 +71,10 @@ template <class T>
 void cuda_evaluate_device(Function, const Elementwise<T>&, const Context&) {
     no_cuda("evaluate_device");
 }
+template <class T>
+void cuda_sample_device(const Elementwise<T>&, std::uint64_t, const Context&) {
+    no_cuda("sample_device");
+}
 void cuda_distances(const DistanceProblem&, Method, const Context&, MemoryTracker&) { no_cuda("distance_to_normal"); }
 
 #define HPCML_INSTANTIATE(T)                                                                                          \
@@ -78,7 +82,8 @@ void cuda_distances(const DistanceProblem&, Method, const Context&, MemoryTracke
                                         MemoryTracker&);                                                              \
     template void cuda_sample_host<T>(const Elementwise<T>&, std::size_t, std::size_t, std::uint64_t, const Context&, \
                                       MemoryTracker&);                                                                \
-    template void cuda_evaluate_device<T>(Function, const Elementwise<T>&, const Context&);
+    template void cuda_evaluate_device<T>(Function, const Elementwise<T>&, const Context&);                           \
+    template void cuda_sample_device<T>(const Elementwise<T>&, std::uint64_t, const Context&);
 HPCML_INSTANTIATE(float)
 HPCML_INSTANTIATE(double)
 #undef HPCML_INSTANTIATE

@@ -93,6 +93,20 @@ RunStats sample(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, 
         });
 }
 
+template <class T>
+RunStats sample_device(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, std::size_t lam_count,
+                       std::uint64_t seed, T* out, const InvGaussOptions& options) {
+    const Elementwise<T> e = make_elementwise<T>(nullptr, n, mu, mu_count, lam, lam_count, out, false);
+    return detail::dispatch(
+        options, {"sample_device", true, false, true}, [](detail::MemoryTracker&) {},
+        [&](const Context& context, detail::MemoryTracker&) {
+            detail::require_device_pointer(mu, context.device, "mu");
+            detail::require_device_pointer(lam, context.device, "lam");
+            detail::require_device_pointer(out, context.device, "out");
+            detail::invgauss::cuda_sample_device(e, seed, context);
+        });
+}
+
 Distances distance_to_normal(const double* mu, const double* lam, std::size_t pairs, const DistanceOptions& o) {
     using detail::require;
     require(pairs == 0 || (mu && lam), std::string(mu ? "lambda" : "mu") + ": null pointer");
@@ -156,7 +170,9 @@ Metric parse_metric(std::string_view text, std::string_view argument) {
     template RunStats evaluate_device<T>(Function, const T*, std::size_t, const T*, std::size_t, const T*,           \
                                          std::size_t, T*, const InvGaussOptions&);                                   \
     template RunStats sample<T>(std::size_t, const T*, std::size_t, const T*, std::size_t, std::uint64_t, T*,        \
-                                const InvGaussOptions&);
+                                const InvGaussOptions&);                                                             \
+    template RunStats sample_device<T>(std::size_t, const T*, std::size_t, const T*, std::size_t, std::uint64_t, T*, \
+                                       const InvGaussOptions&);
 HPCML_INSTANTIATE(float)
 HPCML_INSTANTIATE(double)
 #undef HPCML_INSTANTIATE

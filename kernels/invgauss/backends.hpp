@@ -148,6 +148,8 @@ void cuda_sample_host(const Elementwise<T>& e, std::size_t mu_count, std::size_t
 // Device arrays, on context.stream.
 template <class T>
 void cuda_evaluate_device(Function f, const Elementwise<T>& e, const Context& context);
+template <class T>
+void cuda_sample_device(const Elementwise<T>& e, std::uint64_t seed, const Context& context);
 // Host parameters and results.
 void cuda_distances(const DistanceProblem& p, Method method, const Context& context, MemoryTracker& tracker);
 

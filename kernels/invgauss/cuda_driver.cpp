@@ -49,6 +49,14 @@ void cuda_evaluate_device(Function f, const Elementwise<T>& e, const Context& co
 }
 
 template <class T>
+void cuda_sample_device(const Elementwise<T>& e, std::uint64_t seed, const Context& context) {
+    const DeviceGuard guard(context.device);
+    const cudaStream_t stream = static_cast<cudaStream_t>(context.stream);
+    launch_sample(e, seed, stream);
+    synchronize_unless_capturing(stream);
+}
+
+template <class T>
 void cuda_sample_host(const Elementwise<T>& e, std::size_t mu_count, std::size_t lam_count, std::uint64_t seed,
                       const Context& context, MemoryTracker& tracker) {
     run_on_device_copy(e, mu_count, lam_count, false, context, tracker,
@@ -89,6 +97,7 @@ void cuda_distances(const DistanceProblem& p, Method method, const Context& cont
     template void cuda_evaluate_host<T>(Function, const Elementwise<T>&, std::size_t, std::size_t, const Context&,    \
                                         MemoryTracker&);                                                              \
     template void cuda_evaluate_device<T>(Function, const Elementwise<T>&, const Context&);                           \
+    template void cuda_sample_device<T>(const Elementwise<T>&, std::uint64_t, const Context&);                        \
     template void cuda_sample_host<T>(const Elementwise<T>&, std::size_t, std::size_t, std::uint64_t, const Context&, \
                                       MemoryTracker&);
 HPCML_INSTANTIATE(float)

@@ -4,14 +4,13 @@
 // A^T x: two passes over A per iteration), a dot for the expected utility, an elementwise
 // observe kernel, an asum for the strategy's total and an elementwise play kernel: about half a
 // dozen launches, each tiny for small games (launch-bound), two full passes over A for large ones.
-#include <cublas_v2.h>
-
 #include <algorithm>
 #include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/cublas.hpp"
 #include "common/cuda_check.hpp"
 #include "common/cuda_memory.hpp"
 #include "cuda_launchers.hpp"
@@ -29,18 +28,20 @@ void check_cublas(cublasStatus_t status, const char* call) {
 
 class Cublas {
 public:
-    explicit Cublas(cudaStream_t stream) {
-        HPCML_CUBLAS_CHECK(cublasCreate(&handle_));
-        HPCML_CUBLAS_CHECK(cublasSetStream(handle_, stream));
+    explicit Cublas(cudaStream_t stream) : api_(cublas()) {
+        HPCML_CUBLAS_CHECK(api_.create(&handle_));
+        HPCML_CUBLAS_CHECK(api_.set_stream(handle_, stream));
         // Scalars (dots, sums) stay on the device, as tensors do in the eager program.
-        HPCML_CUBLAS_CHECK(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_DEVICE));
+        HPCML_CUBLAS_CHECK(api_.set_pointer_mode(handle_, CUBLAS_POINTER_MODE_DEVICE));
     }
-    ~Cublas() { (void)cublasDestroy(handle_); }
+    ~Cublas() { (void)api_.destroy(handle_); }
     Cublas(const Cublas&) = delete;
     Cublas& operator=(const Cublas&) = delete;
     cublasHandle_t get() const { return handle_; }
+    const CublasLibrary& api() const { return api_; }
 
 private:
+    const CublasLibrary& api_;
     cublasHandle_t handle_ = nullptr;
 };
 
@@ -94,7 +95,7 @@ struct EagerPlayer {
 // The eager program's side of iterate() (math.hpp), for one game.
 struct EagerIteration {
     const Schedule& sc;
-    cublasHandle_t blas;
+    const Cublas& blas;
     const float* constants;  // 1, -1, 0 on the device (cuBLAS's device pointer mode)
     cudaStream_t stream;
     MemoryTracker& tracker;
@@ -130,12 +131,13 @@ struct EagerIteration {
             EagerPlayer& e = p[q];
             DeviceBuffer<float> expected(tracker, 1, stream, "naive expected utility"),
                 z(tracker, e.n, stream, "naive strategy numerators"), total(tracker, 1, stream, "naive total");
-            if (!sc.sampled) HPCML_CUBLAS_CHECK(cublasSdot(blas, e.n, e.u.data(), 1, e.s.data(), 1, expected.data()));
+            if (!sc.sampled)
+                HPCML_CUBLAS_CHECK(blas.api().sdot(blas.get(), e.n, e.u.data(), 1, e.s.data(), 1, expected.data()));
             const float* baseline = sc.sampled ? e.u.data() + action[q] : expected.data();
             observe_kernel<<<blocks(e.n), kThreads, 0, stream>>>(sc, t, e.u.data(), baseline, e.s.data(), e.R.data(),
                                                                  e.Q.data(), e.sum.data(), z.data(), e.n);
             HPCML_LAUNCH_CHECK("observe_kernel");
-            HPCML_CUBLAS_CHECK(cublasSasum(blas, e.n, z.data(), 1, total.data()));  // z >= 0
+            HPCML_CUBLAS_CHECK(blas.api().sasum(blas.get(), e.n, z.data(), 1, total.data()));  // z >= 0
             play_kernel<<<blocks(e.n), kThreads, 0, stream>>>(sc, t, z.data(), total.data(), e.s.data(), e.sum.data(),
                                                               e.n);
             HPCML_LAUNCH_CHECK("play_kernel");
@@ -145,11 +147,11 @@ struct EagerIteration {
     // Row-major A (n1 x n2) is, to column-major cuBLAS, A^T with leading dimension n2.
     void gemv(int q, float* u) {
         if (q == 0) {  // u1 = A y
-            HPCML_CUBLAS_CHECK(
-                cublasSgemv(blas, CUBLAS_OP_T, n2, n1, constants, A, n2, p[1].s.data(), 1, constants + 2, u, 1));
+            HPCML_CUBLAS_CHECK(blas.api().sgemv(blas.get(), CUBLAS_OP_T, n2, n1, constants, A, n2, p[1].s.data(), 1,
+                                                constants + 2, u, 1));
         } else {  // u2 = -(A^T x)
-            HPCML_CUBLAS_CHECK(
-                cublasSgemv(blas, CUBLAS_OP_N, n2, n1, constants + 1, A, n2, p[0].s.data(), 1, constants + 2, u, 1));
+            HPCML_CUBLAS_CHECK(blas.api().sgemv(blas.get(), CUBLAS_OP_N, n2, n1, constants + 1, A, n2, p[0].s.data(), 1,
+                                                constants + 2, u, 1));
         }
     }
     // u is a column or a negated row of A at the opponent's sampled action.
@@ -166,7 +168,7 @@ struct EagerIteration {
 
 // One game, start to end, on the eager program's terms.
 GameSolution eager_solve(const float* A_host, std::size_t n1, std::size_t n2, std::size_t index, const Schedule& sc,
-                         cublasHandle_t blas, const float* constants, cudaStream_t stream, MemoryTracker& tracker) {
+                         const Cublas& blas, const float* constants, cudaStream_t stream, MemoryTracker& tracker) {
     DeviceBuffer<float> A(tracker, n1 * n2, stream, "naive regret payoffs");
     HPCML_CUDA_CHECK(cudaMemcpyAsync(A.data(), A_host, A.bytes(), cudaMemcpyHostToDevice, stream));
     EagerPlayer p[2] = {EagerPlayer(tracker, static_cast<int>(n1), stream),
@@ -213,7 +215,7 @@ std::vector<GameSolution> naive_solve(const float* A, std::size_t batch, std::si
         cudaMemcpyAsync(constants.data(), host_constants, sizeof host_constants, cudaMemcpyHostToDevice, stream));
     std::vector<GameSolution> out;
     for (std::size_t b = 0; b < batch; ++b)
-        out.push_back(eager_solve(A + b * n1 * n2, n1, n2, b, sc, blas.get(), constants.data(), stream, tracker));
+        out.push_back(eager_solve(A + b * n1 * n2, n1, n2, b, sc, blas, constants.data(), stream, tracker));
     return out;
 }
 

@@ -8,7 +8,8 @@ from ._hpcml import __version__, backends, cuda_status, devices, release_cached_
 from ._regret import GameSolution, solve_matrix_game, solve_matrix_games
 from ._similarity import similarity, similarity_pairs
 from . import invgauss, telemetry
+from ._install import cmake_dir, include_dir
 
 __all__ = ["__version__", "backends", "cuda_status", "devices", "release_cached_memory", "resolve_backend", "similarity", "similarity_pairs",
            "similarity_cpu_kernel",
-           "GameSolution", "solve_matrix_game", "solve_matrix_games", "invgauss", "telemetry"]
+           "GameSolution", "solve_matrix_game", "solve_matrix_games", "invgauss", "telemetry", "cmake_dir", "include_dir"]

@@ -90,16 +90,26 @@ def standardized_pdf(y, mu, lam, *, backend="auto", device=None):
     return _evaluate("standardized_pdf", y, mu, lam, backend, device)
 
 
-def sample(n, mu, lam, *, seed=0, dtype=np.float64, backend="auto", device=0):
+def sample(n, mu, lam, *, seed=0, dtype=np.float64, backend="auto", device=None):
     """n samples (Michael-Schucany-Haas, Philox4x32-10 keyed by seed; sample i depends only on
-    (seed, i, mu, lam): the same on the CPU and the GPU). mu and lam: scalars or length-n arrays."""
+    (seed, i, mu, lam): the same on the CPU and the GPU). mu and lam: scalars or length-n arrays.
+    CUDA arrays (torch, CuPy) of dtype: drawn on their device into one of their library, queued
+    on its current stream, without a copy or a wait (invalid parameters there give NaN)."""
     n = _arrays.integer(n, "n", minimum=0)  # the output's length
     dtype = np.dtype(dtype)
     if dtype not in (np.float32, np.float64):  # the output's dtype
         raise ValueError(f"dtype: expected float32 or float64, got {dtype}")
+    arrays = {"mu": mu, "lam": lam}
+    if _arrays.on_cuda(arrays):
+        device = _arrays.resolve_device(arrays.values(), device, True)
+        mu, lam = (_arrays.cuda_array(arrays[k], k, ndim=1, dtypes=(dtype.name,)) for k in ("mu", "lam"))
+        out = _arrays.empty(mu, (n,), dtype.name, "mu")
+        _hpcml._ig_sample(mu, lam, int(seed), out, backend, device, True, _arrays.current_stream(mu))
+        return out
+    device = 0 if device is None else int(device)
     out = np.empty(n, dtype=dtype)
     mu, lam = _arrays.vector(mu, dtype), _arrays.vector(lam, dtype)
-    _hpcml._ig_sample(mu, lam, int(seed), out, backend, int(device))
+    _hpcml._ig_sample(mu, lam, int(seed), out, backend, device, False, 0)
     return out
 
 

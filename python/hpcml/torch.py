@@ -133,14 +133,21 @@ def invgauss(function, x, mu, lam):
 @torch.library.custom_op("hpcml::invgauss_sample", mutates_args=())
 def _invgauss_sample(n: int, mu: torch.Tensor, lam: torch.Tensor, seed: int, double: bool) -> torch.Tensor:
     dtype = np.float64 if double else np.float32
-    draws = _ig.sample(n, _host(mu.cpu()), _host(lam.cpu()), seed=seed, dtype=dtype,
-                       backend="cuda" if _on_cuda(mu, lam) else "cpu")
-    return torch.from_numpy(draws).to(mu.device)
+    device = _sample_device(mu, lam)
+    if device.type == "cuda":  # drawn in place on the current stream: capturable (the seed is the graph's)
+        mu, lam = (t.to(device=device, dtype=_torch_dtype(dtype)).reshape(-1) for t in (mu, lam))
+        return _ig.sample(n, mu, lam, seed=seed, dtype=dtype, backend="cuda")
+    return torch.from_numpy(_ig.sample(n, _host(mu), _host(lam), seed=seed, dtype=dtype, backend="cpu"))
+
+
+def _sample_device(mu, lam):
+    """Where the draws are made and returned: the CUDA device of mu or lam, else the CPU."""
+    return mu.device if mu.is_cuda or not lam.is_cuda else lam.device
 
 
 @_invgauss_sample.register_fake
 def _(n, mu, lam, seed, double):
-    return mu.new_empty((n,), dtype=torch.float64 if double else torch.float32)
+    return mu.new_empty((n,), dtype=torch.float64 if double else torch.float32, device=_sample_device(mu, lam))
 
 
 def invgauss_sample(n, mu, lam, *, seed=0, dtype=torch.float64):

@@ -132,3 +132,18 @@ def test_similarity_is_captured_in_a_cuda_graph():
     for _ in range(3):  # warm-up, capture, replay
         got = program(x)
     torch.testing.assert_close(got, ht.similarity(x).sum(dim=0), rtol=0, atol=0)
+
+
+@cuda
+def test_sampling_on_cuda_is_captured_and_replays_its_seed():
+    # Drawn in place on torch's stream (sample_device): capturable; every replay uses the seed
+    # the graph was captured with, so it draws the same numbers.
+    torch._dynamo.reset()
+    mu, lam = (torch.tensor([v], dtype=torch.float64, device="cuda") for v in (1.5, 2.0))
+    torch.library.opcheck(torch.ops.hpcml.invgauss_sample.default, (1000, mu, lam, 7, True))
+    program = torch.compile(lambda mu, lam: ht.invgauss_sample(4096, mu, lam, seed=7) * 2, mode="reduce-overhead",
+                            fullgraph=True)
+    draws = [program(mu, lam).clone() for _ in range(3)]  # warm-up, capture, replay
+    torch.testing.assert_close(draws[2], draws[1], rtol=0, atol=0)
+    expected = torch.from_numpy(hpcml.invgauss.sample(4096, 1.5, 2.0, seed=7, backend="cpu")) * 2
+    torch.testing.assert_close(draws[2].cpu(), expected, rtol=1e-13, atol=0)
