@@ -28,6 +28,8 @@ configuration=(-DCMAKE_BUILD_TYPE=Release -DHPCML_WITH_MPI=OFF -DHPCML_WITH_NVML
                "-DHPCML_BUILD_TESTS=${HPCML_WHEEL_TESTS:-OFF}" "-DPython_EXECUTABLE=$python" "-DPython3_EXECUTABLE=$python")
 if [ -n "${HPCML_CUDA_ARCHITECTURES:-}" ]; then
   configuration+=("-DCMAKE_CUDA_ARCHITECTURES=$HPCML_CUDA_ARCHITECTURES")
+else
+  configuration+=(-UCMAKE_CUDA_ARCHITECTURES)  # the build's default list, whatever the tree had before
 fi
 if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
   configuration+=(-DHPCML_WITH_NVML=AUTO)  # a CPU-only wheel: telemetry where nvml.h is found

@@ -18,6 +18,13 @@
 #include "support/errors.hpp"
 #include "support/gpu.hpp"
 
+#if HPCML_WITH_CUDA
+#include <cuda_runtime.h>
+
+#include "common/cuda_memory.hpp"
+#include "support/late_upload.hpp"
+#endif
+
 namespace {
 
 using hpcml::Backend;
@@ -319,6 +326,18 @@ TEST(Regret, BadInputsRaise) {
     expect_invalid([] { hpcml::parse_averaging("cubic"); }, "averaging");
 }
 
+// What the device entry point cannot do is refused before any device is looked for.
+TEST(Regret, DeviceEntryPointRefusesLargeGamesAndCurves) {
+    const float* A = reinterpret_cast<const float*>(16);  // never read: the checks come first
+    const hpcml::DeviceGameResults out;
+    RegretOptions o = options(Backend::Cuda, RegretVariant::RMPlus, 10);
+    expect_invalid([&] { hpcml::solve_matrix_games_device(A, 2, 65, 64, out, o); },
+                   "A: solve_matrix_games_device takes games of at most 64 actions per player, got 65 x 64");
+    expect_invalid([&] { hpcml::solve_matrix_games_device(A, 0, 3, 3, out, o); }, "A: the batch is empty");
+    o.record_every = 5;
+    expect_invalid([&] { hpcml::solve_matrix_games_device(A, 2, 3, 3, out, o); }, "record_every");
+}
+
 TEST(Regret, SimultaneousUpdates) {
     RegretOptions o;
     EXPECT_FALSE(hpcml::simultaneous_updates(o));  // prm+, alternating
@@ -364,6 +383,50 @@ TEST(RegretCuda, AgreesWithCpu) {
                                         std::to_string(b) + " of " + std::to_string(c.n1) + "x" + std::to_string(c.n2));
                 }
     }
+}
+
+// The device entry point runs the batched kernel on the caller's arrays and stream (A arrives
+// behind a wait): the CPU's results to the bit, eps bound included; sampled too.
+TEST(RegretCuda, DeviceEntryPointEqualsTheCpu) {
+    HPCML_SKIP_WITHOUT_GPU();
+    struct Case {
+        int batch, n1, n2;
+    };
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    for (const Case& c : {Case{300, 5, 7}, Case{3, 64, 64}, Case{1, 1, 9}})
+        for (bool sampled : {false, true}) {
+            const std::size_t b = static_cast<std::size_t>(c.batch);
+            const std::vector<float> A = random_payoffs(b * c.n1 * c.n2, 9);
+            RegretOptions o = options(Backend::Cpu, RegretVariant::PredictiveRMPlus, 73);
+            o.sampled = sampled;
+            const auto expected = hpcml::solve_matrix_games(A.data(), b, c.n1, c.n2, o);
+            const hpcml::detail::DeviceArray<float> d_A(A.size(), "A");
+            const hpcml::detail::DeviceArray<double> rows(b * c.n1, "rows"), cols(b * c.n2, "cols"),
+                scalars(3 * b, "scalars");
+            const hpcml::DeviceGameResults out{rows.data(), cols.data(), scalars.data(), scalars.data() + b,
+                                               scalars.data() + 2 * b};
+            o.backend = Backend::Cuda;
+            o.stream = stream;
+            {
+                const hpcml_test::LateUpload late(stream, d_A.data(), A.data(), A.size() * sizeof(float));
+                hpcml::solve_matrix_games_device(d_A.data(), b, c.n1, c.n2, out, o);
+            }
+            std::vector<double> h_rows(b * c.n1), h_cols(b * c.n2), h_scalars(3 * b);
+            rows.download(h_rows.data());
+            cols.download(h_cols.data());
+            scalars.download(h_scalars.data());
+            for (std::size_t g = 0; g < b; ++g) {
+                const std::string where = std::to_string(c.n1) + "x" + std::to_string(c.n2) + " game " +
+                                          std::to_string(g) + (sampled ? " sampled" : "");
+                for (int i = 0; i < c.n1; ++i) ASSERT_EQ(h_rows[g * c.n1 + i], expected[g].row_strategy[i]) << where;
+                for (int j = 0; j < c.n2; ++j) ASSERT_EQ(h_cols[g * c.n2 + j], expected[g].col_strategy[j]) << where;
+                ASSERT_EQ(h_scalars[g], expected[g].value) << where;
+                ASSERT_EQ(h_scalars[b + g], expected[g].gap) << where;
+                ASSERT_EQ(h_scalars[2 * b + g], expected[g].eps_bound) << where;
+            }
+        }
+    cudaStreamDestroy(stream);
 }
 
 }  // namespace

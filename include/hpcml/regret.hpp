@@ -34,7 +34,8 @@ enum class Averaging {
     Quadratic  // iteration t weighs t^2 (DCFR's gamma = 2)
 };
 
-// backend, method and device: ExecutionOptions (core.hpp); no stream (the calls synchronise).
+// backend, method and device: ExecutionOptions (core.hpp); a stream only for
+// solve_matrix_games_device (the host calls synchronise).
 struct RegretOptions : ExecutionOptions {
     int iterations = 500;
     // Defaults: predictive RM+ with alternating updates and quadratic averaging, the fastest
@@ -82,9 +83,29 @@ GameSolution solve_matrix_game(const float* A, std::size_t n1, std::size_t n2, c
 std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
                                              const RegretOptions& options = {});
 
+// Where solve_matrix_games_device writes, in the caller's device memory (float64).
+struct DeviceGameResults {
+    double* row_strategy = nullptr;  // batch x n1
+    double* col_strategy = nullptr;  // batch x n2
+    double* value = nullptr;         // batch
+    double* gap = nullptr;           // batch
+    double* eps_bound = nullptr;     // batch
+};
+
+// solve_matrix_games on device arrays (CUDA): A (batch x n1 x n2, float32) and the results on the
+// device, queued on options.stream with no allocation; returns when complete, or at once while
+// the stream is being captured into a CUDA graph (the work is then the graph's). For games of at
+// most 64 actions per player (the batched kernel: the same bits as the CPU and the host call);
+// larger ones raise InvalidArgument. A stays on the device unchecked: non-finite payoffs give
+// NaN results. No naive method and no gap curve (record_every must be 0).
+RunStats solve_matrix_games_device(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
+                                   const DeviceGameResults& out, const RegretOptions& options = {});
+
 // Whether both players update from the same profile (one pass over A per iteration serves both):
 // the seed, and every variant with alternating = false.
 bool simultaneous_updates(const RegretOptions& options) noexcept;
+// Whether a solution's eps_bound bounds its gap under these options (GameSolution::eps_bound_valid).
+bool eps_bound_valid(const RegretOptions& options) noexcept;
 
 std::string_view to_string(RegretVariant variant) noexcept;
 std::string_view to_string(Averaging averaging) noexcept;

@@ -56,6 +56,10 @@ std::vector<GameSolution> cuda_solve(const float*, std::size_t, std::size_t, std
                                      const Context&, MemoryTracker&) {
     no_cuda("solve_matrix_games");
 }
+void cuda_solve_device(const float*, std::size_t, std::size_t, std::size_t, const DeviceGameResults&,
+                       const RegretOptions&, const Context&) {
+    no_cuda("solve_matrix_games_device");
+}
 }  // namespace regret
 
 namespace invgauss {

@@ -50,7 +50,8 @@ std::size_t first_non_finite(const float* A, std::size_t count) {
     return first;
 }
 
-void check(const float* A, std::size_t batch, std::size_t n1, std::size_t n2, const RegretOptions& o) {
+// The shape and the options; returns the number of payoffs.
+std::size_t check_shape(const float* A, std::size_t batch, std::size_t n1, std::size_t n2, const RegretOptions& o) {
     using detail::require;
     require(n1 > 0 && n2 > 0,
             "A: the payoff matrix is empty (" + std::to_string(n1) + " x " + std::to_string(n2) + ")");
@@ -58,7 +59,11 @@ void check(const float* A, std::size_t batch, std::size_t n1, std::size_t n2, co
     require(A != nullptr, "A: null pointer");
     require(o.iterations >= 1, "iterations: must be >= 1, got " + std::to_string(o.iterations));
     require(o.record_every >= 0, "record_every: must be >= 0, got " + std::to_string(o.record_every));
-    const std::size_t count = detail::checked_mul(detail::checked_mul(batch, n1, "A"), n2, "A");
+    return detail::checked_mul(detail::checked_mul(batch, n1, "A"), n2, "A");
+}
+
+void check(const float* A, std::size_t batch, std::size_t n1, std::size_t n2, const RegretOptions& o) {
+    const std::size_t count = check_shape(A, batch, n1, n2, o);
     if (const std::size_t k = first_non_finite(A, count); k < count) {
         const std::size_t game = k / (n1 * n2), i = k % (n1 * n2) / n2, j = k % n2;
         detail::raise(ErrorKind::InvalidArgument,
@@ -71,6 +76,10 @@ void check(const float* A, std::size_t batch, std::size_t n1, std::size_t n2, co
 
 bool simultaneous_updates(const RegretOptions& options) noexcept {
     return detail::regret::make_schedule(options).simultaneous;
+}
+
+bool eps_bound_valid(const RegretOptions& options) noexcept {
+    return detail::regret::make_schedule(options).eps_bound_valid();
 }
 
 GameSolution solve_matrix_game(const float* A, std::size_t n1, std::size_t n2, const RegretOptions& options) {
@@ -105,12 +114,35 @@ std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, 
             progress.add(std::uint64_t{batch} * static_cast<std::uint64_t>(options.iterations));  // all at once
         });
     progress.finish();
-    const bool eps_bound_valid = detail::regret::make_schedule(options).eps_bound_valid();
+    const bool valid = eps_bound_valid(options);
     for (GameSolution& s : solutions) {
         s.stats = stats;
-        s.eps_bound_valid = eps_bound_valid;
+        s.eps_bound_valid = valid;
     }
     return solutions;
+}
+
+RunStats solve_matrix_games_device(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
+                                   const DeviceGameResults& out, const RegretOptions& options) {
+    check_shape(A, batch, n1, n2, options);
+    detail::require(std::max(n1, n2) <= detail::regret::kMaxBatchedActions,
+                    "A: solve_matrix_games_device takes games of at most " +
+                        std::to_string(detail::regret::kMaxBatchedActions) + " actions per player, got " +
+                        std::to_string(n1) + " x " + std::to_string(n2) + " (solve_matrix_games takes any size)");
+    detail::require(options.record_every == 0,
+                    "record_every: solve_matrix_games_device records no gap curve; "
+                    "use solve_matrix_games");
+    return detail::dispatch(
+        options, {"solve_matrix_games_device", true, false, true}, [](detail::MemoryTracker&) {},
+        [&](const Context& context, detail::MemoryTracker&) {
+            detail::require_device_pointer(A, context.device, "A");
+            detail::require_device_pointer(out.row_strategy, context.device, "row_strategy");
+            detail::require_device_pointer(out.col_strategy, context.device, "col_strategy");
+            detail::require_device_pointer(out.value, context.device, "value");
+            detail::require_device_pointer(out.gap, context.device, "gap");
+            detail::require_device_pointer(out.eps_bound, context.device, "eps_bound");
+            detail::regret::cuda_solve_device(A, batch, n1, n2, out, options, context);
+        });
 }
 
 }  // namespace hpcml

@@ -42,5 +42,10 @@ Evaluation evaluate(const Game& game, const double* x, const double* y, bool par
 // (host payoffs) on context's device.
 std::vector<GameSolution> cuda_solve(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
                                      const RegretOptions& options, const Context& context, MemoryTracker& tracker);
+// Games of at most kMaxBatchedActions actions, payoffs and results on the device, queued on
+// context.stream (the batched kernel).
+constexpr std::size_t kMaxBatchedActions = 64;
+void cuda_solve_device(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
+                       const DeviceGameResults& out, const RegretOptions& options, const Context& context);
 
 }  // namespace hpcml::detail::regret

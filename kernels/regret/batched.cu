@@ -278,6 +278,16 @@ void launch_batched_with(const BatchedArgs& a, cudaStream_t stream) {
 
 }  // namespace
 
+__global__ void eps_bound_kernel(double* max_regret, std::size_t games, int iterations) {
+    const std::size_t g = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (g < games) max_regret[g] = 2.0 * max_regret[g] / iterations;  // as the host path: the same bits
+}
+
+void launch_eps_bound(double* max_regret, std::size_t games, int iterations, cudaStream_t stream) {
+    eps_bound_kernel<<<blocks_for(games), 256, 0, stream>>>(max_regret, games, iterations);
+    HPCML_LAUNCH_CHECK("eps_bound_kernel");
+}
+
 void launch_batched(const BatchedArgs& a, cudaStream_t stream) {
     const int n = std::max(a.n1, a.n2);
     if (n <= 4) return launch_batched_with<4, 1>(a, stream);

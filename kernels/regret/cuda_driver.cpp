@@ -254,6 +254,23 @@ std::vector<GameSolution> solve_large(const float* A, std::size_t batch, std::si
 
 }  // namespace
 
+void cuda_solve_device(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
+                       const DeviceGameResults& out, const RegretOptions& o, const Context& context) {
+    const DeviceGuard guard(context.device);
+    const cudaStream_t stream = static_cast<cudaStream_t>(context.stream);
+    const Schedule sc = make_schedule(o);
+    for (std::size_t first = 0; first < batch; first += kMaxChunkGames) {
+        const std::size_t games = std::min(kMaxChunkGames, batch - first);
+        // The kernel leaves each game's largest cumulative regret where its eps bound goes.
+        launch_batched({A + first * n1 * n2, static_cast<int>(games), static_cast<int>(n1), static_cast<int>(n2), first,
+                        sc, out.row_strategy + first * n1, out.col_strategy + first * n2, out.value + first,
+                        out.gap + first, out.eps_bound + first, nullptr},
+                       stream);
+    }
+    launch_eps_bound(out.eps_bound, batch, sc.iterations, stream);
+    synchronize_unless_capturing(stream);
+}
+
 std::vector<GameSolution> cuda_solve(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
                                      const RegretOptions& o, const Context& context, MemoryTracker& tracker) {
     require(n1 <= INT_MAX && n2 <= INT_MAX, "A: at most 2^31 - 1 actions per player on the GPU");

@@ -14,9 +14,8 @@
 
 namespace hpcml::detail::regret {
 
-// Games up to this many actions per player are solved by the batched kernel (a group of lanes
-// per game, payoffs in shared memory); larger ones by the large-game path.
-constexpr std::size_t kMaxBatchedActions = 64;
+// Games up to kMaxBatchedActions (backends.hpp) actions per player are solved by the batched
+// kernel (a group of lanes per game, payoffs in shared memory); larger ones by the large-game path.
 static_assert(kMaxBatchedActions <= kTileRows && kMaxBatchedActions <= kTileColumns,
               "the batched kernel equals the CPU to the bit only for games within one CPU tile");
 
@@ -42,6 +41,8 @@ struct BatchedArgs {
     double* curve;         // games x schedule.records(): the gaps before the last (which is `gap`)
 };
 void launch_batched(const BatchedArgs& args, cudaStream_t stream);
+// max_regret[g] = 2 max_regret[g] / iterations: the seed's eps bound, in place.
+void launch_eps_bound(double* max_regret, std::size_t games, int iterations, cudaStream_t stream);
 
 // The large-game path's state for one player: each field holds `games` rows of n entries.
 struct PlayerDevice {

@@ -36,7 +36,7 @@ def _payoffs(A, ndim: int) -> np.ndarray:
 
 
 def solve_matrix_games(A, *, iterations=500, variant="prm+", alternating=True, averaging="quadratic", sampled=False,
-                       seed=0, record_every=0, backend="auto", method="fused", device=0, progress=None,
+                       seed=0, record_every=0, backend="auto", method="fused", device=None, progress=None,
                        progress_interval=0.25) -> GameSolution:
     """Solves a batch of games A of shape (batch, n1, n2), each by regret matching.
 
@@ -50,15 +50,37 @@ def solve_matrix_games(A, *, iterations=500, variant="prm+", alternating=True, a
     progress: True for a progress bar (tqdm's where installed) on calls that run longer than
     progress_interval seconds, or a callable (done, total) in game-iterations (on the GPU it is
     not called: the iterations run inside launches).
+
+    A CUDA array (torch, CuPy; float32) of games of at most 64 actions per player is solved where
+    it is: the results are arrays of its library on its device, queued on its current stream
+    without a copy or a wait (a CUDA graph can capture the call); its payoffs are not checked
+    (non-finite ones give NaN), there is no curve (record_every must be 0) and no progress.
     """
+    if _arrays.is_cuda(A):
+        if progress:
+            raise ValueError("progress: not reported for CUDA arrays (the games run inside one launch)")
+        if record_every:
+            raise ValueError("record_every: no gap curve for CUDA arrays (pass a host array for one)")
+        return _solve_on_device(A, iterations, variant, alternating, averaging, sampled, seed, backend, method, device)
     A = _payoffs(A, 3)
     iterations = _arrays.integer(iterations, "iterations")  # not 2.5 taken as 2; C++ checks >= 1
     r = _hpcml._solve_matrix_games(A, iterations, variant, bool(alternating), averaging, bool(sampled),
-                                   int(seed), int(record_every), backend, method, int(device),
+                                   int(seed), int(record_every), backend, method, 0 if device is None else int(device),
                                    _progress.callback(progress, "hpcml.solve_matrix_games", "game-iterations"),
                                    _progress.interval(progress_interval))
     return GameSolution(r["row_strategy"], r["col_strategy"], r["value"], r["gap"], r["eps_bound"],
                         bool(r["eps_bound_valid"]), r["curve"], r["stats"])
+
+
+def _solve_on_device(A, iterations, variant, alternating, averaging, sampled, seed, backend, method, device):
+    A = _arrays.cuda_array(A, "A", ndim=3, layout="(batch, n1, n2)")
+    device = _arrays.resolve_device([A], device, True)
+    batch, n1, n2 = (int(n) for n in A.shape)
+    results = [_arrays.empty(A, shape, "float64", "A") for shape in ((batch, n1), (batch, n2), (batch,), (batch,), (batch,))]
+    r = _hpcml._solve_matrix_games_device(A, _arrays.integer(iterations, "iterations"), variant, bool(alternating),
+                                          averaging, bool(sampled), int(seed), backend, method, device, *results,
+                                          _arrays.current_stream(A))
+    return GameSolution(*results, bool(r["eps_bound_valid"]), np.empty((batch, 0, 2)), r["stats"])
 
 
 def solve_matrix_game(A, **options) -> GameSolution:

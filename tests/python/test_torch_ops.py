@@ -147,3 +147,21 @@ def test_sampling_on_cuda_is_captured_and_replays_its_seed():
     torch.testing.assert_close(draws[2], draws[1], rtol=0, atol=0)
     expected = torch.from_numpy(hpcml.invgauss.sample(4096, 1.5, 2.0, seed=7, backend="cpu")) * 2
     torch.testing.assert_close(draws[2].cpu(), expected, rtol=1e-13, atol=0)
+
+
+@cuda
+def test_small_games_on_cuda_are_solved_in_place_and_captured():
+    # Games of at most 64 actions: solve_matrix_games_device on torch's stream, into tensors from
+    # torch's allocator; the batched kernel gives the CPU's bits.
+    torch._dynamo.reset()
+    A = torch.randn(500, 3, 4, generator=torch.Generator().manual_seed(5))
+    expected = ht.solve_matrix_games(A, iterations=50)
+    torch.library.opcheck(torch.ops.hpcml.solve_matrix_games.default,
+                          (A.cuda(), 50, "prm+", True, "quadratic", False, 0))
+    for got, want in zip(ht.solve_matrix_games(A.cuda(), iterations=50), expected):
+        torch.testing.assert_close(got.cpu(), want, rtol=0, atol=0)
+    program = torch.compile(lambda A: ht.solve_matrix_games(A, iterations=50)[3].max(), mode="reduce-overhead",
+                            fullgraph=True)
+    for _ in range(3):  # warm-up, capture, replay
+        got = program(A.cuda())
+    torch.testing.assert_close(got.cpu(), expected[3].max(), rtol=0, atol=0)

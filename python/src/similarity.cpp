@@ -1,0 +1,119 @@
+// hpcml._hpcml: the similarity calls (hpcml/_similarity.py wraps them).
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "bindings.hpp"
+
+namespace hpcml_python {
+
+namespace {
+
+using FloatMatrix = nb::ndarray<const float, nb::ndim<2>, nb::c_contig>;
+using AnyArray = nb::ndarray<nb::c_contig>;
+
+hpcml::MatrixView view(const FloatMatrix& a) { return {a.data(), a.shape(0), a.shape(1)}; }
+
+hpcml::SimilarityOptions similarity_options(float threshold, const std::string& mode, std::optional<std::size_t> tile,
+                                            const std::string& backend, const std::string& method,
+                                            const std::string& dtype, int device, std::uintptr_t stream) {
+    hpcml::SimilarityOptions o;
+    o.threshold = threshold;
+    o.mode = hpcml::parse_similarity_mode(mode, "mode");
+    o.output = hpcml::parse_similarity_output(dtype, "dtype");
+    o.tile = tile;
+    o.backend = hpcml::parse_backend(backend, "backend");
+    o.method = hpcml::parse_method(method, "method");
+    o.device = device;
+    o.stream = reinterpret_cast<void*>(stream);
+    return o;
+}
+
+// x, y (optional) and out are validated for shape and dtype by hpcml/_similarity.py (through
+// hpcml/_arrays.py); the options are checked by the C++ API. Here only the byte count of out
+// is checked again, as the C++ API writes exactly that many.
+nb::dict similarity_binding(FloatMatrix x, std::optional<FloatMatrix> y, AnyArray out, float threshold,
+                            const std::string& mode, std::optional<std::size_t> tile, const std::string& backend,
+                            const std::string& method, const std::string& dtype, int device, bool on_device,
+                            std::uintptr_t stream, nb::handle progress, double progress_interval) {
+    hpcml::SimilarityOptions o = similarity_options(threshold, mode, tile, backend, method, dtype, device, stream);
+    set_progress(o, progress, progress_interval);
+    const hpcml::MatrixView xv = view(x);
+    const hpcml::MatrixView yv = y ? view(*y) : hpcml::MatrixView{};
+    const std::size_t m = y ? y->shape(1) : x.shape(1);
+    const std::size_t needed = hpcml::similarity_output_bytes(x.shape(1), m, hpcml::resolve_output(o));
+    if (out.nbytes() != needed) {
+        throw hpcml::Error(hpcml::ErrorKind::InvalidArgument,
+                           "out: has " + std::to_string(out.nbytes()) + " bytes, needs " + std::to_string(needed));
+    }
+    hpcml::RunStats stats;
+    {
+        nb::gil_scoped_release release;
+        stats = on_device ? hpcml::similarity_device(xv, yv, out.data(), o) : hpcml::similarity(xv, yv, out.data(), o);
+    }
+    return stats_dict(stats);
+}
+
+// The pairs as NumPy arrays (i, j and, in mode count, the counts), copied out of the vectors.
+nb::dict similarity_pairs_binding(FloatMatrix x, std::optional<FloatMatrix> y, float threshold, const std::string& mode,
+                                  std::size_t min_count, std::optional<std::size_t> tile, const std::string& backend,
+                                  const std::string& method, int device, bool on_device, std::uintptr_t stream,
+                                  nb::handle progress, double progress_interval) {
+    hpcml::SimilarityOptions o = similarity_options(threshold, mode, tile, backend, method, "default", device, stream);
+    set_progress(o, progress, progress_interval);
+    const hpcml::MatrixView yv = y ? view(*y) : hpcml::MatrixView{};
+    hpcml::SimilarityPairs pairs;
+    {
+        nb::gil_scoped_release release;
+        pairs = on_device ? hpcml::similarity_pairs_device(view(x), yv, o, min_count)
+                          : hpcml::similarity_pairs(view(x), yv, o, min_count);
+    }
+    auto copy = [](const auto& v) {
+        using T = typename std::decay_t<decltype(v)>::value_type;
+        auto a = new_array<T>({v.size()});
+        std::copy(v.begin(), v.end(), a.data());
+        return a;
+    };
+    nb::dict out = stats_dict(pairs.stats);
+    out["i"] = copy(pairs.i);
+    out["j"] = copy(pairs.j);
+    if (o.mode == hpcml::SimilarityMode::Count) out["count"] = copy(pairs.count);
+    return out;
+}
+
+}  // namespace
+
+void bind_similarity(nb::module_& m) {
+    m.def("_similarity", &similarity_binding, nb::arg("x"), nb::arg("y").none(), nb::arg("out"), nb::arg("threshold"),
+          nb::arg("mode"), nb::arg("tile").none(), nb::arg("backend"), nb::arg("method"), nb::arg("dtype"),
+          nb::arg("device"), nb::arg("on_device"), nb::arg("stream"), nb::arg("progress").none(),
+          nb::arg("progress_interval"), "Low-level similarity into a preallocated output; use hpcml.similarity.");
+
+    m.def("_similarity_pairs", &similarity_pairs_binding, nb::arg("x"), nb::arg("y").none(), nb::arg("threshold"),
+          nb::arg("mode"), nb::arg("min_count"), nb::arg("tile").none(), nb::arg("backend"), nb::arg("method"),
+          nb::arg("device"), nb::arg("on_device"), nb::arg("stream"), nb::arg("progress").none(),
+          nb::arg("progress_interval"), "Low-level pair list; use hpcml.similarity_pairs.");
+    m.def(
+        "similarity_cpu_kernel", [] { return std::string(hpcml::similarity_cpu_kernel()); },
+        "The instruction set the CPU backend's fused similarity kernel uses here: 'avx512', 'avx2' or 'baseline' "
+        "(HPCML_SIMILARITY_CPU_KERNEL=avx2 or =baseline in the environment caps the choice).");
+    m.def(
+        "_similarity_layout",
+        [](const std::string& mode, const std::string& dtype, std::size_t n, std::size_t m) {
+            hpcml::SimilarityOptions o;
+            o.mode = hpcml::parse_similarity_mode(mode, "mode");
+            o.output = hpcml::parse_similarity_output(dtype, "dtype");
+            const hpcml::SimilarityOutput output = hpcml::resolve_output(o);
+            const auto shape = hpcml::similarity_output_shape(n, m, output);
+            return nb::make_tuple(std::string(hpcml::to_string(output)), nb::make_tuple(shape[0], shape[1]),
+                                  std::string(hpcml::similarity_output_info(output).numpy_dtype));
+        },
+        nb::arg("mode"), nb::arg("dtype"), nb::arg("n"), nb::arg("m"),
+        "(output, shape, NumPy dtype) of S for an n x m result, the output resolved as the C++ API does "
+        "('default': the mode's own), checking both names; Python allocates the output from it.");
+}
+
+}  // namespace hpcml_python

@@ -1,0 +1,86 @@
+// hpcml._hpcml: GPU telemetry (hpcml/telemetry.py wraps it).
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+#include <nanobind/stl/chrono.h>
+
+#include "bindings.hpp"
+
+namespace hpcml_python {
+
+namespace {
+
+nb::dict summary_dict(const hpcml::telemetry::Summary& s) {
+    nb::dict d;
+    d["duration_s"] = s.duration_s;
+    d["energy_j"] = s.energy_j;
+    d["mean_power_w"] = s.mean_power_w;
+    d["peak_power_w"] = s.peak_power_w;
+    d["mean_gpu_util_percent"] = s.mean_gpu_util_percent;
+    d["mean_memory_util_percent"] = s.mean_memory_util_percent;
+    d["samples"] = s.samples;
+    d["energy_from_counter"] = s.energy_from_counter;
+    return d;
+}
+
+nb::dict samples_dict(const std::vector<hpcml::telemetry::Sample>& samples) {
+    std::vector<double> columns[10];
+    for (const auto& x : samples) {
+        const double values[10] = {x.time_s,
+                                   x.unix_time_s,
+                                   x.temperature_c,
+                                   x.power_w,
+                                   x.power_percent,
+                                   x.gpu_util_percent,
+                                   x.memory_util_percent,
+                                   x.memory_used_bytes,
+                                   x.memory_used_percent,
+                                   x.energy_j};
+        for (int c = 0; c < 10; ++c) columns[c].push_back(values[c]);
+    }
+    static const char* names[10] = {"time_s",
+                                    "unix_time_s",
+                                    "temperature_c",
+                                    "power_w",
+                                    "power_percent",
+                                    "gpu_util_percent",
+                                    "memory_util_percent",
+                                    "memory_used_bytes",
+                                    "memory_used_percent",
+                                    "energy_j"};
+    nb::dict d;
+    for (int c = 0; c < 10; ++c) d[names[c]] = columns[c];
+    return d;
+}
+
+}  // namespace
+
+void bind_telemetry(nb::module_& m) {
+    m.def(
+        "_telemetry_status",
+        [](int device) {
+            const hpcml::telemetry::Status st = hpcml::telemetry::status(device);
+            nb::dict d;
+            d["status"] = std::string(hpcml::telemetry::to_string(st.availability));
+            d["message"] = st.message;
+            d["device_name"] = st.device_name;
+            return d;
+        },
+        nb::arg("device") = 0);
+    nb::class_<hpcml::telemetry::Sampler>(m, "_TelemetrySampler")
+        .def(nb::init<int, std::chrono::milliseconds>(), nb::arg("device"), nb::arg("interval"))
+        .def("start", &hpcml::telemetry::Sampler::start)
+        .def("stop",
+             [](hpcml::telemetry::Sampler& s) {
+                 hpcml::telemetry::Summary summary;
+                 {
+                     nb::gil_scoped_release release;
+                     summary = s.stop();
+                 }
+                 return summary_dict(summary);
+             })
+        .def("samples", [](const hpcml::telemetry::Sampler& s) { return samples_dict(s.samples()); })
+        .def("device_name", &hpcml::telemetry::Sampler::device_name);
+}
+
+}  // namespace hpcml_python
