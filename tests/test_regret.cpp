@@ -61,8 +61,8 @@ std::vector<float> random_payoffs(std::size_t count, unsigned seed, bool integer
 struct Evaluation {
     double gap, value;
 };
-Evaluation reference_evaluation(const std::vector<float>& A, std::size_t n1, std::size_t n2, const std::vector<double>& x,
-                                const std::vector<double>& y) {
+Evaluation reference_evaluation(const std::vector<float>& A, std::size_t n1, std::size_t n2,
+                                const std::vector<double>& x, const std::vector<double>& y) {
     using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     const Eigen::MatrixXd a = Eigen::Map<const RowMajor>(A.data(), n1, n2).cast<double>();
     const Eigen::Map<const Eigen::VectorXd> xv(x.data(), n1), yv(y.data(), n2);
@@ -321,19 +321,21 @@ TEST(Regret, BadInputsRaise) {
     expect_invalid([&] { hpcml::solve_matrix_games(large.data(), 3, 300, 300, ok); },
                    "A: payoff of game 2 at (250, 7) is not finite");
     large[65535] = INFINITY;
-    expect_invalid([&] { hpcml::solve_matrix_games(large.data(), 3, 300, 300, ok); }, "A: payoff of game 0 at (218, 135)");
+    expect_invalid([&] { hpcml::solve_matrix_games(large.data(), 3, 300, 300, ok); },
+                   "A: payoff of game 0 at (218, 135)");
     expect_invalid([] { hpcml::parse_regret_variant("cfr"); }, "variant");
     expect_invalid([] { hpcml::parse_averaging("cubic"); }, "averaging");
 }
 
 // What the device entry point cannot do is refused before any device is looked for.
-TEST(Regret, DeviceEntryPointRefusesLargeGamesAndCurves) {
-    const float* A = reinterpret_cast<const float*>(16);  // never read: the checks come first
+TEST(Regret, DeviceEntryPointRefusesCurvesAndBadShapes) {
+    const float* A = reinterpret_cast<const float*>(256);  // never read: the checks come first
     const hpcml::DeviceGameResults out;
     RegretOptions o = options(Backend::Cuda, RegretVariant::RMPlus, 10);
-    expect_invalid([&] { hpcml::solve_matrix_games_device(A, 2, 65, 64, out, o); },
-                   "A: solve_matrix_games_device takes games of at most 64 actions per player, got 65 x 64");
     expect_invalid([&] { hpcml::solve_matrix_games_device(A, 0, 3, 3, out, o); }, "A: the batch is empty");
+    expect_invalid([&] { hpcml::solve_matrix_games_device(nullptr, 2, 3, 3, out, o); }, "A: null pointer");
+    expect_invalid([&] { hpcml::solve_matrix_games_device_workspace(2, 0, 3, o); }, "A: the payoff matrix is empty");
+    EXPECT_EQ(hpcml::solve_matrix_games_device_workspace(5, 64, 3, o), 0u) << "small games need no workspace";
     o.record_every = 5;
     expect_invalid([&] { hpcml::solve_matrix_games_device(A, 2, 3, 3, out, o); }, "record_every");
 }
@@ -385,46 +387,71 @@ TEST(RegretCuda, AgreesWithCpu) {
     }
 }
 
-// The device entry point runs the batched kernel on the caller's arrays and stream (A arrives
-// behind a wait): the CPU's results to the bit, eps bound included; sampled too.
-TEST(RegretCuda, DeviceEntryPointEqualsTheCpu) {
+// The device entry point on the caller's arrays and stream (A arrives behind a wait): games of at
+// most 64 actions give the CPU's bits (the batched kernel), larger ones the host call's on the GPU
+// (the large-game path, in the caller's workspace), eps bound included; sampled too. The large
+// games run a second time inside a CUDA graph the test captures, where the path cannot use
+// graphs of its own, and give the same bits.
+TEST(RegretCuda, DeviceEntryPointEqualsTheHostCalls) {
     HPCML_SKIP_WITHOUT_GPU();
     struct Case {
         int batch, n1, n2;
     };
     cudaStream_t stream = nullptr;
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-    for (const Case& c : {Case{300, 5, 7}, Case{3, 64, 64}, Case{1, 1, 9}})
+    for (const Case& c : {Case{300, 5, 7}, Case{3, 64, 64}, Case{1, 1, 9}, Case{3, 100, 70}, Case{1, 1500, 65}})
         for (bool sampled : {false, true}) {
             const std::size_t b = static_cast<std::size_t>(c.batch);
+            const bool small = std::max(c.n1, c.n2) <= 64;
             const std::vector<float> A = random_payoffs(b * c.n1 * c.n2, 9);
-            RegretOptions o = options(Backend::Cpu, RegretVariant::PredictiveRMPlus, 73);
+            RegretOptions o = options(small ? Backend::Cpu : Backend::Cuda, RegretVariant::PredictiveRMPlus, 73);
             o.sampled = sampled;
             const auto expected = hpcml::solve_matrix_games(A.data(), b, c.n1, c.n2, o);
+            o.backend = Backend::Cuda;
+            o.stream = stream;
+            const std::size_t workspace_bytes = hpcml::solve_matrix_games_device_workspace(b, c.n1, c.n2, o);
+            EXPECT_EQ(workspace_bytes == 0, small);
             const hpcml::detail::DeviceArray<float> d_A(A.size(), "A");
             const hpcml::detail::DeviceArray<double> rows(b * c.n1, "rows"), cols(b * c.n2, "cols"),
                 scalars(3 * b, "scalars");
+            const hpcml::detail::DeviceArray<unsigned char> workspace(std::max<std::size_t>(workspace_bytes, 1), "ws");
             const hpcml::DeviceGameResults out{rows.data(), cols.data(), scalars.data(), scalars.data() + b,
                                                scalars.data() + 2 * b};
-            o.backend = Backend::Cuda;
-            o.stream = stream;
+            auto check = [&](const char* how) {
+                std::vector<double> h_rows(b * c.n1), h_cols(b * c.n2), h_scalars(3 * b);
+                rows.download(h_rows.data());
+                cols.download(h_cols.data());
+                scalars.download(h_scalars.data());
+                for (std::size_t g = 0; g < b; ++g) {
+                    const std::string where = std::string(how) + " " + std::to_string(c.n1) + "x" +
+                                              std::to_string(c.n2) + " game " + std::to_string(g) +
+                                              (sampled ? " sampled" : "");
+                    for (int i = 0; i < c.n1; ++i)
+                        ASSERT_EQ(h_rows[g * c.n1 + i], expected[g].row_strategy[i]) << where;
+                    for (int j = 0; j < c.n2; ++j)
+                        ASSERT_EQ(h_cols[g * c.n2 + j], expected[g].col_strategy[j]) << where;
+                    ASSERT_EQ(h_scalars[g], expected[g].value) << where;
+                    ASSERT_EQ(h_scalars[b + g], expected[g].gap) << where;
+                    ASSERT_EQ(h_scalars[2 * b + g], expected[g].eps_bound) << where;
+                }
+            };
             {
                 const hpcml_test::LateUpload late(stream, d_A.data(), A.data(), A.size() * sizeof(float));
-                hpcml::solve_matrix_games_device(d_A.data(), b, c.n1, c.n2, out, o);
+                hpcml::solve_matrix_games_device(d_A.data(), b, c.n1, c.n2, out, o, workspace.data(), workspace_bytes);
             }
-            std::vector<double> h_rows(b * c.n1), h_cols(b * c.n2), h_scalars(3 * b);
-            rows.download(h_rows.data());
-            cols.download(h_cols.data());
-            scalars.download(h_scalars.data());
-            for (std::size_t g = 0; g < b; ++g) {
-                const std::string where = std::to_string(c.n1) + "x" + std::to_string(c.n2) + " game " +
-                                          std::to_string(g) + (sampled ? " sampled" : "");
-                for (int i = 0; i < c.n1; ++i) ASSERT_EQ(h_rows[g * c.n1 + i], expected[g].row_strategy[i]) << where;
-                for (int j = 0; j < c.n2; ++j) ASSERT_EQ(h_cols[g * c.n2 + j], expected[g].col_strategy[j]) << where;
-                ASSERT_EQ(h_scalars[g], expected[g].value) << where;
-                ASSERT_EQ(h_scalars[b + g], expected[g].gap) << where;
-                ASSERT_EQ(h_scalars[2 * b + g], expected[g].eps_bound) << where;
-            }
+            check("on the stream:");
+            ASSERT_EQ(cudaMemsetAsync(scalars.data(), 0xFF, 3 * b * sizeof(double), stream), cudaSuccess);
+            cudaGraph_t graph = nullptr;
+            cudaGraphExec_t exec = nullptr;
+            ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+            hpcml::solve_matrix_games_device(d_A.data(), b, c.n1, c.n2, out, o, workspace.data(), workspace_bytes);
+            ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+            ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+            ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+            ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+            check("in a captured graph:");
+            cudaGraphExecDestroy(exec);
+            cudaGraphDestroy(graph);
         }
     cudaStreamDestroy(stream);
 }

@@ -94,12 +94,19 @@ struct DeviceGameResults {
 
 // solve_matrix_games on device arrays (CUDA): A (batch x n1 x n2, float32) and the results on the
 // device, queued on options.stream with no allocation; returns when complete, or at once while
-// the stream is being captured into a CUDA graph (the work is then the graph's). For games of at
-// most 64 actions per player (the batched kernel: the same bits as the CPU and the host call);
-// larger ones raise InvalidArgument. A stays on the device unchecked: non-finite payoffs give
-// NaN results. No naive method and no gap curve (record_every must be 0).
+// the stream is being captured into a CUDA graph (the work is then the graph's). The same bits
+// as the host call on the GPU (and as the CPU for games of at most 64 actions per player).
+// Games of more than 64 actions need `workspace`: device memory of
+// solve_matrix_games_device_workspace bytes, 256-byte aligned (smaller games need none). A stays
+// on the device unchecked: non-finite payoffs give NaN results. No naive method and no gap curve
+// (record_every must be 0).
 RunStats solve_matrix_games_device(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
-                                   const DeviceGameResults& out, const RegretOptions& options = {});
+                                   const DeviceGameResults& out, const RegretOptions& options = {},
+                                   void* workspace = nullptr, std::size_t workspace_bytes = 0);
+// The workspace solve_matrix_games_device needs for these games on options.device: 0 for games
+// of at most 64 actions per player.
+std::size_t solve_matrix_games_device_workspace(std::size_t batch, std::size_t n1, std::size_t n2,
+                                                const RegretOptions& options = {});
 
 // Whether both players update from the same profile (one pass over A per iteration serves both):
 // the seed, and every variant with alternating = false.

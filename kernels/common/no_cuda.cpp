@@ -56,7 +56,10 @@ std::vector<GameSolution> cuda_solve(const float*, std::size_t, std::size_t, std
                                      const Context&, MemoryTracker&) {
     no_cuda("solve_matrix_games");
 }
-void cuda_solve_device(const float*, std::size_t, std::size_t, std::size_t, const DeviceGameResults&,
+std::size_t cuda_device_workspace(std::size_t, std::size_t, std::size_t, const Context&) {
+    no_cuda("solve_matrix_games_device_workspace");
+}
+void cuda_solve_device(const float*, std::size_t, std::size_t, std::size_t, const DeviceGameResults&, void*,
                        const RegretOptions&, const Context&) {
     no_cuda("solve_matrix_games_device");
 }

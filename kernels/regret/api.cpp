@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "common/dispatch.hpp"
@@ -51,19 +52,19 @@ std::size_t first_non_finite(const float* A, std::size_t count) {
 }
 
 // The shape and the options; returns the number of payoffs.
-std::size_t check_shape(const float* A, std::size_t batch, std::size_t n1, std::size_t n2, const RegretOptions& o) {
+std::size_t check_shape(std::size_t batch, std::size_t n1, std::size_t n2, const RegretOptions& o) {
     using detail::require;
     require(n1 > 0 && n2 > 0,
             "A: the payoff matrix is empty (" + std::to_string(n1) + " x " + std::to_string(n2) + ")");
     require(batch > 0, "A: the batch is empty");
-    require(A != nullptr, "A: null pointer");
     require(o.iterations >= 1, "iterations: must be >= 1, got " + std::to_string(o.iterations));
     require(o.record_every >= 0, "record_every: must be >= 0, got " + std::to_string(o.record_every));
     return detail::checked_mul(detail::checked_mul(batch, n1, "A"), n2, "A");
 }
 
 void check(const float* A, std::size_t batch, std::size_t n1, std::size_t n2, const RegretOptions& o) {
-    const std::size_t count = check_shape(A, batch, n1, n2, o);
+    const std::size_t count = check_shape(batch, n1, n2, o);
+    detail::require(A != nullptr, "A: null pointer");
     if (const std::size_t k = first_non_finite(A, count); k < count) {
         const std::size_t game = k / (n1 * n2), i = k % (n1 * n2) / n2, j = k % n2;
         detail::raise(ErrorKind::InvalidArgument,
@@ -123,15 +124,12 @@ std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, 
 }
 
 RunStats solve_matrix_games_device(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
-                                   const DeviceGameResults& out, const RegretOptions& options) {
-    check_shape(A, batch, n1, n2, options);
-    detail::require(std::max(n1, n2) <= detail::regret::kMaxBatchedActions,
-                    "A: solve_matrix_games_device takes games of at most " +
-                        std::to_string(detail::regret::kMaxBatchedActions) + " actions per player, got " +
-                        std::to_string(n1) + " x " + std::to_string(n2) + " (solve_matrix_games takes any size)");
+                                   const DeviceGameResults& out, const RegretOptions& options, void* workspace,
+                                   std::size_t workspace_bytes) {
+    check_shape(batch, n1, n2, options);
+    detail::require(A != nullptr, "A: null pointer");
     detail::require(options.record_every == 0,
-                    "record_every: solve_matrix_games_device records no gap curve; "
-                    "use solve_matrix_games");
+                    "record_every: solve_matrix_games_device records no gap curve; use solve_matrix_games");
     return detail::dispatch(
         options, {"solve_matrix_games_device", true, false, true}, [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker&) {
@@ -141,8 +139,30 @@ RunStats solve_matrix_games_device(const float* A, std::size_t batch, std::size_
             detail::require_device_pointer(out.value, context.device, "value");
             detail::require_device_pointer(out.gap, context.device, "gap");
             detail::require_device_pointer(out.eps_bound, context.device, "eps_bound");
-            detail::regret::cuda_solve_device(A, batch, n1, n2, out, options, context);
+            if (const std::size_t needed = detail::regret::cuda_device_workspace(batch, n1, n2, context); needed > 0) {
+                detail::require(workspace_bytes >= needed, "workspace: games of " + std::to_string(n1) + " x " +
+                                                               std::to_string(n2) + " need " + std::to_string(needed) +
+                                                               " bytes (solve_matrix_games_device_workspace), got " +
+                                                               std::to_string(workspace_bytes));
+                detail::require_device_pointer(workspace, context.device, "workspace");
+                detail::require(reinterpret_cast<std::uintptr_t>(workspace) % 256 == 0,
+                                "workspace: must be 256-byte aligned");
+            }
+            detail::regret::cuda_solve_device(A, batch, n1, n2, out, workspace, options, context);
         });
+}
+
+std::size_t solve_matrix_games_device_workspace(std::size_t batch, std::size_t n1, std::size_t n2,
+                                                const RegretOptions& options) {
+    check_shape(batch, n1, n2, options);
+    if (std::max(n1, n2) <= detail::regret::kMaxBatchedActions) return 0;
+    std::size_t bytes = 0;
+    detail::dispatch(
+        options, {"solve_matrix_games_device_workspace", false, false, true}, [](detail::MemoryTracker&) {},
+        [&](const Context& context, detail::MemoryTracker&) {
+            bytes = detail::regret::cuda_device_workspace(batch, n1, n2, context);
+        });
+    return bytes;
 }
 
 }  // namespace hpcml

@@ -42,10 +42,12 @@ Evaluation evaluate(const Game& game, const double* x, const double* y, bool par
 // (host payoffs) on context's device.
 std::vector<GameSolution> cuda_solve(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
                                      const RegretOptions& options, const Context& context, MemoryTracker& tracker);
-// Games of at most kMaxBatchedActions actions, payoffs and results on the device, queued on
-// context.stream (the batched kernel).
+// Payoffs and results on the device, queued on context.stream: games of at most
+// kMaxBatchedActions actions by the batched kernel, larger ones by the large-game path in
+// `workspace`, of cuda_device_workspace bytes.
 constexpr std::size_t kMaxBatchedActions = 64;
-void cuda_solve_device(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
-                       const DeviceGameResults& out, const RegretOptions& options, const Context& context);
+std::size_t cuda_device_workspace(std::size_t batch, std::size_t n1, std::size_t n2, const Context& context);
+void cuda_solve_device(const float* A, std::size_t batch, std::size_t n1, std::size_t n2, const DeviceGameResults& out,
+                       void* workspace, const RegretOptions& options, const Context& context);
 
 }  // namespace hpcml::detail::regret

@@ -4,6 +4,7 @@
 // the end. Games go in chunks so that buffers stay bounded and every count fits an int.
 #include <algorithm>
 #include <climits>
+#include <optional>
 #include <vector>
 
 #include "common/cuda_check.hpp"
@@ -20,6 +21,11 @@ namespace {
 constexpr std::size_t kMaxChunkGames = std::size_t{1} << 20;
 constexpr std::size_t kChunkBytes = std::size_t{1} << 30;
 constexpr std::size_t kMaxGridGames = 65535;
+
+// Where a chunk's results go on the device (curve: games x records, null without records).
+struct ResultPointers {
+    double *rows, *cols, *value, *gap, *max_regret, *curve;
+};
 
 // What both paths leave on the device for a chunk of games, and its copy into the solutions.
 struct ChunkResults {
@@ -40,6 +46,7 @@ struct ChunkResults {
     double* value() { return scalars.data(); }
     double* gap() { return scalars.data() + games; }
     double* max_regret() { return scalars.data() + 2 * games; }
+    ResultPointers pointers() { return {rows.data(), cols.data(), value(), gap(), max_regret(), curve.data()}; }
 
     // Solutions first .. first + count - 1 from the chunk's first `count` games.
     void unpack(std::vector<GameSolution>& out, std::size_t first, std::size_t count, const Schedule& sc,
@@ -88,40 +95,66 @@ std::vector<GameSolution> solve_batched(const float* A, std::size_t batch, std::
     return out;
 }
 
-// The large-game path's device state for a chunk of `games` games.
+// Where the large-game path's device memory for a chunk of `games` games lies in one block (256-
+// byte aligned pieces): the host call allocates the block, with room for the payoffs; the
+// device call takes the caller's workspace and reads the payoffs where they are.
+struct LargeLayout {
+    LargeLayout(std::size_t games, std::size_t n1, std::size_t n2, int multiprocessors, bool payoffs)
+        : gemv(plan_dual_gemv(static_cast<int>(games), static_cast<int>(n1), static_cast<int>(n2), multiprocessors)) {
+        constexpr std::size_t d = sizeof(double);
+        state[0] = take(5 * games * n1 * d);
+        state[1] = take(5 * games * n2 * d);
+        u1_partial = take(games * static_cast<std::size_t>(gemv.row_partials) * n1 * d);
+        u2_partial = take(games * static_cast<std::size_t>(gemv.row_splits) * n2 * d);
+        averages = take(games * (n1 + n2) * d);
+        evaluation = take(games * (n1 + n2) * d);
+        counters = take((1 + 2 * games) * sizeof(int));
+        payoffs_at = payoffs ? take(games * n1 * n2 * sizeof(float)) : 0;
+    }
+    DualGemv gemv;
+    std::size_t state[2] = {}, u1_partial = 0, u2_partial = 0, averages = 0, evaluation = 0, counters = 0,
+                payoffs_at = 0, bytes = 0;
+
+private:
+    std::size_t take(std::size_t size) {
+        const std::size_t at = bytes;
+        bytes += (size + 255) / 256 * 256;
+        return at;
+    }
+};
+
+// The large-game path's device state for a chunk of `games` games, in a block laid out by
+// LargeLayout; payoffs: the games' payoffs (in the block for the host call).
 struct LargeState {
-    LargeState(MemoryTracker& tracker, std::size_t games, std::size_t n1, std::size_t n2, int multiprocessors,
-               cudaStream_t stream)
-        : payoffs(tracker, games * n1 * n2, stream, "regret payoffs on device"),
-          state{DeviceBuffer<double>(tracker, 5 * games * n1, stream, "regret player 1 state"),
-                DeviceBuffer<double>(tracker, 5 * games * n2, stream, "regret player 2 state")},
-          gemv(plan_dual_gemv(static_cast<int>(games), static_cast<int>(n1), static_cast<int>(n2), multiprocessors)),
-          u1_partial(tracker, games * static_cast<std::size_t>(gemv.row_partials) * n1, stream, "regret row partials"),
-          u2_partial(tracker, games * static_cast<std::size_t>(gemv.row_splits) * n2, stream, "regret column partials"),
-          averages(tracker, games * (n1 + n2), stream, "regret averages"),
-          evaluation(tracker, games * (n1 + n2), stream, "regret evaluation"),
-          counters(tracker, 1 + 2 * games, stream, "regret iteration and sampled actions"),
+    LargeState(unsigned char* block, const LargeLayout& layout, const float* payoffs, std::size_t games, std::size_t n1,
+               std::size_t n2)
+        : state{reinterpret_cast<double*>(block + layout.state[0]), reinterpret_cast<double*>(block + layout.state[1])},
+          gemv(layout.gemv),
+          averages(reinterpret_cast<double*>(block + layout.averages)),
+          evaluation(reinterpret_cast<double*>(block + layout.evaluation)),
+          counters(reinterpret_cast<int*>(block + layout.counters)),
+          payoffs(payoffs),
           games(static_cast<int>(games)),
           n1(static_cast<int>(n1)),
           n2(static_cast<int>(n2)) {
-        gemv.u1_partial = u1_partial.data();
-        gemv.u2_partial = u2_partial.data();
+        gemv.u1_partial = reinterpret_cast<double*>(block + layout.u1_partial);
+        gemv.u2_partial = reinterpret_cast<double*>(block + layout.u2_partial);
     }
-    DeviceBuffer<float> payoffs;
-    DeviceBuffer<double> state[2];
+    double* state[2];
     DualGemv gemv;
-    DeviceBuffer<double> u1_partial, u2_partial, averages, evaluation;
-    DeviceBuffer<int> counters;  // t, then the sampled actions of each game
+    double *averages, *evaluation;
+    int* counters;  // t, then the sampled actions of each game
+    const float* payoffs;
     int games, n1, n2;
 
     PlayerDevice player(int which) {
         const int n = which == 0 ? n1 : n2;
         const std::size_t field = static_cast<std::size_t>(games) * n;
-        double* base = state[which].data();
+        double* base = state[which];
         return {base, base + field, base + 2 * field, base + 3 * field, base + 4 * field, n};
     }
-    int* t() { return counters.data(); }
-    int* actions() { return counters.data() + 1; }
+    int* t() { return counters; }
+    int* actions() { return counters + 1; }
 };
 
 // The large-game path's side of iterate() (math.hpp): it enqueues on `stream` (captured into
@@ -139,9 +172,9 @@ struct LargeIteration {
         if (sc.sampled) {
             launch_sample({{p[0].s, p[1].s}, {st.n1, st.n2}, st.games, turn, first_game, sc, st.t(), st.actions()},
                           stream);
-            launch_gather_utilities(st.payoffs.data(), st.games, st.n1, st.n2, st.actions(), u1, u2, stream);
+            launch_gather_utilities(st.payoffs, st.games, st.n1, st.n2, st.actions(), u1, u2, stream);
         } else {
-            launch_dual_gemv(st.gemv, st.payoffs.data(), p[0].s, p[1].s, u1, u2, stream);
+            launch_dual_gemv(st.gemv, st.payoffs, p[0].s, p[1].s, u1, u2, stream);
         }
     }
     void move(int, const bool* moves) {  // one launch for the players that move
@@ -194,9 +227,11 @@ private:
     cudaGraphExec_t exec_ = nullptr;
 };
 
-// Runs every iteration for the `games` games whose payoffs are in st, leaving the results in
-// `results` (nothing waits on the host until the caller unpacks them).
-void run_large(const Schedule& sc, std::uint64_t first_game, int games, LargeState& st, ChunkResults& results,
+// Runs every iteration for the `games` games whose payoffs are in st, leaving the results at
+// `out` (nothing waits on the host until the caller copies them). Iterations replay two graphs
+// of their own, or go on the stream one launch at a time where no graph can be captured: while
+// the stream is being captured into the caller's graph, or is a default stream.
+void run_large(const Schedule& sc, std::uint64_t first_game, int games, LargeState& st, const ResultPointers& out,
                cudaStream_t stream) {
     st.games = games;
     st.gemv.games = games;
@@ -208,45 +243,77 @@ void run_large(const Schedule& sc, std::uint64_t first_game, int games, LargeSta
 
     // The gap of the average profile into gap[g * stride]; the value too when asked.
     auto evaluate = [&](int t, double* value, double* gap, int stride) {
-        double* x = st.averages.data();
+        double* x = st.averages;
         double* y = x + static_cast<std::size_t>(games) * st.n1;
-        double* u1 = st.evaluation.data();
+        double* u1 = st.evaluation;
         double* u2 = u1 + static_cast<std::size_t>(games) * st.n1;
         launch_averages(p1, p2, games, sc.total_weight(t), x, y, stream);
-        launch_dual_gemv(st.gemv, st.payoffs.data(), x, y, u1, u2, stream);
+        launch_dual_gemv(st.gemv, st.payoffs, x, y, u1, u2, stream);
         launch_evaluate(x, u1, st.n1, u2, st.n2, games, value, gap, stride, stream);
     };
 
     // Graphs of 8 iterations and of 1; replays run back to back on the stream.
     constexpr int kChunk = 8;
-    Graph one_iteration(sc, first_game, st, stream, 1);
-    Graph eight_iterations(sc, first_game, st, stream, kChunk);
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    HPCML_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+    const bool direct = capture != cudaStreamCaptureStatusNone || stream == nullptr || stream == cudaStreamLegacy ||
+                        stream == cudaStreamPerThread;
+    std::optional<Graph> one_iteration, eight_iterations;
+    if (!direct) {
+        one_iteration.emplace(sc, first_game, st, stream, 1);
+        eight_iterations.emplace(sc, first_game, st, stream, kChunk);
+    }
+    auto run = [&](int iterations) {
+        if (direct) {
+            LargeIteration backend{sc, first_game, st, stream};
+            for (int k = 0; k < iterations; ++k) {
+                iterate(sc, 0, backend);
+                launch_advance(st.t(), stream);
+            }
+            return;
+        }
+        for (; iterations >= kChunk; iterations -= kChunk) eight_iterations->launch(stream);
+        for (; iterations > 0; --iterations) one_iteration->launch(stream);
+    };
     int record = 0;
     for (int t = 0; t < sc.iterations;) {
         const int stop =
             sc.record_every > 0 ? std::min(sc.iterations, (t / sc.record_every + 1) * sc.record_every) : sc.iterations;
-        for (; t + kChunk <= stop; t += kChunk) eight_iterations.launch(stream);
-        for (; t < stop; ++t) one_iteration.launch(stream);
-        if (sc.records_at(t)) evaluate(t, nullptr, results.curve.data() + record++, sc.records());
+        run(stop - t);
+        t = stop;
+        if (sc.records_at(t)) evaluate(t, nullptr, out.curve + record++, sc.records());
     }
-    evaluate(sc.iterations, results.value(), results.gap(), 1);
-    launch_averages(p1, p2, games, sc.total_weight(sc.iterations), results.rows.data(), results.cols.data(), stream);
-    launch_max_regret(p1, p2, games, results.max_regret(), stream);
+    evaluate(sc.iterations, out.value, out.gap, 1);
+    launch_averages(p1, p2, games, sc.total_weight(sc.iterations), out.rows, out.cols, stream);
+    launch_max_regret(p1, p2, games, out.max_regret, stream);
+}
+
+// Games per chunk of the large-game path: the same for host and device payoffs, since the chunk
+// sets the pass's plan, and with it the order of its sums.
+std::size_t large_chunk(std::size_t batch, std::size_t n1, std::size_t n2) {
+    return std::clamp<std::size_t>(kChunkBytes / (n1 * n2 * sizeof(float)), 1, std::min(batch, kMaxGridGames));
+}
+
+int multiprocessors(int device) {
+    int count = 0;
+    HPCML_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+    return count;
 }
 
 std::vector<GameSolution> solve_large(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
-                                      const Schedule& sc, int multiprocessors, cudaStream_t stream,
-                                      MemoryTracker& tracker) {
+                                      const Schedule& sc, int device, cudaStream_t stream, MemoryTracker& tracker) {
     std::vector<GameSolution> out(batch);
-    const std::size_t chunk =
-        std::clamp<std::size_t>(kChunkBytes / (n1 * n2 * sizeof(float)), 1, std::min(batch, kMaxGridGames));
-    LargeState st(tracker, chunk, n1, n2, multiprocessors, stream);
+    const std::size_t chunk = large_chunk(batch, n1, n2);
+    const LargeLayout layout(chunk, n1, n2, multiprocessors(device), true);
+    DeviceBuffer<unsigned char> block(tracker, layout.bytes, stream, "regret large-game state and payoffs");
+    float* payoffs = reinterpret_cast<float*>(block.data() + layout.payoffs_at);
+    LargeState st(block.data(), layout, payoffs, chunk, n1, n2);
     ChunkResults results(tracker, chunk, n1, n2, sc.records(), stream);
     for (std::size_t first = 0; first < batch; first += chunk) {
         const std::size_t games = std::min(chunk, batch - first);
-        HPCML_CUDA_CHECK(cudaMemcpyAsync(st.payoffs.data(), A + first * n1 * n2, games * n1 * n2 * sizeof(float),
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(payoffs, A + first * n1 * n2, games * n1 * n2 * sizeof(float),
                                          cudaMemcpyHostToDevice, stream));
-        run_large(sc, first, static_cast<int>(games), st, results, stream);
+        run_large(sc, first, static_cast<int>(games), st, results.pointers(), stream);
         results.unpack(out, first, games, sc, stream);
     }
     return out;
@@ -254,18 +321,39 @@ std::vector<GameSolution> solve_large(const float* A, std::size_t batch, std::si
 
 }  // namespace
 
-void cuda_solve_device(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
-                       const DeviceGameResults& out, const RegretOptions& o, const Context& context) {
+std::size_t cuda_device_workspace(std::size_t batch, std::size_t n1, std::size_t n2, const Context& context) {
+    require(n1 <= INT_MAX && n2 <= INT_MAX, "A: at most 2^31 - 1 actions per player on the GPU");
+    if (std::max(n1, n2) <= kMaxBatchedActions) return 0;
+    const DeviceGuard guard(context.device);
+    return LargeLayout(large_chunk(batch, n1, n2), n1, n2, multiprocessors(context.device), false).bytes;
+}
+
+void cuda_solve_device(const float* A, std::size_t batch, std::size_t n1, std::size_t n2, const DeviceGameResults& out,
+                       void* workspace, const RegretOptions& o, const Context& context) {
     const DeviceGuard guard(context.device);
     const cudaStream_t stream = static_cast<cudaStream_t>(context.stream);
     const Schedule sc = make_schedule(o);
-    for (std::size_t first = 0; first < batch; first += kMaxChunkGames) {
-        const std::size_t games = std::min(kMaxChunkGames, batch - first);
-        // The kernel leaves each game's largest cumulative regret where its eps bound goes.
-        launch_batched({A + first * n1 * n2, static_cast<int>(games), static_cast<int>(n1), static_cast<int>(n2), first,
-                        sc, out.row_strategy + first * n1, out.col_strategy + first * n2, out.value + first,
-                        out.gap + first, out.eps_bound + first, nullptr},
-                       stream);
+    const bool batched = std::max(n1, n2) <= kMaxBatchedActions;
+    const std::size_t chunk = batched ? kMaxChunkGames : large_chunk(batch, n1, n2);
+    std::optional<LargeLayout> layout;
+    if (!batched) layout.emplace(chunk, n1, n2, multiprocessors(context.device), false);
+    for (std::size_t first = 0; first < batch; first += chunk) {
+        const std::size_t games = std::min(chunk, batch - first);
+        // The kernels leave each game's largest cumulative regret where its eps bound goes.
+        const ResultPointers at{out.row_strategy + first * n1,
+                                out.col_strategy + first * n2,
+                                out.value + first,
+                                out.gap + first,
+                                out.eps_bound + first,
+                                nullptr};
+        if (batched) {
+            launch_batched({A + first * n1 * n2, static_cast<int>(games), static_cast<int>(n1), static_cast<int>(n2),
+                            first, sc, at.rows, at.cols, at.value, at.gap, at.max_regret, at.curve},
+                           stream);
+        } else {
+            LargeState st(static_cast<unsigned char*>(workspace), *layout, A + first * n1 * n2, chunk, n1, n2);
+            run_large(sc, first, static_cast<int>(games), st, at, stream);
+        }
     }
     launch_eps_bound(out.eps_bound, batch, sc.iterations, stream);
     synchronize_unless_capturing(stream);
@@ -279,9 +367,7 @@ std::vector<GameSolution> cuda_solve(const float* A, std::size_t batch, std::siz
     const Schedule sc = make_schedule(o);
     if (o.method == Method::Naive) return naive_solve(A, batch, n1, n2, sc, stream.get(), tracker);
     if (std::max(n1, n2) <= kMaxBatchedActions) return solve_batched(A, batch, n1, n2, sc, stream.get(), tracker);
-    int multiprocessors = 0;
-    HPCML_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, context.device));
-    return solve_large(A, batch, n1, n2, sc, multiprocessors, stream.get(), tracker);
+    return solve_large(A, batch, n1, n2, sc, context.device, stream.get(), tracker);
 }
 
 }  // namespace hpcml::detail::regret

@@ -51,10 +51,10 @@ def solve_matrix_games(A, *, iterations=500, variant="prm+", alternating=True, a
     progress_interval seconds, or a callable (done, total) in game-iterations (on the GPU it is
     not called: the iterations run inside launches).
 
-    A CUDA array (torch, CuPy; float32) of games of at most 64 actions per player is solved where
-    it is: the results are arrays of its library on its device, queued on its current stream
-    without a copy or a wait (a CUDA graph can capture the call); its payoffs are not checked
-    (non-finite ones give NaN), there is no curve (record_every must be 0) and no progress.
+    A CUDA array (torch, CuPy; float32) is solved where it is: the results are arrays of its
+    library on its device (and so is the large-game path's workspace), queued on its current
+    stream without a copy or a wait (a CUDA graph can capture the call); its payoffs are not
+    checked (non-finite ones give NaN), there is no curve (record_every must be 0) and no progress.
     """
     if _arrays.is_cuda(A):
         if progress:
@@ -77,9 +77,11 @@ def _solve_on_device(A, iterations, variant, alternating, averaging, sampled, se
     device = _arrays.resolve_device([A], device, True)
     batch, n1, n2 = (int(n) for n in A.shape)
     results = [_arrays.empty(A, shape, "float64", "A") for shape in ((batch, n1), (batch, n2), (batch,), (batch,), (batch,))]
+    workspace_bytes = _hpcml._solve_matrix_games_device_workspace(batch, n1, n2, backend, device)
+    workspace = _arrays.empty(A, (workspace_bytes,), "uint8", "A") if workspace_bytes else None
     r = _hpcml._solve_matrix_games_device(A, _arrays.integer(iterations, "iterations"), variant, bool(alternating),
                                           averaging, bool(sampled), int(seed), backend, method, device, *results,
-                                          _arrays.current_stream(A))
+                                          workspace, _arrays.current_stream(A))
     return GameSolution(*results, bool(r["eps_bound_valid"]), np.empty((batch, 0, 2)), r["stats"])
 
 

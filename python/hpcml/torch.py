@@ -165,11 +165,11 @@ def _solve_matrix_games(A: torch.Tensor, iterations: int, variant: str, alternat
                                                            torch.Tensor]:
     options = dict(iterations=iterations, variant=variant, alternating=alternating, averaging=averaging,
                    sampled=sampled, seed=seed)
-    if A.is_cuda and max(A.shape[1:]) <= 64:  # in place on the current stream: capturable
+    if A.is_cuda:  # in place on the current stream: capturable
         s = hpcml.solve_matrix_games(A.to(torch.float32).contiguous(), backend="cuda", **options)
         return s.row_strategy, s.col_strategy, s.value, s.gap, s.eps_bound
-    s = hpcml.solve_matrix_games(_host(A.cpu()), backend="cuda" if A.is_cuda else "cpu", **options)
-    return tuple(torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64)).to(A.device)
+    s = hpcml.solve_matrix_games(_host(A), backend="cpu", **options)
+    return tuple(torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64))
                  for a in (s.row_strategy, s.col_strategy, s.value, s.gap, s.eps_bound))
 
 

@@ -4,6 +4,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -87,6 +88,7 @@ nb::dict solve_games_device_binding(nb::ndarray<const float, nb::ndim<3>, nb::c_
                                     bool sampled, std::uint64_t seed, const std::string& backend,
                                     const std::string& method, int device, DeviceResult rows, DeviceResult cols,
                                     DeviceResult value, DeviceResult gap, DeviceResult eps_bound,
+                                    std::optional<nb::ndarray<std::uint8_t, nb::ndim<1>, nb::c_contig>> workspace,
                                     std::uintptr_t stream) {
     hpcml::RegretOptions o =
         regret_options(iterations, variant, alternating, averaging, sampled, seed, 0, backend, method, device);
@@ -109,7 +111,8 @@ nb::dict solve_games_device_binding(nb::ndarray<const float, nb::ndim<3>, nb::c_
     {
         nb::gil_scoped_release release;
         stats = hpcml::solve_matrix_games_device(
-            A.data(), batch, n1, n2, {rows.data(), cols.data(), value.data(), gap.data(), eps_bound.data()}, o);
+            A.data(), batch, n1, n2, {rows.data(), cols.data(), value.data(), gap.data(), eps_bound.data()}, o,
+            workspace ? workspace->data() : nullptr, workspace ? workspace->size() : 0);
     }
     out["stats"] = stats_dict(stats);
     return out;
@@ -125,8 +128,18 @@ void bind_regret(nb::module_& m) {
     m.def("_solve_matrix_games_device", &solve_games_device_binding, nb::arg("A"), nb::arg("iterations"),
           nb::arg("variant"), nb::arg("alternating"), nb::arg("averaging"), nb::arg("sampled"), nb::arg("seed"),
           nb::arg("backend"), nb::arg("method"), nb::arg("device"), nb::arg("row_strategy"), nb::arg("col_strategy"),
-          nb::arg("value"), nb::arg("gap"), nb::arg("eps_bound"), nb::arg("stream"),
+          nb::arg("value"), nb::arg("gap"), nb::arg("eps_bound"), nb::arg("workspace").none(), nb::arg("stream"),
           "Low-level batched regret matching on CUDA arrays; use hpcml.solve_matrix_games.");
+    m.def(
+        "_solve_matrix_games_device_workspace",
+        [](std::size_t batch, std::size_t n1, std::size_t n2, const std::string& backend, int device) {
+            hpcml::RegretOptions o;
+            o.backend = hpcml::parse_backend(backend, "backend");
+            o.device = device;
+            return hpcml::solve_matrix_games_device_workspace(batch, n1, n2, o);
+        },
+        nb::arg("batch"), nb::arg("n1"), nb::arg("n2"), nb::arg("backend"), nb::arg("device"),
+        "Bytes of device workspace _solve_matrix_games_device needs (0 for games of at most 64 actions).");
 }
 
 }  // namespace hpcml_python

@@ -150,12 +150,16 @@ def test_sampling_on_cuda_is_captured_and_replays_its_seed():
 
 
 @cuda
-def test_small_games_on_cuda_are_solved_in_place_and_captured():
-    # Games of at most 64 actions: solve_matrix_games_device on torch's stream, into tensors from
-    # torch's allocator; the batched kernel gives the CPU's bits.
+@pytest.mark.parametrize("shape", [(500, 3, 4), (2, 100, 70)])
+def test_games_on_cuda_are_solved_in_place_and_captured(shape):
+    # solve_matrix_games_device on torch's stream, into tensors (and, for games of more than 64
+    # actions, a workspace) from torch's allocator: the bits of the host call on the GPU, which
+    # are the CPU's for small games.
     torch._dynamo.reset()
-    A = torch.randn(500, 3, 4, generator=torch.Generator().manual_seed(5))
-    expected = ht.solve_matrix_games(A, iterations=50)
+    A = torch.randn(*shape, generator=torch.Generator().manual_seed(5))
+    s = hpcml.solve_matrix_games(A.numpy(), iterations=50, backend="cuda")
+    expected = [torch.from_numpy(np.asarray(a, dtype=np.float64))
+                for a in (s.row_strategy, s.col_strategy, s.value, s.gap, s.eps_bound)]
     torch.library.opcheck(torch.ops.hpcml.solve_matrix_games.default,
                           (A.cuda(), 50, "prm+", True, "quadratic", False, 0))
     for got, want in zip(ht.solve_matrix_games(A.cuda(), iterations=50), expected):
