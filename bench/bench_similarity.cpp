@@ -240,7 +240,7 @@ void print_symmetry(const RunResult& fused, const std::vector<RunResult>& result
     std::fprintf(hpcml::bench::summary_out(), "\n");
 }
 
-void summarize(const Flags&, const std::vector<RunResult>& results) {
+void summarize(const Flags& flags, const std::vector<RunResult>& results) {
     const RunResult* fused = hpcml::bench::find_result(results, "similarity/fused/");
     const RunResult* naive = hpcml::bench::find_result(results, "similarity/naive/");
     auto peak = [](const RunResult& r) {
@@ -262,6 +262,9 @@ void summarize(const Flags&, const std::vector<RunResult>& results) {
         if (energy(*fused) > 0 && energy(*naive) > 0) {
             std::fprintf(hpcml::bench::summary_out(), "; energy fused %.4g J, naive %.4g J: %.1fx less", energy(*fused),
                          energy(*naive), energy(*naive) / energy(*fused));
+        } else {
+            std::fprintf(hpcml::bench::summary_out(), "; energy %s",
+                         hpcml::bench::energy_source(hpcml::bench::context(flags)).c_str());
         }
         print_symmetry(*fused, results);
     } else if (fused && !fused->skipped) {

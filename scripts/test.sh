@@ -47,8 +47,8 @@ if [ "${HPCML_TEST_QUICK:-0}" != 1 ]; then
       ./scripts/test-wheel.sh "$(ls .gpu/wheels/hpcml-*.whl)" "$(scripts/find-python312.sh)"
   else
     echo "test: no CUDA toolkit: the GPU suite's rehearsal (which needs the CUDA bundle) is skipped"
-    ./scripts/wheel.sh .wheel-test
-    ./scripts/test-wheel.sh "$(ls -t .wheel-test/hpcml-*.whl | head -n 1)" "$python"
+    rm -rf .wheel-test && ./scripts/wheel.sh .wheel-test
+    ./scripts/test-wheel.sh "$(ls .wheel-test/hpcml-*.whl)" "$python"
   fi
   ./scripts/sanitize.sh
   FUZZ_SECONDS="${FUZZ_SECONDS:-20}" ./scripts/fuzz.sh

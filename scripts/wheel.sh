@@ -41,7 +41,12 @@ raw="$(mktemp -d)"
 trap 'rm -rf "$raw"' EXIT
 CMAKE_ARGS="${configuration[*]}" "$python" -m pip wheel -q --no-build-isolation --no-deps -w "$raw" ./python "-Cbuild-dir=$build"
 # libcuda and libnvidia-ml come with the driver and are never linked (cudart and hpcml open them).
-"$python" -m auditwheel repair -w "$out" "$raw"/hpcml-*.whl 2>&1 | grep -v "^INFO:auditwheel.main_repair:Fixed-up wheel written" || true
-wheel="$(ls -t "$out"/hpcml-*manylinux*.whl 2>/dev/null | head -n 1)"
-[ -n "$wheel" ] || { echo "wheel: auditwheel made no manylinux wheel (see above)" >&2; exit 1; }
+if ! "$python" -m auditwheel repair -w "$out" "$raw"/hpcml-*.whl > "$raw/auditwheel.log" 2>&1; then
+  cat "$raw/auditwheel.log" >&2
+  echo "wheel: auditwheel repair failed" >&2
+  exit 1
+fi
+grep -E "New filename tags|Fixed-up wheel written" "$raw/auditwheel.log" || true
+wheel="$(sed -n 's/^Fixed-up wheel written to //p' "$raw/auditwheel.log" | tail -n 1)"
+[ -f "$wheel" ] || { cat "$raw/auditwheel.log" >&2; echo "wheel: auditwheel named no wheel it wrote" >&2; exit 1; }
 echo "wheel: $wheel ($(($(stat -c %s "$wheel") / 1024 / 1024)) MiB)"

@@ -8,12 +8,15 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <ctime>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include "support/errors.hpp"
 
@@ -147,5 +150,129 @@ TEST(Telemetry, AbsentNvmlIsAStatusNotACrash) {
     }
 }
 #endif
+
+// ---- CPU energy through a fake powercap tree (no machine here has powercap) ----
+
+class FakePowercap {
+public:
+    FakePowercap() : root_(std::filesystem::temp_directory_path() / ("hpcml-powercap-" + std::to_string(::getpid()))) {
+        std::filesystem::remove_all(root_);
+        std::filesystem::create_directories(root_);
+        setenv("HPCML_POWERCAP_ROOT", root_.c_str(), 1);
+    }
+    ~FakePowercap() {
+        unsetenv("HPCML_POWERCAP_ROOT");
+        std::filesystem::remove_all(root_);
+    }
+    void zone(const std::string& id, const std::string& name, std::uint64_t energy, std::uint64_t range) {
+        std::filesystem::create_directories(root_ / id);
+        write(id, "name", name);
+        write(id, "max_energy_range_uj", std::to_string(range));
+        set(id, energy);
+    }
+    void set(const std::string& id, std::uint64_t energy) { write(id, "energy_uj", std::to_string(energy)); }
+    const std::filesystem::path& root() const { return root_; }
+
+private:
+    void write(const std::string& id, const char* file, const std::string& text) {
+        std::ofstream(root_ / id / file) << text << "\n";
+    }
+    std::filesystem::path root_;
+};
+
+void wait_window() {
+    std::this_thread::sleep_for(hpcml::telemetry::kCpuEnergyMinimumWindow + std::chrono::milliseconds(5));
+}
+
+// Package and DRAM advance and are summed; core, uncore, psys and the MMIO duplicate are not.
+TEST(CpuEnergy, SumsPackageAndDramOnly) {
+    FakePowercap tree;
+    tree.zone("intel-rapl:0", "package-0", 1000, 262143328850);
+    tree.zone("intel-rapl:0:0", "core", 5, 262143328850);
+    tree.zone("intel-rapl:0:1", "uncore", 5, 262143328850);
+    tree.zone("intel-rapl:0:2", "dram", 0, 65712999613);
+    tree.zone("intel-rapl:1", "psys", 7, 262143328850);
+    tree.zone("intel-rapl-mmio:0", "package-0", 9, 262143328850);
+    const hpcml::telemetry::CpuEnergyStatus status = hpcml::telemetry::cpu_energy_status();
+    ASSERT_TRUE(status.available) << status.message;
+    EXPECT_EQ(status.domains, (std::vector<std::string>{"package-0 (intel-rapl:0)", "dram (intel-rapl:0:2)"}));
+    hpcml::telemetry::CpuEnergyMeter meter;
+    tree.set("intel-rapl:0", 5001000);    // +5 J
+    tree.set("intel-rapl:0:2", 1000000);  // +1 J
+    for (const char* other : {"intel-rapl:0:0", "intel-rapl:0:1", "intel-rapl:1", "intel-rapl-mmio:0"})
+        tree.set(other, 999999999);
+    wait_window();
+    const hpcml::telemetry::CpuEnergy e = meter.read();
+    ASSERT_TRUE(e.valid) << e.why;
+    EXPECT_DOUBLE_EQ(e.energy_j, 6.0);
+    EXPECT_GE(e.seconds, 0.010);
+}
+
+// A counter that passes its range between two readings wraps; samples in between fold each wrap in.
+TEST(CpuEnergy, CountersWrapAtTheirRange) {
+    FakePowercap tree;
+    tree.zone("intel-rapl:0", "package-0", 9000000, 10000000);
+    hpcml::telemetry::CpuEnergyMeter meter;
+    tree.set("intel-rapl:0", 500000);  // 9 -> 10 (wrap) -> 0.5: 1.5 J
+    meter.sample();
+    tree.set("intel-rapl:0", 9500000);  // +9 J
+    meter.sample();
+    tree.set("intel-rapl:0", 1000);  // wraps again: +0.501 J
+    wait_window();
+    const hpcml::telemetry::CpuEnergy e = meter.read();
+    ASSERT_TRUE(e.valid) << e.why;
+    EXPECT_NEAR(e.energy_j, 1.5 + 9.0 + 0.501, 1e-9);
+}
+
+// Absent, without a package, unreadable, vanishing during the window, too short: a reason, never a number.
+TEST(CpuEnergy, EveryFailureIsAReason) {
+    {
+        FakePowercap tree;
+        setenv("HPCML_POWERCAP_ROOT", (tree.root() / "absent").c_str(), 1);
+        hpcml::telemetry::CpuEnergyMeter meter;
+        EXPECT_FALSE(meter.status().available);
+        EXPECT_NE(meter.status().message.find("does not exist"), std::string::npos) << meter.status().message;
+        wait_window();
+        const hpcml::telemetry::CpuEnergy e = meter.read();
+        EXPECT_FALSE(e.valid);
+        EXPECT_EQ(e.why, meter.status().message);
+    }
+    {
+        FakePowercap tree;
+        tree.zone("intel-rapl:0", "psys", 1, 100);
+        const auto status = hpcml::telemetry::cpu_energy_status();
+        EXPECT_FALSE(status.available);
+        EXPECT_NE(status.message.find("no package domain"), std::string::npos) << status.message;
+    }
+    {
+        FakePowercap tree;  // root reads any file: a counter that is a folder cannot be read by anyone
+        tree.zone("intel-rapl:0", "package-0", 1, 100);
+        std::filesystem::remove(tree.root() / "intel-rapl:0" / "energy_uj");
+        std::filesystem::create_directory(tree.root() / "intel-rapl:0" / "energy_uj");
+        const auto status = hpcml::telemetry::cpu_energy_status();
+        EXPECT_FALSE(status.available);
+        EXPECT_NE(status.message.find("energy_uj cannot be read"), std::string::npos) << status.message;
+    }
+    {
+        FakePowercap tree;
+        tree.zone("intel-rapl:0", "package-0", 1, 100000000);
+        hpcml::telemetry::CpuEnergyMeter meter;
+        ASSERT_TRUE(meter.status().available);
+        std::filesystem::remove_all(tree.root() / "intel-rapl:0");
+        wait_window();
+        const hpcml::telemetry::CpuEnergy e = meter.read();
+        EXPECT_FALSE(e.valid);
+        EXPECT_NE(e.why.find("package-0 (intel-rapl:0) stopped reading during the window"), std::string::npos) << e.why;
+    }
+    {
+        FakePowercap tree;
+        tree.zone("intel-rapl:0", "package-0", 1, 100000000);
+        hpcml::telemetry::CpuEnergyMeter meter;
+        tree.set("intel-rapl:0", 2000001);
+        const hpcml::telemetry::CpuEnergy e = meter.read();  // at once
+        EXPECT_FALSE(e.valid);
+        EXPECT_NE(e.why.find("shorter than a few counter updates"), std::string::npos) << e.why;
+    }
+}
 
 }  // namespace

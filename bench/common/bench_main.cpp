@@ -10,6 +10,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #if HPCML_WITH_CUDA
@@ -140,26 +141,47 @@ const RunResult* find_result(const std::vector<RunResult>& results, const std::s
     return first;
 }
 
+std::string energy_source(const Context& context) {
+    if (context.backend == Backend::Cuda) {
+        const telemetry::Status status = telemetry::status(context.device);
+        return status.availability == telemetry::Availability::Ok ? "NVML, " + status.device_name
+                                                                  : "not measured: " + status.message;
+    }
+    const telemetry::CpuEnergyStatus status = telemetry::cpu_energy_status();
+    return status.available ? status.message : "not measured: " + status.message;
+}
+
 struct EnergyWindow::Impl {
-    telemetry::Sampler sampler;
-    explicit Impl(int device) : sampler(device, std::chrono::milliseconds(50)) {}
+    std::optional<telemetry::Sampler> gpu;         // a CUDA context: NVML
+    std::optional<telemetry::CpuEnergyMeter> cpu;  // the CPU backend: powercap
 };
 
-EnergyWindow::EnergyWindow(const Context& context) {
-    if (context.backend != Backend::Cuda) return;
-    if (telemetry::status(context.device).availability != telemetry::Availability::Ok) return;
-    impl_ = std::make_unique<Impl>(context.device);
-    impl_->sampler.start();
+EnergyWindow::EnergyWindow(const Context& context) : impl_(std::make_unique<Impl>()) {
+    if (context.backend != Backend::Cuda) {
+        impl_->cpu.emplace();
+    } else if (telemetry::status(context.device).availability == telemetry::Availability::Ok) {
+        impl_->gpu.emplace(context.device, std::chrono::milliseconds(50));
+        impl_->gpu->start();
+    }
 }
 
 EnergyWindow::~EnergyWindow() = default;
 
 void EnergyWindow::report(benchmark::State& state) {
-    if (!impl_) return;
-    const telemetry::Summary s = impl_->sampler.stop();
-    if (state.iterations() == 0 || s.duration_s <= 0) return;
-    state.counters["energy_per_iteration_J"] = s.energy_j / static_cast<double>(state.iterations());
-    state.counters["mean_power_W"] = s.mean_power_w;
+    double joules = 0, seconds = 0;
+    if (impl_->gpu) {
+        const telemetry::Summary s = impl_->gpu->stop();
+        joules = s.energy_j;
+        seconds = s.duration_s;
+    } else if (impl_->cpu) {
+        const telemetry::CpuEnergy e = impl_->cpu->read();
+        if (!e.valid) return;  // the context's hpcml_energy says why
+        joules = e.energy_j;
+        seconds = e.seconds;
+    }
+    if (state.iterations() == 0 || seconds <= 0) return;
+    state.counters["energy_per_iteration_J"] = joules / static_cast<double>(state.iterations());
+    state.counters["mean_power_W"] = joules / seconds;
 }
 
 void set_memory_counters(benchmark::State& state, const MemoryStats& stats) {
@@ -247,6 +269,7 @@ int run(int argc, char** argv, const Program& program) {
         benchmark::AddCustomContext("hpcml_commit", HPCML_GIT_COMMIT);
         benchmark::AddCustomContext("hpcml_backend", std::string(to_string(context.backend)));
         benchmark::AddCustomContext("hpcml_device", describe(context));
+        benchmark::AddCustomContext("hpcml_energy", energy_source(context));
         if (context.backend == Backend::Cpu) {
             std::fprintf(stderr, "%s: running on the CPU backend (%s)\n", program.name,
                          query_devices().status == CudaStatus::Ok ? "as asked" : "no usable CUDA device");

@@ -61,10 +61,13 @@ const RunResult* find_result(const std::vector<RunResult>& results, const std::s
 void time_wall(benchmark::State& state, const std::function<void()>& body);
 void time_device(benchmark::State& state, const Context& context, const std::function<void()>& body);
 
-// Energy around a benchmark's timed loop on the GPU: construct before the loop, report() after
-// it. Sets energy_per_iteration_J and mean_power_W from NVML's energy counter (or integrated
-// power) where telemetry is available for a CUDA context, and nothing otherwise. The counter
-// updates every 20-100 ms, so run loops of a second or more (--benchmark_min_time=1).
+// Energy around a benchmark's timed loop: construct before the loop, report() after it. Sets
+// energy_per_iteration_J and mean_power_W, for a CUDA context from NVML's energy counter (or
+// integrated power), on the CPU backend from powercap's package and DRAM counters (the whole
+// machine's CPUs, not this process alone), and nothing where they are unavailable
+// (energy_source says why). NVML's counter updates every 20-100 ms, so run loops of a second or
+// more on a GPU (--benchmark_min_time=1).
+std::string energy_source(const Context& context);  // what measures energy, or "not measured: why"
 class EnergyWindow {
 public:
     explicit EnergyWindow(const Context& context);

@@ -85,4 +85,44 @@ void write(std::ostream& out, const std::vector<Sample>& samples, const Summary&
 std::string_view to_string(Format format) noexcept;  // "seed" | "csv" | "json"
 Format parse_format(const std::string& text);        // the inverse, else InvalidArgument naming "format"
 
+// ---- CPU and DRAM energy: the kernel's powercap interface (RAPL) -----------------------------
+// Package and DRAM domains only (intel-rapl:N named package-N, and their subzones named dram),
+// never core, uncore or psys, which the package contains (AMD exposes package and core, no
+// DRAM). Read from /sys/class/powercap, or the folder named by HPCML_POWERCAP_ROOT (tests).
+// Where the interface is absent or unreadable (virtual machines; since Linux 5.10 only root
+// reads the counters), a status says why: never a zero.
+struct CpuEnergyStatus {
+    bool available = false;
+    std::string message;               // why not, or which domains
+    std::vector<std::string> domains;  // "package-0 (intel-rapl:0)", "dram (intel-rapl:0:0)", ...
+};
+CpuEnergyStatus cpu_energy_status();
+
+struct CpuEnergy {
+    bool valid = false;
+    std::string why;      // when not valid
+    double energy_j = 0;  // package + DRAM over the window
+    double seconds = 0;   // the window
+};
+
+// The counters are read at construction (the window's start), at each sample() and at read().
+// Each wraps at its max_energy_range_uj (minutes at full power): one wrap between two readings
+// is folded in, so a long window needs a sample() at least every few minutes. The counters
+// update about every millisecond: a window shorter than kCpuEnergyMinimumWindow is not valid.
+class CpuEnergyMeter {
+public:
+    CpuEnergyMeter();  // never throws: an unavailable interface gives an invalid read()
+    ~CpuEnergyMeter();
+    CpuEnergyMeter(const CpuEnergyMeter&) = delete;
+    CpuEnergyMeter& operator=(const CpuEnergyMeter&) = delete;
+    const CpuEnergyStatus& status() const;
+    void sample();
+    CpuEnergy read();  // samples, then the energy since construction
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+inline constexpr std::chrono::milliseconds kCpuEnergyMinimumWindow{10};
+
 }  // namespace hpcml::telemetry

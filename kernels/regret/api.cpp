@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "common/dispatch.hpp"
 #include "common/error.hpp"
@@ -134,16 +135,21 @@ RunStats solve_matrix_games_device(const float* A, std::size_t batch, std::size_
         options, {"solve_matrix_games_device", true, false, true}, [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker&) {
             detail::require_device_pointer(A, context.device, "A");
-            detail::require_device_pointer(out.row_strategy, context.device, "row_strategy");
-            detail::require_device_pointer(out.col_strategy, context.device, "col_strategy");
-            detail::require_device_pointer(out.value, context.device, "value");
-            detail::require_device_pointer(out.gap, context.device, "gap");
-            detail::require_device_pointer(out.eps_bound, context.device, "eps_bound");
+            const std::pair<const double*, const char*> results[] = {{out.row_strategy, "row_strategy"},
+                                                                     {out.col_strategy, "col_strategy"},
+                                                                     {out.value, "value"},
+                                                                     {out.gap, "gap"},
+                                                                     {out.eps_bound, "eps_bound"}};
+            for (const auto& [pointer, name] : results) {
+                detail::require(pointer != nullptr, std::string(name) + ": null pointer");
+                detail::require_device_pointer(pointer, context.device, name);
+            }
             if (const std::size_t needed = detail::regret::cuda_device_workspace(batch, n1, n2, context); needed > 0) {
                 detail::require(workspace_bytes >= needed, "workspace: games of " + std::to_string(n1) + " x " +
                                                                std::to_string(n2) + " need " + std::to_string(needed) +
                                                                " bytes (solve_matrix_games_device_workspace), got " +
                                                                std::to_string(workspace_bytes));
+                detail::require(workspace != nullptr, "workspace: null pointer");
                 detail::require_device_pointer(workspace, context.device, "workspace");
                 detail::require(reinterpret_cast<std::uintptr_t>(workspace) % 256 == 0,
                                 "workspace: must be 256-byte aligned");
@@ -158,7 +164,7 @@ std::size_t solve_matrix_games_device_workspace(std::size_t batch, std::size_t n
     if (std::max(n1, n2) <= detail::regret::kMaxBatchedActions) return 0;
     std::size_t bytes = 0;
     detail::dispatch(
-        options, {"solve_matrix_games_device_workspace", false, false, true}, [](detail::MemoryTracker&) {},
+        options, {"solve_matrix_games_device_workspace", true, false, true}, [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker&) {
             bytes = detail::regret::cuda_device_workspace(batch, n1, n2, context);
         });

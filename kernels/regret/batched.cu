@@ -279,8 +279,9 @@ void launch_batched_with(const BatchedArgs& a, cudaStream_t stream) {
 }  // namespace
 
 __global__ void eps_bound_kernel(double* max_regret, std::size_t games, int iterations) {
-    const std::size_t g = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (g < games) max_regret[g] = 2.0 * max_regret[g] / iterations;  // as the host path: the same bits
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    for (std::size_t g = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; g < games; g += stride)
+        max_regret[g] = 2.0 * max_regret[g] / iterations;  // as the host path: the same bits
 }
 
 void launch_eps_bound(double* max_regret, std::size_t games, int iterations, cudaStream_t stream) {

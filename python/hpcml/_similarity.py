@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from . import _arrays, _hpcml, _progress
+import contextlib
+
+from . import _arrays, _hpcml, _progress, telemetry
 
 _LAYOUT = "(samples, features)"
 
@@ -41,7 +43,8 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
     inputs are (NumPy for host inputs); reusing one saves allocating and first touching a large
     result on every call.
     With return_stats=True, returns (S, stats) where stats has backend, method, seconds,
-    peak_device_bytes and peak_host_bytes.
+    peak_device_bytes, peak_host_bytes, and cpu_energy_j (the CPUs' package and DRAM energy over
+    the call, None where not measured) with cpu_energy (its source, or why not).
     progress: True for a progress bar (tqdm's where installed) on calls that run longer than
     progress_interval seconds, or a callable (done, total) in output elements, called at most
     once per progress_interval and once at the end if at all (docs/python.md).
@@ -59,10 +62,11 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
         out = _arrays.empty(x, shape, element)
     else:
         _arrays.check_output(out, shape, element, device if on_device else None, {"x": x, "y": y})
-    stats = _hpcml._similarity(x, y, out, float(threshold), mode, tile, backend, method, output, device, on_device,
-                               _arrays.current_stream(x), _progress.callback(progress, "hpcml.similarity", "pairs"),
-                               _progress.interval(progress_interval))
-    return (out, stats) if return_stats else out
+    with telemetry.cpu_energy() if return_stats else contextlib.nullcontext() as energy:
+        stats = _hpcml._similarity(x, y, out, float(threshold), mode, tile, backend, method, output, device, on_device,
+                                   _arrays.current_stream(x), _progress.callback(progress, "hpcml.similarity", "pairs"),
+                                   _progress.interval(progress_interval))
+    return (out, {**stats, **energy.fields()}) if return_stats else out
 
 
 def similarity_pairs(x, y=None, *, threshold=1.0, mode="all", min_count=None, tile=None, backend="auto", method="fused",
@@ -86,10 +90,11 @@ def similarity_pairs(x, y=None, *, threshold=1.0, mode="all", min_count=None, ti
     elif mode != "count":
         raise ValueError("min_count: applies to mode 'count' only")
     min_count = _arrays.integer(min_count, "min_count", minimum=0)
-    r = _hpcml._similarity_pairs(x, y, float(threshold), mode, min_count, tile, backend, method,
-                                 _arrays.resolve_device([x, y], device, on_device), on_device,
-                                 _arrays.current_stream(x),
-                                 _progress.callback(progress, "hpcml.similarity_pairs", "pairs"),
-                                 _progress.interval(progress_interval))
+    with telemetry.cpu_energy() if return_stats else contextlib.nullcontext() as energy:
+        r = _hpcml._similarity_pairs(x, y, float(threshold), mode, min_count, tile, backend, method,
+                                     _arrays.resolve_device([x, y], device, on_device), on_device,
+                                     _arrays.current_stream(x),
+                                     _progress.callback(progress, "hpcml.similarity_pairs", "pairs"),
+                                     _progress.interval(progress_interval))
     pairs = (r.pop("i"), r.pop("j")) + ((r.pop("count"),) if "count" in r else ())
-    return (pairs, r) if return_stats else pairs
+    return (pairs, {**r, **energy.fields()}) if return_stats else pairs

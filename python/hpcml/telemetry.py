@@ -1,9 +1,15 @@
-"""hpcml.telemetry: GPU power, energy and utilisation through NVML (loaded at run time).
+"""hpcml.telemetry: GPU power, energy and utilisation through NVML (loaded at run time), and CPU
+energy through Linux's powercap interface (RAPL: package and DRAM).
 
     with hpcml.telemetry.trace(device=0, interval_ms=100) as t:
         run_the_work()
-    t.summary   # duration_s, energy_j, mean_power_w, peak_power_w, mean utilisation, ...
+    t.summary   # duration_s, energy_j, mean_power_w, peak_power_w, mean utilisation, ...,
+                # cpu_energy_j (None where not measured) and cpu_energy (its source, or why not)
     t.samples   # dict of NumPy arrays: time_s, temperature_c, power_w, power_percent, ...
+
+    with hpcml.telemetry.cpu_energy() as e:     # any machine
+        run_the_work()
+    e.energy_j, e.seconds, e.source             # energy_j None (and source the reason) where not measured
 
 Without a GPU or NVML, trace() raises RuntimeError saying why; status() says it without raising.
 plot(csv, png) draws the seed's figure from a trace in the seed's format (hpcml-trace's default).
@@ -18,12 +24,44 @@ import numpy as np
 
 from . import _arrays, _hpcml
 
-__all__ = ["status", "trace", "plot"]
+__all__ = ["status", "trace", "plot", "cpu_energy_status", "cpu_energy"]
 
 
 def status(device=0) -> dict:
     """{"status": "ok" | "not_compiled" | "no_library" | "no_device" | "error", "message", "device_name"}"""
     return _hpcml._telemetry_status(int(device))
+
+
+def cpu_energy_status() -> dict:
+    """{"available", "message" (the domains, or why not), "domains"}: CPU energy from powercap's
+    package and DRAM counters (/sys/class/powercap, or HPCML_POWERCAP_ROOT)."""
+    return _hpcml._cpu_energy_status()
+
+
+class cpu_energy:
+    """The CPU package and DRAM energy while the with-block runs (the whole machine's CPUs, not
+    this process alone): energy_j, or None where it is not measured, with the reason in source
+    (no powercap interface, unreadable counters, a window shorter than 10 ms)."""
+
+    def __init__(self):
+        self.energy_j = None
+        self.seconds = 0.0
+        self.source = ""
+
+    def __enter__(self):
+        self._meter = _hpcml._CpuEnergyMeter()
+        return self
+
+    def __exit__(self, *exc):
+        r = self._meter.read()
+        self.seconds = r["seconds"]
+        self.energy_j = r["energy_j"] if r["valid"] else None
+        self.source = self._meter.status()["message"] if r["valid"] else r["why"]
+        return False
+
+    def fields(self) -> dict:
+        """{"cpu_energy_j", "cpu_energy"}: for a summary or a call's stats."""
+        return {"cpu_energy_j": self.energy_j, "cpu_energy": self.source}
 
 
 class trace:
@@ -38,11 +76,14 @@ class trace:
         self.samples: dict = {}
 
     def __enter__(self):
+        self._cpu = cpu_energy().__enter__()
         self._sampler.start()
         return self
 
     def __exit__(self, *exc):
         self.summary = self._sampler.stop()
+        self._cpu.__exit__(*exc)
+        self.summary.update(self._cpu.fields())
         self.samples = {k: np.asarray(v) for k, v in self._sampler.samples().items()}
         return False
 

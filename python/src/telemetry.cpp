@@ -1,4 +1,4 @@
-// hpcml._hpcml: GPU telemetry (hpcml/telemetry.py wraps it).
+// hpcml._hpcml: GPU telemetry and CPU energy (hpcml/telemetry.py wraps them).
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -53,9 +53,31 @@ nb::dict samples_dict(const std::vector<hpcml::telemetry::Sample>& samples) {
     return d;
 }
 
+nb::dict cpu_status_dict(const hpcml::telemetry::CpuEnergyStatus& s) {
+    nb::dict d;
+    d["available"] = s.available;
+    d["message"] = s.message;
+    d["domains"] = s.domains;
+    return d;
+}
+
 }  // namespace
 
 void bind_telemetry(nb::module_& m) {
+    m.def("_cpu_energy_status", [] { return cpu_status_dict(hpcml::telemetry::cpu_energy_status()); });
+    nb::class_<hpcml::telemetry::CpuEnergyMeter>(m, "_CpuEnergyMeter")
+        .def(nb::init<>())
+        .def("status", [](const hpcml::telemetry::CpuEnergyMeter& c) { return cpu_status_dict(c.status()); })
+        .def("read", [](hpcml::telemetry::CpuEnergyMeter& c) {
+            const hpcml::telemetry::CpuEnergy e = c.read();
+            nb::dict d;
+            d["valid"] = e.valid;
+            d["why"] = e.why;
+            d["energy_j"] = e.energy_j;
+            d["seconds"] = e.seconds;
+            return d;
+        });
+
     m.def(
         "_telemetry_status",
         [](int device) {

@@ -96,7 +96,8 @@ def test_stats():
     x = np.random.default_rng(5).standard_normal((64, 40)).astype(np.float32)
     _, fused = hpcml.similarity(x, backend="cpu", return_stats=True)
     _, naive = hpcml.similarity(x, backend="cpu", method="naive", return_stats=True)
-    assert set(fused) == {"backend", "method", "seconds", "peak_device_bytes", "peak_host_bytes"}
+    assert set(fused) == {"backend", "method", "seconds", "peak_device_bytes", "peak_host_bytes", "cpu_energy_j",
+                          "cpu_energy"}
     assert fused["backend"] == "cpu" and naive["method"] == "naive"
     assert naive["peak_host_bytes"] >= 64 * 40 * 40 * 5 > 10 * fused["peak_host_bytes"]
 

@@ -2,7 +2,9 @@ import os
 import pathlib
 import subprocess
 import sys
+import time
 
+import numpy as np
 import pytest
 
 import hpcml
@@ -51,3 +53,41 @@ def test_trace_with_the_fake_nvml():
     )
     env = dict(os.environ, HPCML_NVML_LIBRARY=os.environ["HPCML_FAKE_NVML"], HPCML_QUIET="1")
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+# ---- CPU energy (powercap): a fake tree, since no machine here has the interface ----
+
+def _zone(root, zone, name, energy_uj, range_uj=10**12):
+    folder = root / zone
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "name").write_text(name + "\n")
+    (folder / "max_energy_range_uj").write_text(f"{range_uj}\n")
+    (folder / "energy_uj").write_text(f"{energy_uj}\n")
+
+
+def test_cpu_energy_sums_package_and_dram_of_a_fake_tree(tmp_path, monkeypatch):
+    monkeypatch.setenv("HPCML_POWERCAP_ROOT", str(tmp_path))
+    _zone(tmp_path, "intel-rapl:0", "package-0", 100)
+    _zone(tmp_path, "intel-rapl:0:0", "core", 100)
+    _zone(tmp_path, "intel-rapl:0:1", "dram", 100)
+    status = hpcml.telemetry.cpu_energy_status()
+    assert status["available"] and status["domains"] == ["package-0 (intel-rapl:0)", "dram (intel-rapl:0:1)"]
+    with hpcml.telemetry.cpu_energy() as e:
+        _zone(tmp_path, "intel-rapl:0", "package-0", 2_000_100)
+        _zone(tmp_path, "intel-rapl:0:0", "core", 9_000_100)  # inside the package: not added
+        _zone(tmp_path, "intel-rapl:0:1", "dram", 1_000_100)
+        time.sleep(0.02)
+    assert e.energy_j == pytest.approx(3.0) and e.seconds >= 0.01
+    assert "package-0" in e.source
+
+
+def test_without_powercap_every_output_says_why(tmp_path, monkeypatch):
+    monkeypatch.setenv("HPCML_POWERCAP_ROOT", str(tmp_path / "absent"))
+    with hpcml.telemetry.cpu_energy() as e:
+        time.sleep(0.02)
+    assert e.energy_j is None and "does not exist" in e.source
+    x = np.random.default_rng(0).standard_normal((8, 50)).astype(np.float32)
+    _, stats = hpcml.similarity(x, backend="cpu", return_stats=True)
+    assert stats["cpu_energy_j"] is None and "does not exist" in stats["cpu_energy"]
+    _, stats = hpcml.similarity_pairs(x, backend="cpu", return_stats=True)
+    assert stats["cpu_energy_j"] is None and "no CPU energy" in stats["cpu_energy"]
