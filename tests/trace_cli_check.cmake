@@ -1,6 +1,7 @@
-# hpcml-trace's contract: without NVML it exits 2 without running the command; --allow-missing
-# runs it and passes its exit status on; with the fake NVML it traces, writes the seed's CSV and
-# passes the exit status on; bad command lines exit 1.
+# hpcml-trace's contract: without NVML and powercap it exits 2 without running the command;
+# --allow-missing runs it and passes its exit status on; with the fake NVML it traces, writes the
+# seed's CSV, adds the CPU energy of a fake powercap tree to its summary and passes the exit status
+# on; with that tree alone it traces the CPU's energy (csv, json); bad command lines exit 1.
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 function(expect_rc expected)
@@ -11,17 +12,53 @@ function(expect_rc expected)
   set(last_err "${err}" PARENT_SCOPE)
 endfunction()
 
-set(missing ${CMAKE_COMMAND} -E env HPCML_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1)
+set(missing ${CMAKE_COMMAND} -E env HPCML_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
+            HPCML_POWERCAP_ROOT=${WORK_DIR}/no-powercap)
 expect_rc(2 ${missing} ${TOOL} -- ${CMAKE_COMMAND} -E touch ${WORK_DIR}/ran)
 if(EXISTS ${WORK_DIR}/ran)
   message(FATAL_ERROR "the command ran although NVML was missing")
 endif()
-if(NOT last_err MATCHES "no GPU telemetry")
+if(NOT last_err MATCHES "no GPU telemetry and no CPU energy")
   message(FATAL_ERROR "no reason given: ${last_err}")
 endif()
 expect_rc(3 ${missing} ${TOOL} --allow-missing -- sh -c "exit 3")
 
-set(fake ${CMAKE_COMMAND} -E env HPCML_NVML_LIBRARY=${FAKE})
+# A fake powercap tree: one package whose counter the traced command moves by 3 J.
+set(zone ${WORK_DIR}/powercap/intel-rapl:0)
+file(MAKE_DIRECTORY ${zone})
+file(WRITE ${zone}/name "package-0\n")
+file(WRITE ${zone}/max_energy_range_uj "262143328850\n")
+file(WRITE ${zone}/energy_uj "1000\n")
+set(burn sh -c "sleep 0.2 && echo 3001000 > '${zone}/energy_uj' && sleep 0.2 && exit 4")
+set(cpu_only ${CMAKE_COMMAND} -E env HPCML_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
+             HPCML_POWERCAP_ROOT=${WORK_DIR}/powercap)
+expect_rc(4 ${cpu_only} ${TOOL} --interval-ms 50 --output ${WORK_DIR}/cpu.csv -- ${burn})
+if(NOT last_err MATCHES "no GPU .*CPU energy 3.0 J, mean CPU power [0-9.]+ W \\(CPU energy from package-0 \\(intel-rapl:0\\)\\); exit status 4")
+  message(FATAL_ERROR "no CPU summary: ${last_err}")
+endif()
+file(STRINGS ${WORK_DIR}/cpu.csv lines)
+list(GET lines 0 header)
+list(POP_BACK lines last)
+list(LENGTH lines count)
+if(NOT header STREQUAL "time_s,unix_time_s,cpu_energy_j,cpu_power_w" OR count LESS 5 OR NOT last MATCHES ",3.000000,")
+  message(FATAL_ERROR "bad CPU trace (${count} lines, last ${last}): ${header}")
+endif()
+file(WRITE ${zone}/energy_uj "1000\n")
+expect_rc(0 ${cpu_only} ${TOOL} --format json --output ${WORK_DIR}/cpu.json -- sleep 0.1)
+file(READ ${WORK_DIR}/cpu.json json)
+string(JSON energy GET "${json}" cpu energy_j)
+string(JSON domain GET "${json}" cpu domains 0)
+if(NOT energy EQUAL 0 OR NOT domain STREQUAL "package-0 (intel-rapl:0)")
+  message(FATAL_ERROR "bad CPU JSON trace: ${json}")
+endif()
+expect_rc(0 ${cpu_only} ${TOOL} --format json --output ${WORK_DIR}/cpu.json -- true)  # too short a window
+file(READ ${WORK_DIR}/cpu.json json)
+string(JSON why GET "${json}" cpu why)
+if(NOT why MATCHES "shorter than a few counter updates")
+  message(FATAL_ERROR "a short window must say why it has no energy: ${json}")
+endif()
+
+set(fake ${CMAKE_COMMAND} -E env HPCML_NVML_LIBRARY=${FAKE} HPCML_POWERCAP_ROOT=${WORK_DIR}/powercap)
 expect_rc(5 ${fake} ${TOOL} --interval-ms 20 --output ${WORK_DIR}/trace.csv -- sh -c "sleep 0.3 && exit 5")
 file(STRINGS ${WORK_DIR}/trace.csv lines)
 list(LENGTH lines count)
@@ -32,7 +69,7 @@ endif()
 if(count LESS 6)
   message(FATAL_ERROR "only ${count} lines traced")
 endif()
-if(NOT last_err MATCHES "Fake GPU: .* energy .* J")
+if(NOT last_err MATCHES "Fake GPU: .* energy .* J.*; CPU energy 0.0 J")
   message(FATAL_ERROR "no summary: ${last_err}")
 endif()
 expect_rc(0 ${fake} ${TOOL} --format json --output ${WORK_DIR}/trace.json -- true)

@@ -1,13 +1,15 @@
-// hpcml-trace: runs a command while sampling one GPU through NVML, writes the trace and prints a
-// summary (duration, energy, mean and peak power, mean utilisation), and exits with the
-// command's status. Without a GPU or NVML it says why and exits 2 without running the command,
-// unless --allow-missing is given (then the command runs untraced).
+// hpcml-trace: runs a command while sampling one GPU through NVML and the CPUs' package and DRAM
+// energy through powercap, writes the trace (the GPU's; the CPU's where there is no GPU) and
+// prints a summary (duration, energy, mean and peak power, mean utilisation, CPU energy), and
+// exits with the command's status. With neither it says why and exits 2 without running the
+// command, unless --allow-missing is given (then the command runs untraced).
 #include <hpcml/telemetry.hpp>
 
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <chrono>
@@ -17,7 +19,10 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <hpcml/core.hpp>
@@ -34,14 +39,17 @@ void usage(std::FILE* out, const hpcml::cli::Flags& flags) {
                  "Runs COMMAND while sampling GPU N (CUDA ordinal, matched to NVML by PCI bus id) every MS\n"
                  "milliseconds: temperature, power (W and %% of the limit), GPU and memory utilisation, memory\n"
                  "used, energy (NVML's total-energy counter, or the integral of power where it is not\n"
-                 "supported). Writes the trace to FILE (default: none) and a summary to stderr, and exits\n"
-                 "with COMMAND's status.\n"
+                 "supported); and the CPUs' package and DRAM energy (Linux powercap, RAPL). Writes the GPU's\n"
+                 "trace to FILE (default: none), or, without a GPU, the CPU's (csv or json: time_s,\n"
+                 "unix_time_s, cpu_energy_j, cpu_power_w), a summary to stderr, and exits with COMMAND's\n"
+                 "status.\n"
                  "\n");
     flags.print(out);
     std::fprintf(out,
                  "\n"
                  "Exit status: COMMAND's (128 + signal if it was killed; 127 not found, 126 not executable,\n"
-                 "as in a shell); 2 no GPU telemetry (and COMMAND not run); 1 bad command line. A trace\n"
+                 "as in a shell); 2 neither GPU telemetry nor CPU energy (and COMMAND not run); 1 bad command\n"
+                 "line. A trace\n"
                  "that could not be written is reported on stderr.\n");
 }
 
@@ -99,6 +107,91 @@ int run(char** argv) {
     return 1;
 }
 
+// The CPUs' energy while COMMAND runs: read every interval (so that counter wraps are folded in)
+// into (seconds, joules since the start) samples, on a thread of its own.
+class CpuTrace {
+public:
+    explicit CpuTrace(std::chrono::milliseconds interval)
+        : unix_start_(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()),
+          thread_([this, interval] {
+              std::unique_lock<std::mutex> lock(mutex_);
+              while (!cv_.wait_for(lock, interval, [this] { return stop_; })) take();
+          }) {}
+    ~CpuTrace() { finish(); }
+    // Stops, takes the last reading; the energy, or why there is none.
+    hpcml::telemetry::CpuEnergy finish() {
+        {
+            const std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+        }
+        cv_.notify_all();
+        if (thread_.joinable()) thread_.join();
+        if (!last_.why.empty() || samples_.empty() || samples_.back().first != last_.seconds) take();
+        return last_;
+    }
+    const hpcml::telemetry::CpuEnergyStatus& status() const { return meter_.status(); }
+
+    void write(std::ostream& out, hpcml::telemetry::Format format) const {
+        const bool json = format == hpcml::telemetry::Format::Json;
+        out << (json ? "{\"cpu\": {\"domains\": [" : "time_s,unix_time_s,cpu_energy_j,cpu_power_w\n");
+        if (json) {
+            for (std::size_t k = 0; k < status().domains.size(); ++k)
+                out << (k ? ", " : "") << quoted(status().domains[k]);
+            out << "], ";
+            if (last_.valid)
+                out << "\"energy_j\": " << last_.energy_j;
+            else
+                out << "\"energy_j\": null, \"why\": " << quoted(last_.why);
+            out << ", \"duration_s\": " << last_.seconds << "}, \"samples\": [";
+        }
+        for (std::size_t k = 0; k < samples_.size(); ++k) {
+            const auto [t, e] = samples_[k];
+            const double dt = k ? t - samples_[k - 1].first : t;
+            const double power = dt > 0 ? (e - (k ? samples_[k - 1].second : 0.0)) / dt : 0.0;
+            char line[160];
+            std::snprintf(
+                line, sizeof line,
+                json ? "%s{\"time_s\": %.6f, \"unix_time_s\": %.6f, \"cpu_energy_j\": %.6f, \"cpu_power_w\": %.3f}"
+                     : "%s%.6f,%.6f,%.6f,%.3f\n",
+                json && k ? ", " : "", t, unix_start_ + t, e, power);
+            out << line;
+        }
+        if (json) out << "]}\n";
+    }
+
+private:
+    static std::string quoted(const std::string& text) {
+        std::string out = "\"";
+        for (const char c : text) {
+            if (c == '"' || c == '\\') out += '\\';
+            out += c;
+        }
+        return out + '"';
+    }
+    void take() {
+        if (!last_.why.empty() && last_.why.find("shorter") == std::string::npos) return;  // a failure stays
+        last_ = meter_.read();
+        if (last_.valid) samples_.emplace_back(last_.seconds, last_.energy_j);
+    }
+
+    hpcml::telemetry::CpuEnergyMeter meter_;
+    double unix_start_;
+    hpcml::telemetry::CpuEnergy last_;
+    std::vector<std::pair<double, double>> samples_;
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool stop_ = false;
+    std::thread thread_;  // last: it starts once everything above exists
+};
+
+std::string describe(const hpcml::telemetry::CpuEnergy& e, const hpcml::telemetry::CpuEnergyStatus& status) {
+    if (!e.valid) return "CPU energy not measured (" + e.why + ")";
+    char text[96];
+    std::snprintf(text, sizeof text, "CPU energy %.1f J, mean CPU power %.1f W", e.energy_j,
+                  e.seconds > 0 ? e.energy_j / e.seconds : 0.0);
+    return std::string(text) + " (" + status.message + ")";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -137,16 +230,18 @@ int main(int argc, char** argv) {
     const bool allow_missing = flags.on("allow-missing");
 
     const hpcml::telemetry::Status status = hpcml::telemetry::status(device);
-    if (status.availability != hpcml::telemetry::Availability::Ok) {
+    const bool gpu = status.availability == hpcml::telemetry::Availability::Ok;
+    const hpcml::telemetry::CpuEnergyStatus cpu = hpcml::telemetry::cpu_energy_status();
+    if (!gpu && !cpu.available) {
         if (!allow_missing) {
             std::fprintf(stderr,
-                         "hpcml-trace: no GPU telemetry, so '%s' was not run: %s\n"
+                         "hpcml-trace: no GPU telemetry and no CPU energy, so '%s' was not run: %s; %s\n"
                          "(--allow-missing runs it untraced)\n",
-                         command[0], status.message.c_str());
+                         command[0], status.message.c_str(), cpu.message.c_str());
             return 2;
         }
-        std::fprintf(stderr, "hpcml-trace: no GPU telemetry (%s); running '%s' untraced\n", status.message.c_str(),
-                     command[0]);
+        std::fprintf(stderr, "hpcml-trace: no GPU telemetry (%s) and %s; running '%s' untraced\n",
+                     status.message.c_str(), cpu.message.c_str(), command[0]);
         return run(command);
     }
 
@@ -155,11 +250,33 @@ int main(int argc, char** argv) {
         file.open(output);
         if (!file) return bad_usage("--output: cannot write '" + output + "'", flags);
     }
+    if (!gpu) {  // the CPU alone: its energy is the trace
+        if (format == hpcml::telemetry::Format::Seed && file.is_open()) {
+            std::fprintf(stderr,
+                         "hpcml-trace: no GPU (%s): the CPU's trace goes to '%s' as csv (the seed's format "
+                         "is the GPU's)\n",
+                         status.message.c_str(), output.c_str());
+            format = hpcml::telemetry::Format::Csv;
+        }
+        CpuTrace trace{std::chrono::milliseconds(interval_ms)};
+        const int exit_status = run(command);
+        const hpcml::telemetry::CpuEnergy e = trace.finish();
+        if (file.is_open()) {
+            trace.write(file, format);
+            file.close();
+            if (!file) std::fprintf(stderr, "hpcml-trace: error: --output: writing '%s' failed\n", output.c_str());
+        }
+        std::fprintf(stderr, "hpcml-trace: no GPU (%s); %.2f s, %s; exit status %d\n", status.message.c_str(),
+                     e.seconds, describe(e, trace.status()).c_str(), exit_status);
+        return exit_status;
+    }
     try {
         hpcml::telemetry::Sampler sampler(device, std::chrono::milliseconds(interval_ms));
+        CpuTrace cpu_trace{std::chrono::milliseconds(interval_ms)};
         sampler.start();
         const int exit_status = run(command);
         const hpcml::telemetry::Summary s = sampler.stop();
+        const hpcml::telemetry::CpuEnergy cpu_energy = cpu_trace.finish();
         if (file.is_open()) {
             hpcml::telemetry::write(file, sampler.samples(), s, format, sampler.device_name());
             file.close();
@@ -167,10 +284,11 @@ int main(int argc, char** argv) {
         }
         std::fprintf(stderr,
                      "hpcml-trace: %s: %.2f s, %zu samples, energy %.1f J (%s), mean power %.1f W, peak %.1f W, "
-                     "mean GPU util %.0f%%, mean memory util %.0f%%; exit status %d\n",
+                     "mean GPU util %.0f%%, mean memory util %.0f%%; %s; exit status %d\n",
                      sampler.device_name().c_str(), s.duration_s, s.samples, s.energy_j,
                      s.energy_from_counter ? "energy counter" : "integrated power", s.mean_power_w, s.peak_power_w,
-                     s.mean_gpu_util_percent, s.mean_memory_util_percent, exit_status);
+                     s.mean_gpu_util_percent, s.mean_memory_util_percent,
+                     describe(cpu_energy, cpu_trace.status()).c_str(), exit_status);
         return exit_status;
     } catch (const hpcml::Error& e) {
         std::fprintf(stderr, "hpcml-trace: %s\n", e.what());
