@@ -387,6 +387,7 @@ TEST(RegretCuda, AgreesWithCpu) {
     }
 }
 
+#if HPCML_WITH_CUDA
 // The device entry point on the caller's arrays and stream (A arrives behind a wait): games of at
 // most 64 actions give the CPU's bits (the batched kernel), larger ones the host call's on the GPU
 // (the large-game path, in the caller's workspace), eps bound included; sampled too. The large
@@ -455,5 +456,6 @@ TEST(RegretCuda, DeviceEntryPointEqualsTheHostCalls) {
         }
     cudaStreamDestroy(stream);
 }
+#endif
 
 }  // namespace
