@@ -95,26 +95,31 @@ TEST(TelemetryFake, SamplerEndToEnd) {
     const tel::Status st = tel::status(0);
     ASSERT_EQ(st.availability, tel::Availability::Ok) << st.message;
     EXPECT_EQ(st.device_name, "Fake GPU");
-    for (bool counter : {true, false}) {
-        setenv("FAKE_NVML_NO_ENERGY", counter ? "0" : "1", 1);
-        tel::Sampler sampler(0, std::chrono::milliseconds(20));
-        sampler.start();
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        const tel::Summary s = sampler.stop();
-        const auto& samples = sampler.samples();
-        EXPECT_GE(samples.size(), 8u);
-        EXPECT_EQ(s.energy_from_counter, counter);
-        EXPECT_NEAR(s.energy_j, 200.0 * s.duration_s, 0.1 * 200.0 * s.duration_s + 0.5);
-        EXPECT_NEAR(s.mean_power_w, 200.0, 20.0);
-        for (std::size_t k = 1; k < samples.size(); ++k) {
-            EXPECT_GE(samples[k].energy_j, samples[k - 1].energy_j);
-            EXPECT_GT(samples[k].time_s, samples[k - 1].time_s);
+    for (bool counter : {true, false})
+        for (bool instant : {true, false}) {
+            setenv("FAKE_NVML_NO_ENERGY", counter ? "0" : "1", 1);
+            setenv("FAKE_NVML_NO_INSTANT", instant ? "0" : "1", 1);
+            tel::Sampler sampler(0, std::chrono::milliseconds(20));
+            sampler.start();
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            const tel::Summary s = sampler.stop();
+            const auto& samples = sampler.samples();
+            EXPECT_GE(samples.size(), 8u);
+            EXPECT_EQ(s.energy_from_counter, counter);
+            EXPECT_EQ(s.power_instant, instant) << "the instantaneous field where the driver has it, else the average";
+            EXPECT_NEAR(s.energy_j, 200.0 * s.duration_s, 0.1 * 200.0 * s.duration_s + 0.5);
+            EXPECT_NEAR(s.mean_power_w, 200.0, 20.0);
+            for (std::size_t k = 1; k < samples.size(); ++k) {
+                EXPECT_GE(samples[k].energy_j, samples[k - 1].energy_j);
+                EXPECT_GT(samples[k].time_s, samples[k - 1].time_s);
+            }
+            EXPECT_DOUBLE_EQ(samples.back().power_w, instant ? 205.0 : 200.0);
+            EXPECT_DOUBLE_EQ(samples.back().power_percent, instant ? 51.25 : 50.0);
+            EXPECT_DOUBLE_EQ(samples.back().memory_used_percent, 25.0);
+            EXPECT_DOUBLE_EQ(samples.back().gpu_util_percent, 75.0);
+            EXPECT_DOUBLE_EQ(samples.back().temperature_c, 55.0);
         }
-        EXPECT_DOUBLE_EQ(samples.back().power_percent, 50.0);
-        EXPECT_DOUBLE_EQ(samples.back().memory_used_percent, 25.0);
-        EXPECT_DOUBLE_EQ(samples.back().gpu_util_percent, 75.0);
-        EXPECT_DOUBLE_EQ(samples.back().temperature_c, 55.0);
-    }
+    setenv("FAKE_NVML_NO_INSTANT", "0", 1);
     setenv("FAKE_NVML_NO_ENERGY", "0", 1);
     hpcml_test::expect_invalid([] { tel::Sampler bad(0, std::chrono::milliseconds(0)); }, "interval");
     EXPECT_THROW(tel::Sampler(7), hpcml::Error);  // the fake has one device

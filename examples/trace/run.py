@@ -10,7 +10,9 @@ post-processing (plot_trace.py).
 The workload (--workload, run by the shell) defaults to hpcml's similarity on the GPU for
 --seconds. The comparison: the same header, samples about every 0.1 s, energy that never
 decreases, and each column's median side by side (they are measurements of the same GPU, not
-exact; with the tests' fake NVML they are equal). Exit status: 0 when both traces were written
+exact; with the tests' fake NVML they are equal, but for power: the seed reads
+nvmlDeviceGetPowerUsage, a one-second average on Ampere and later, and hpcml-trace NVML's
+instantaneous power where the driver has it, as its summary says). Exit status: 0 when both traces were written
 and agree as above; 1 otherwise; 2 where there is no NVML to trace with (the reason printed).
 """
 

@@ -34,6 +34,9 @@ struct Summary {
     double mean_gpu_util_percent = 0, mean_memory_util_percent = 0;
     std::size_t samples = 0;
     bool energy_from_counter = false;  // else the integral of power over time
+    // power_w is NVML's instantaneous reading (NVML_FI_DEV_POWER_INSTANT); else its power usage,
+    // a one-second average on Ampere and later (drivers without the field).
+    bool power_instant = false;
 };
 
 enum class Availability { Ok, NotCompiled, NoLibrary, NoDevice, Error };

@@ -52,6 +52,8 @@ const Nvml* load_nvml(std::string& why) {
                         bind(library, "nvmlDeviceGetMemoryInfo", nvml.memory_info, failure) &&
                         bind(library, "nvmlDeviceGetTotalEnergyConsumption", nvml.total_energy, failure);
         if (!ok) return;
+        // Optional: the instantaneous power field (a driver without it gives the 1 s average).
+        nvml.field_values = reinterpret_cast<decltype(nvml.field_values)>(dlsym(library, "nvmlDeviceGetFieldValues"));
         const nvmlReturn_t status = nvml.init();
         if (status != NVML_SUCCESS) {
             failure = "NVML is present but nvmlInit failed: " + nvml.error(status);

@@ -24,6 +24,7 @@ struct Nvml {
     decltype(&nvmlDeviceGetUtilizationRates) utilization = nullptr;
     decltype(&nvmlDeviceGetMemoryInfo) memory_info = nullptr;
     decltype(&nvmlDeviceGetTotalEnergyConsumption) total_energy = nullptr;
+    decltype(&nvmlDeviceGetFieldValues) field_values = nullptr;  // null where the driver lacks it
 
     std::string error(nvmlReturn_t status) const;
 };

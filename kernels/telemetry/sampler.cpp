@@ -101,8 +101,39 @@ struct Sampler::Impl {
     std::condition_variable wake;
     bool stopping = false;
     bool energy_counter = true;
+    bool power_instant = true;  // until the driver refuses the field
     unsigned long long energy_start_mj = 0;
     std::chrono::steady_clock::time_point start;
+
+    // NVML's instantaneous power in mW; false (and not asked again) where the driver lacks it.
+    bool instant_power(unsigned& power_mw) {
+        nvmlFieldValue_t field{};
+        field.fieldId = NVML_FI_DEV_POWER_INSTANT;
+        const Nvml& n = *where.nvml;
+        if (!n.field_values || n.field_values(where.handle, 1, &field) != NVML_SUCCESS ||
+            field.nvmlReturn != NVML_SUCCESS) {
+            power_instant = false;
+            return false;
+        }
+        switch (field.valueType) {
+            case NVML_VALUE_TYPE_UNSIGNED_INT:
+                power_mw = field.value.uiVal;
+                break;
+            case NVML_VALUE_TYPE_UNSIGNED_LONG:
+                power_mw = static_cast<unsigned>(field.value.ulVal);
+                break;
+            case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+                power_mw = static_cast<unsigned>(field.value.ullVal);
+                break;
+            case NVML_VALUE_TYPE_DOUBLE:
+                power_mw = static_cast<unsigned>(field.value.dVal);
+                break;
+            default:
+                power_instant = false;
+                return false;
+        }
+        return true;
+    }
 
     Sample read() {
         const Nvml& n = *where.nvml;
@@ -112,7 +143,7 @@ struct Sampler::Impl {
         unsigned temperature = 0, power_mw = 0, limit_mw = 0;
         if (n.temperature(where.handle, NVML_TEMPERATURE_GPU, &temperature) == NVML_SUCCESS)
             s.temperature_c = temperature;
-        if (n.power_usage(where.handle, &power_mw) == NVML_SUCCESS) {
+        if ((power_instant && instant_power(power_mw)) || n.power_usage(where.handle, &power_mw) == NVML_SUCCESS) {
             s.power_w = power_mw / 1000.0;
             if (n.power_limit(where.handle, &limit_mw) == NVML_SUCCESS && limit_mw > 0)
                 s.power_percent = 100.0 * power_mw / limit_mw;
@@ -158,6 +189,7 @@ void Sampler::start() {
     m.stopping = false;
     m.start = std::chrono::steady_clock::now();
     m.energy_counter = m.where.nvml->total_energy(m.where.handle, &m.energy_start_mj) == NVML_SUCCESS;
+    m.power_instant = true;
     m.samples.push_back(m.read());
     m.thread = std::thread([&m] {
         std::unique_lock<std::mutex> lock(m.mutex);
@@ -183,7 +215,9 @@ Summary Sampler::stop() {
         m.thread.join();
         m.samples.push_back(m.read());
     }
-    return summarize(m.samples, m.energy_counter);
+    Summary summary = summarize(m.samples, m.energy_counter);
+    summary.power_instant = m.power_instant;
+    return summary;
 }
 
 const std::vector<Sample>& Sampler::samples() const {

@@ -81,7 +81,7 @@ void write(std::ostream& out, const std::vector<Sample>& samples, const Summary&
                 << ", \"mean_memory_util_percent\": " << json_number(summary.mean_memory_util_percent)
                 << ", \"samples\": " << summary.samples
                 << ", \"energy_from_counter\": " << (summary.energy_from_counter ? "true" : "false")
-                << "},\n \"samples\": [";
+                << ", \"power\": " << (summary.power_instant ? "\"instant\"" : "\"average\"") << "},\n \"samples\": [";
             for (std::size_t k = 0; k < samples.size(); ++k) {
                 const Sample& s = samples[k];
                 out << (k ? ",\n  " : "\n  ") << "{\"time_s\": " << json_number(s.time_s, "%.4f")

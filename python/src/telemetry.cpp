@@ -20,6 +20,7 @@ nb::dict summary_dict(const hpcml::telemetry::Summary& s) {
     d["mean_memory_util_percent"] = s.mean_memory_util_percent;
     d["samples"] = s.samples;
     d["energy_from_counter"] = s.energy_from_counter;
+    d["power_instant"] = s.power_instant;
     return d;
 }
 

@@ -1,7 +1,7 @@
 // A stand-in for libnvidia-ml.so.1 exporting the functions hpcml and the seed's pyNVML trace
 // (examples/trace) load, so the sampler, hpcml-trace and the example are tested end to end on
 // machines without a GPU. One device, "Fake GPU":
-// 55 C, 200 W of a 400 W limit, 75 % GPU and 40 % memory utilisation, 1 GiB of 4 GiB used,
+// 55 C, 200 W of a 400 W limit (205 W instantaneous), 75 % GPU and 40 % memory utilisation, 1 GiB of 4 GiB used,
 // and an energy counter that grows at 200 W from load (unsupported when FAKE_NVML_NO_ENERGY=1).
 #include <nvml.h>
 
@@ -65,6 +65,20 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t, nvmlMemory_t* memory) {
     memory->total = 4ull << 30;
     memory->used = 1ull << 30;
     memory->free = memory->total - memory->used;
+    return NVML_SUCCESS;
+}
+// The instantaneous power field: 205 W (the 1 s average says 200 W), unsupported when
+// FAKE_NVML_NO_INSTANT=1, as on drivers without the field.
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t, int count, nvmlFieldValue_t* values) {
+    const char* off = std::getenv("FAKE_NVML_NO_INSTANT");
+    for (int k = 0; k < count; ++k) {
+        values[k].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+        if (values[k].fieldId == NVML_FI_DEV_POWER_INSTANT && !(off && *off == '1')) {
+            values[k].nvmlReturn = NVML_SUCCESS;
+            values[k].valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+            values[k].value.uiVal = 205000;  // mW
+        }
+    }
     return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t, unsigned long long* energy) {

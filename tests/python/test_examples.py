@@ -49,7 +49,10 @@ def test_gpu_trace_through_the_fake_nvml(tmp_path):
     result = example("trace", "--tool", tool, "--workload", "sleep 1", "--out-dir", str(tmp_path), env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     medians = [line.split() for line in result.stdout.splitlines() if line.startswith(("Temperature", "Power"))]
-    assert medians and all(row[-1] == row[-2] for row in medians)  # the fake's readings, in both traces
+    # The fake's readings in both traces; power: the seed's 1 s average (200 W) against hpcml's
+    # instantaneous reading (205 W) of a 400 W limit.
+    assert medians and all(row[-1] == row[-2] for row in medians if row[0] != "Power")
+    assert [row[-2:] for row in medians if row[0] == "Power"] == [["50.00", "51.25"]]
     assert (tmp_path / "seed.png").exists() and (tmp_path / "hpcml.png").exists()
 
 

@@ -283,12 +283,12 @@ int main(int argc, char** argv) {
             if (!file) std::fprintf(stderr, "hpcml-trace: error: --output: writing '%s' failed\n", output.c_str());
         }
         std::fprintf(stderr,
-                     "hpcml-trace: %s: %.2f s, %zu samples, energy %.1f J (%s), mean power %.1f W, peak %.1f W, "
+                     "hpcml-trace: %s: %.2f s, %zu samples, energy %.1f J (%s), mean power %.1f W, peak %.1f W (%s), "
                      "mean GPU util %.0f%%, mean memory util %.0f%%; %s; exit status %d\n",
                      sampler.device_name().c_str(), s.duration_s, s.samples, s.energy_j,
                      s.energy_from_counter ? "energy counter" : "integrated power", s.mean_power_w, s.peak_power_w,
-                     s.mean_gpu_util_percent, s.mean_memory_util_percent,
-                     describe(cpu_energy, cpu_trace.status()).c_str(), exit_status);
+                     s.power_instant ? "instantaneous power" : "NVML's 1 s average power", s.mean_gpu_util_percent,
+                     s.mean_memory_util_percent, describe(cpu_energy, cpu_trace.status()).c_str(), exit_status);
         return exit_status;
     } catch (const hpcml::Error& e) {
         std::fprintf(stderr, "hpcml-trace: %s\n", e.what());
