@@ -2,11 +2,13 @@
 
     python -m hpcml.figures regret docs/regret_convergence.png
     python -m hpcml.figures invgauss docs/invgauss_normal.png
+    python -m hpcml.figures energy RESULTS.json OUT.png   # a bench_* --benchmark_out=RESULTS.json
 """
 
 from __future__ import annotations
 
 import argparse
+import textwrap
 
 import numpy as np
 
@@ -89,6 +91,79 @@ def invgauss_normal(path, backend="auto"):
     plt.close(fig)
 
 
+_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def fused_naive_pairs(results: dict) -> list[dict]:
+    """The fused and naive runs of each benchmark in a Google Benchmark JSON result (a bench_*
+    program's --benchmark_out), paired by name (family/method/backend/parameters): one dict per
+    pair with seconds, peak bytes (device or host, the larger) and energy per iteration (J, None
+    where not measured) of each. Medians where there are repetitions."""
+    rows = [b for b in results.get("benchmarks", [])
+            if b.get("run_type") != "aggregate" or b.get("aggregate_name") == "median"]
+    measured = {}
+    for b in rows:
+        parts = b.get("run_name", b["name"]).split("/")
+        if len(parts) < 3 or parts[1] not in ("fused", "naive") or b.get("error_occurred"):
+            continue
+        measured[(parts[0], "/".join(parts[2:]), parts[1])] = {
+            "seconds": b["real_time"] * _UNITS[b.get("time_unit", "ns")],
+            "peak_bytes": max(b.get("peak_device_bytes", 0.0), b.get("peak_host_bytes", 0.0)),
+            "energy_j": b.get("energy_per_iteration_J"),
+        }
+    pairs = []
+    for (family, rest, method), fused in measured.items():
+        naive = measured.get((family, rest, "naive"))
+        if method == "fused" and naive:
+            pairs.append({"benchmark": f"{family}/{rest.removesuffix('/manual_time')}", "fused": fused, "naive": naive})
+    return pairs
+
+
+def energy(results_path, path):
+    """Time, peak memory and energy per iteration of fused against naive, one group of bars per
+    benchmark of a bench_* JSON result; where energy was not measured, the panel says why (the
+    result's hpcml_energy context). Returns the pairs drawn (fused_naive_pairs)."""
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with open(results_path) as f:
+        results = json.load(f)
+    pairs = fused_naive_pairs(results)
+    if not pairs:
+        raise ValueError(f"results_path: {results_path} has no fused and naive runs of the same benchmark")
+    context = results.get("context", {})
+    fig, axes = plt.subplots(1, 3, figsize=(16, 2.6 + 0.7 * len(pairs)))
+    y = np.arange(len(pairs))
+    for axis, (key, label) in zip(axes, [("seconds", "time per call [s]"), ("peak_bytes", "peak memory [bytes]"),
+                                         ("energy_j", "energy per call [J]")]):
+        for offset, method, colour in ((-0.2, "fused", "tab:blue"), (0.2, "naive", "tab:orange")):
+            values = [p[method][key] for p in pairs]
+            heights = [v if v else 0.0 for v in values]
+            axis.barh(y + offset, heights, height=0.4, color=colour, label=method)
+            for row, value in enumerate(values):
+                if value:
+                    axis.text(value, row + offset, f" {value:.3g}", va="center", fontsize=7)
+        if key == "energy_j" and not any(p["fused"][key] and p["naive"][key] for p in pairs):
+            why = textwrap.fill("energy " + context.get("hpcml_energy", "not measured"), 48)
+            axis.text(0.5, 0.5, why, transform=axis.transAxes, ha="center", va="center", fontsize=8)
+            axis.set_xticks([])
+        else:
+            axis.set_xscale("log")
+        axis.set_title(label)
+        axis.set_yticks(y, [p["benchmark"] for p in pairs] if axis is axes[0] else [""] * len(pairs), fontsize=7)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"fused against naive: {context.get('hpcml_device', '')} ({context.get('hpcml_commit', '')})",
+                 fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return pairs
+
+
 def main():
     parser = argparse.ArgumentParser(description="Draw hpcml's figures.")
     sub = parser.add_subparsers(dest="figure", required=True)
@@ -100,9 +175,14 @@ def main():
     normal = sub.add_parser("invgauss", help="the seed's inverse-Gaussian figure (densities, TV vs lambda/mu)")
     normal.add_argument("output", help="PNG path")
     normal.add_argument("--backend", default="auto")
+    power = sub.add_parser("energy", help="time, memory and energy of fused against naive, from a bench_* JSON result")
+    power.add_argument("results", help="a bench_* --benchmark_out=FILE (JSON)")
+    power.add_argument("output", help="PNG path")
     args = parser.parse_args()
     if args.figure == "regret":
         regret_convergence(args.output, args.iterations, args.size, args.backend)
+    elif args.figure == "energy":
+        energy(args.results, args.output)
     else:
         invgauss_normal(args.output, args.backend)
     print(f"wrote {args.output}")

@@ -91,3 +91,41 @@ def test_without_powercap_every_output_says_why(tmp_path, monkeypatch):
     assert stats["cpu_energy_j"] is None and "does not exist" in stats["cpu_energy"]
     _, stats = hpcml.similarity_pairs(x, backend="cpu", return_stats=True)
     assert stats["cpu_energy_j"] is None and "no CPU energy" in stats["cpu_energy"]
+
+
+# ---- the energy figure from a bench_* JSON result ----
+
+def _run(name, real_time_ms, peak, energy=None):
+    row = {"name": name + "/manual_time", "run_name": name + "/manual_time", "run_type": "iteration",
+           "real_time": real_time_ms, "time_unit": "ms", "peak_device_bytes": 0.0, "peak_host_bytes": peak}
+    if energy is not None:
+        row["energy_per_iteration_J"] = energy
+    return row
+
+
+def test_the_energy_figure_pairs_fused_with_naive_and_says_why_energy_is_missing(tmp_path):
+    pytest.importorskip("matplotlib")
+    import json
+
+    import hpcml.figures as figures
+
+    results = {"context": {"hpcml_device": "Test CPU", "hpcml_energy": "not measured: no CPU energy: because"},
+               "benchmarks": [_run("similarity/fused/cpu/n:10", 2.0, 1e6, 0.5),
+                              _run("similarity/fused-plain/cpu/n:10", 3.0, 1e6, 0.7),
+                              _run("similarity/naive/cpu/n:10", 300.0, 1e9, 40.0),
+                              _run("similarity/naive/cpu/n:20", 500.0, 2e9),  # no fused twin: left out
+                              _run("regret/fused/cuda/n:5", 1.0, 1e3),
+                              _run("regret/naive/cuda/n:5", 4.0, 1e4)]}
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results))
+    pairs = figures.energy(path, tmp_path / "energy.png")
+    assert [p["benchmark"] for p in pairs] == ["similarity/cpu/n:10", "regret/cuda/n:5"]
+    assert pairs[0]["fused"] == {"seconds": 0.002, "peak_bytes": 1e6, "energy_j": 0.5}
+    assert pairs[0]["naive"]["energy_j"] == 40.0 and pairs[1]["naive"]["energy_j"] is None
+    assert (tmp_path / "energy.png").stat().st_size > 10000
+    result = subprocess.run([sys.executable, "-m", "hpcml.figures", "energy", str(path), str(tmp_path / "cli.png")],
+                            capture_output=True, text=True)
+    assert result.returncode == 0 and (tmp_path / "cli.png").exists(), result.stderr
+    path.write_text(json.dumps({"benchmarks": [_run("similarity/naive/cpu/n:20", 5.0, 2e9)]}))
+    with pytest.raises(ValueError, match="no fused and naive runs"):
+        figures.energy(path, tmp_path / "none.png")
