@@ -44,6 +44,13 @@ if ! "$python" -c "import torch, sys; sys.exit(not torch.__version__.startswith(
     echo "install-deps: torch could not be installed; the torch tests will skip" >&2
 fi
 
+# CodeCarbon, whose emissions.csv the tests check hpcml's rows against (optional: they skip without it).
+if ! "$python" -c "import codecarbon, sys; sys.exit(not codecarbon.__version__.startswith('3.3.'))" 2>/dev/null; then
+  echo "install-deps: pip install codecarbon==3.3.*"
+  "$python" -m pip install -q "codecarbon==3.3.*" ||
+    echo "install-deps: codecarbon could not be installed; the emissions comparison will skip" >&2
+fi
+
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "install-deps: CUDA toolkit found; the CUDA backend will be built."
 else

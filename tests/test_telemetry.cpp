@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -278,6 +279,93 @@ TEST(CpuEnergy, EveryFailureIsAReason) {
         EXPECT_FALSE(e.valid);
         EXPECT_NE(e.why.find("shorter than a few counter updates"), std::string::npos) << e.why;
     }
+}
+
+// ---- emissions: CodeCarbon 3.3's emissions.csv ----
+
+std::vector<std::string> split_csv(const std::string& line) {  // enough for these rows: quotes hold commas
+    std::vector<std::string> out(1);
+    bool quoted = false;
+    for (const char c : line) {
+        if (c == '"') {
+            quoted = !quoted;
+        } else if (c == ',' && !quoted) {
+            out.emplace_back();
+        } else {
+            out.back() += c;
+        }
+    }
+    return out;
+}
+
+TEST(Emissions, ARowInCodeCarbonsColumnsAndUnits) {
+    // CodeCarbon 3.3.2's header, as its OfflineEmissionsTracker writes it (the Python test checks
+    // it against CodeCarbon itself where installed).
+    const std::string codecarbon =
+        "timestamp,project_name,run_id,experiment_id,duration,emissions,emissions_rate,cpu_power,gpu_power,ram_power,"
+        "cpu_energy,gpu_energy,ram_energy,energy_consumed,water_consumed,country_name,country_iso_code,region,"
+        "cloud_provider,cloud_region,os,python_version,codecarbon_version,cpu_count,cpu_model,gpu_count,gpu_model,"
+        "longitude,latitude,ram_total_size,tracking_mode,cpu_utilization_percent,gpu_utilization_percent,"
+        "ram_utilization_percent,ram_used_gb,on_cloud,pue,wue";
+    ASSERT_EQ(std::string(tel::emissions_csv_header()), codecarbon);
+    const std::vector<std::string> columns = split_csv(codecarbon);
+    const auto at = [&](const std::vector<std::string>& row, const char* name) {
+        return row[std::find(columns.begin(), columns.end(), name) - columns.begin()];
+    };
+
+    tel::EmissionsRun run;
+    run.duration_s = 1800;
+    run.cpu_energy_j = 3.6e6;  // 1 kWh
+    run.gpu_energy_j = 1.8e6;  // 0.5 kWh
+    run.gpu_count = 1;
+    run.gpu_model = "Test GPU, 80 GB";
+    unsetenv("HPCML_CARBON_INTENSITY");
+    const tel::CarbonIntensity world = tel::carbon_intensity();
+    EXPECT_TRUE(world.world_average);
+    EXPECT_EQ(world.grams_per_kwh, 475.0);
+    const std::vector<std::string> row = split_csv(tel::emissions_csv_row(run, world));
+    ASSERT_EQ(row.size(), columns.size());
+    EXPECT_DOUBLE_EQ(std::stod(at(row, "cpu_energy")), 1.0);  // kWh
+    EXPECT_DOUBLE_EQ(std::stod(at(row, "gpu_energy")), 0.5);
+    EXPECT_DOUBLE_EQ(std::stod(at(row, "energy_consumed")), 1.5);
+    EXPECT_DOUBLE_EQ(std::stod(at(row, "emissions")), 1.5 * 0.475);              // kg CO2e
+    EXPECT_DOUBLE_EQ(std::stod(at(row, "emissions_rate")), 1.5 * 0.475 / 1800);  // kg/s
+    EXPECT_DOUBLE_EQ(std::stod(at(row, "cpu_power")), 2000.0);                   // W
+    EXPECT_DOUBLE_EQ(std::stod(at(row, "gpu_power")), 1000.0);
+    EXPECT_EQ(at(row, "gpu_model"), "Test GPU, 80 GB");
+    EXPECT_NE(at(row, "country_name").find("world average"), std::string::npos) << "labelled as such";
+    EXPECT_EQ(at(row, "run_id").size(), 36u);
+
+    setenv("HPCML_CARBON_INTENSITY", "56", 1);
+    const tel::CarbonIntensity france = tel::carbon_intensity();
+    EXPECT_FALSE(france.world_average);
+    EXPECT_EQ(france.label, "56 gCO2e/kWh (HPCML_CARBON_INTENSITY)");
+    EXPECT_EQ(tel::carbon_intensity(20.0, "--carbon-intensity").label, "20 gCO2e/kWh (--carbon-intensity)");
+    run.cpu_energy_j.reset();  // not measured: counts as 0
+    const std::vector<std::string> gpu_only = split_csv(tel::emissions_csv_row(run, france));
+    EXPECT_DOUBLE_EQ(std::stod(at(gpu_only, "emissions")), 0.5 * 0.056);
+    EXPECT_EQ(at(gpu_only, "cpu_energy"), "0");
+    for (const char* bad : {"abc", "-1", "inf", "3x"}) {
+        setenv("HPCML_CARBON_INTENSITY", bad, 1);
+        hpcml_test::expect_invalid([] { tel::carbon_intensity(); }, "HPCML_CARBON_INTENSITY");
+    }
+    unsetenv("HPCML_CARBON_INTENSITY");
+    hpcml_test::expect_invalid([] { tel::carbon_intensity(-2.0, "--carbon-intensity"); }, "--carbon-intensity");
+
+    // Appending: the header once, then a row per run; a file of another table is refused.
+    const std::string path =
+        (std::filesystem::temp_directory_path() / ("hpcml-emissions-" + std::to_string(::getpid()) + ".csv")).string();
+    std::filesystem::remove(path);
+    tel::append_emissions_csv(path, run, world);
+    tel::append_emissions_csv(path, run, world);
+    std::ifstream in(path);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    ASSERT_EQ(lines.size(), 3u);
+    EXPECT_EQ(lines[0], codecarbon);
+    std::ofstream(path) << "a,b,c\n";
+    hpcml_test::expect_invalid([&] { tel::append_emissions_csv(path, run, world); }, path + ": holds another table");
+    std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -127,5 +128,38 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 inline constexpr std::chrono::milliseconds kCpuEnergyMinimumWindow{10};
+
+// ---- Emissions: energy times a carbon intensity, as a row of CodeCarbon's emissions.csv -------
+// CodeCarbon's world average (IEA, 2019), used where no intensity is given, and labelled so.
+inline constexpr double kWorldAverageCarbonIntensity = 475.0;  // gCO2e/kWh
+
+struct CarbonIntensity {
+    double grams_per_kwh = kWorldAverageCarbonIntensity;
+    bool world_average = true;
+    std::string label;  // "475 gCO2e/kWh, the world average (no carbon intensity given)", ...
+};
+// `given` (a flag, named `argument` in errors) when set, else the environment's
+// HPCML_CARBON_INTENSITY, else the world average. Not a finite number >= 0: InvalidArgument.
+CarbonIntensity carbon_intensity(std::optional<double> given = std::nullopt,
+                                 std::string_view argument = "carbon_intensity");
+
+struct EmissionsRun {
+    std::string project_name = "hpcml";
+    double duration_s = 0;
+    std::optional<double> cpu_energy_j, gpu_energy_j;  // unset where not measured (written as 0)
+    int gpu_count = 0;
+    std::string gpu_model;
+    double gpu_utilization_percent = 0;
+};
+
+// The columns of CodeCarbon 3.3's emissions.csv, comma-separated.
+std::string_view emissions_csv_header();
+// A row in those columns and units (energy in kWh, emissions in kg CO2e, power in W, duration in
+// s; the CPU's energy is package + DRAM, so ram_energy is 0). country_name carries the intensity's
+// label, as CodeCarbon's grid names the intensity it used.
+std::string emissions_csv_row(const EmissionsRun& run, const CarbonIntensity& intensity);
+// Appends the row to `path`, after the header when the file is new or empty. InvalidArgument
+// naming `path` when it cannot be written or holds another header.
+void append_emissions_csv(const std::string& path, const EmissionsRun& run, const CarbonIntensity& intensity);
 
 }  // namespace hpcml::telemetry

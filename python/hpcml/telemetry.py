@@ -24,7 +24,10 @@ import numpy as np
 
 from . import _arrays, _hpcml
 
-__all__ = ["status", "trace", "plot", "cpu_energy_status", "cpu_energy"]
+__all__ = ["status", "trace", "plot", "cpu_energy_status", "cpu_energy", "carbon_intensity", "write_emissions",
+           "WORLD_AVERAGE_CARBON_INTENSITY"]
+
+WORLD_AVERAGE_CARBON_INTENSITY = 475.0  # gCO2e/kWh: CodeCarbon's world average (IEA, 2019)
 
 
 def status(device=0) -> dict:
@@ -64,6 +67,26 @@ class cpu_energy:
         return {"cpu_energy_j": self.energy_j, "cpu_energy": self.source}
 
 
+def carbon_intensity(value=None) -> dict:
+    """{"grams_per_kwh", "world_average", "label"}: `value` (gCO2e/kWh) when given, else the
+    environment's HPCML_CARBON_INTENSITY, else the world average, labelled as such."""
+    return _hpcml._carbon_intensity(None if value is None else float(value))
+
+
+def write_emissions(path, duration_s, *, cpu_energy_j=None, gpu_energy_j=None, carbon_intensity=None,
+                    project_name="hpcml", gpu_model="", gpu_count=0) -> dict:
+    """Appends a run to `path`, a CodeCarbon emissions.csv (its 3.3 columns and units; the header
+    when the file is new): energy (None where not measured) times the carbon intensity (as
+    carbon_intensity(); country_name says which). Returns the intensity used and emissions_kg."""
+    intensity = _hpcml._append_emissions_csv(str(path), float(duration_s),
+                                             None if cpu_energy_j is None else float(cpu_energy_j),
+                                             None if gpu_energy_j is None else float(gpu_energy_j),
+                                             None if carbon_intensity is None else float(carbon_intensity),
+                                             project_name, gpu_model, int(gpu_count))
+    joules = (cpu_energy_j or 0.0) + (gpu_energy_j or 0.0)
+    return {**intensity, "emissions_kg": joules / 3.6e6 * intensity["grams_per_kwh"] / 1000.0}
+
+
 class trace:
     """Samples GPU `device` every `interval_ms` while the with-block runs."""
 
@@ -86,6 +109,12 @@ class trace:
         self.summary.update(self._cpu.fields())
         self.samples = {k: np.asarray(v) for k, v in self._sampler.samples().items()}
         return False
+
+    def write_emissions(self, path, carbon_intensity=None, project_name="hpcml") -> dict:
+        """This trace's run (GPU and CPU energy) as a row of a CodeCarbon emissions.csv: write_emissions."""
+        return write_emissions(path, self.summary["duration_s"], cpu_energy_j=self.summary["cpu_energy_j"],
+                               gpu_energy_j=self.summary["energy_j"], carbon_intensity=carbon_intensity,
+                               project_name=project_name, gpu_model=self.device_name, gpu_count=1)
 
 
 def plot(csv_path, png_path):

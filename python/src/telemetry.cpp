@@ -62,9 +62,40 @@ nb::dict cpu_status_dict(const hpcml::telemetry::CpuEnergyStatus& s) {
     return d;
 }
 
+nb::dict intensity_dict(const hpcml::telemetry::CarbonIntensity& c) {
+    nb::dict d;
+    d["grams_per_kwh"] = c.grams_per_kwh;
+    d["world_average"] = c.world_average;
+    d["label"] = c.label;
+    return d;
+}
+
 }  // namespace
 
 void bind_telemetry(nb::module_& m) {
+    m.def(
+        "_carbon_intensity",
+        [](std::optional<double> given) { return intensity_dict(hpcml::telemetry::carbon_intensity(given)); },
+        nb::arg("given").none());
+    m.def("_emissions_csv_header", [] { return std::string(hpcml::telemetry::emissions_csv_header()); });
+    m.def(
+        "_append_emissions_csv",
+        [](const std::string& path, double duration_s, std::optional<double> cpu_energy_j,
+           std::optional<double> gpu_energy_j, std::optional<double> given, const std::string& project_name,
+           const std::string& gpu_model, int gpu_count) {
+            const hpcml::telemetry::CarbonIntensity intensity = hpcml::telemetry::carbon_intensity(given);
+            hpcml::telemetry::EmissionsRun run;
+            run.project_name = project_name;
+            run.duration_s = duration_s;
+            run.cpu_energy_j = cpu_energy_j;
+            run.gpu_energy_j = gpu_energy_j;
+            run.gpu_model = gpu_model;
+            run.gpu_count = gpu_count;
+            hpcml::telemetry::append_emissions_csv(path, run, intensity);
+            return intensity_dict(intensity);
+        },
+        nb::arg("path"), nb::arg("duration_s"), nb::arg("cpu_energy_j").none(), nb::arg("gpu_energy_j").none(),
+        nb::arg("carbon_intensity").none(), nb::arg("project_name"), nb::arg("gpu_model"), nb::arg("gpu_count"));
     m.def("_cpu_energy_status", [] { return cpu_status_dict(hpcml::telemetry::cpu_energy_status()); });
     nb::class_<hpcml::telemetry::CpuEnergyMeter>(m, "_CpuEnergyMeter")
         .def(nb::init<>())

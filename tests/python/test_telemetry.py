@@ -129,3 +129,43 @@ def test_the_energy_figure_pairs_fused_with_naive_and_says_why_energy_is_missing
     path.write_text(json.dumps({"benchmarks": [_run("similarity/naive/cpu/n:20", 5.0, 2e9)]}))
     with pytest.raises(ValueError, match="no fused and naive runs"):
         figures.energy(path, tmp_path / "none.png")
+
+
+# ---- emissions: a row CodeCarbon's tooling reads ----
+
+def test_emissions_rows_match_the_ones_codecarbon_writes(tmp_path, monkeypatch):
+    # CodeCarbon (scripts/install-deps.sh installs 3.3) writes a row offline; hpcml's row must have
+    # its header, and both rows the same units: kWh that add up, kg CO2e and kg/s that agree with
+    # them, the machine's RAM in the same unit.
+    codecarbon = pytest.importorskip("codecarbon", reason="codecarbon is not installed (scripts/install-deps.sh)")
+    import csv
+
+    monkeypatch.delenv("HPCML_CARBON_INTENSITY", raising=False)
+    tracker = codecarbon.OfflineEmissionsTracker(country_iso_code="FRA", output_dir=str(tmp_path), log_level="error",
+                                                 save_to_file=True)
+    tracker.start()
+    time.sleep(0.5)
+    tracker.stop()
+    theirs_path = tmp_path / "emissions.csv"
+    ours_path = tmp_path / "hpcml.csv"
+    used = hpcml.telemetry.write_emissions(ours_path, 1800.0, cpu_energy_j=3.6e6, gpu_energy_j=1.8e6)
+    assert used["world_average"] and used["emissions_kg"] == pytest.approx(1.5 * 0.475)
+    hpcml.telemetry.write_emissions(ours_path, 10.0, gpu_energy_j=36e3, carbon_intensity=56)
+    theirs = list(csv.DictReader(theirs_path.open()))
+    ours = list(csv.DictReader(ours_path.open()))
+    assert theirs_path.open().readline() == ours_path.open().readline()  # the same columns, in order
+    assert len(theirs) == 1 and len(ours) == 2
+    for row in theirs + ours:
+        kwh = [float(row[k]) for k in ("cpu_energy", "gpu_energy", "ram_energy")]
+        assert float(row["energy_consumed"]) == pytest.approx(sum(kwh), rel=1e-9, abs=1e-15)
+        assert float(row["emissions_rate"]) == pytest.approx(float(row["emissions"]) / float(row["duration"]), rel=1e-6)
+        kg_per_kwh = float(row["emissions"]) / float(row["energy_consumed"])
+        assert 0 < kg_per_kwh < 1.5, row  # kg CO2e per kWh: a grid's intensity, not grams
+        assert float(row["ram_total_size"]) == pytest.approx(float(theirs[0]["ram_total_size"]), rel=0.02)  # GB
+        assert row["cpu_count"] == theirs[0]["cpu_count"]
+    assert float(ours[0]["emissions"]) / float(ours[0]["energy_consumed"]) == pytest.approx(0.475)
+    assert "world average" in ours[0]["country_name"] and ours[1]["country_name"].startswith("56 gCO2e/kWh")
+    assert float(ours[1]["gpu_power"]) == pytest.approx(3600.0)  # W: 36 kJ over 10 s
+    with pytest.raises(ValueError, match="HPCML_CARBON_INTENSITY"):
+        monkeypatch.setenv("HPCML_CARBON_INTENSITY", "lots")
+        hpcml.telemetry.carbon_intensity()

@@ -21,6 +21,7 @@
 #include <iostream>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,7 +35,7 @@ namespace {
 void usage(std::FILE* out, const hpcml::cli::Flags& flags) {
     std::fprintf(out,
                  "usage: hpcml-trace [--device N] [--interval-ms MS] [--output FILE] [--format seed|csv|json]\n"
-                 "                   [--allow-missing] -- COMMAND [ARGS...]\n"
+                 "                   [--emissions FILE [--carbon-intensity G]] [--allow-missing] -- COMMAND [ARGS...]\n"
                  "\n"
                  "Runs COMMAND while sampling GPU N (CUDA ordinal, matched to NVML by PCI bus id) every MS\n"
                  "milliseconds: temperature, power (W and %% of the limit), GPU and memory utilisation, memory\n"
@@ -49,8 +50,7 @@ void usage(std::FILE* out, const hpcml::cli::Flags& flags) {
                  "\n"
                  "Exit status: COMMAND's (128 + signal if it was killed; 127 not found, 126 not executable,\n"
                  "as in a shell); 2 neither GPU telemetry nor CPU energy (and COMMAND not run); 1 bad command\n"
-                 "line. A trace\n"
-                 "that could not be written is reported on stderr.\n");
+                 "line. A trace or an emissions row that could not be written is reported on stderr.\n");
 }
 
 int bad_usage(const std::string& message, const hpcml::cli::Flags& flags) {
@@ -201,6 +201,9 @@ int main(int argc, char** argv) {
     flags.add("output", "", "write the trace here", "FILE");
     flags.add("format", "seed", "seed (the seed's ';' CSV), csv or json", "F");
     flags.add_switch("allow-missing", "without a GPU or NVML, run COMMAND untraced instead of exiting 2");
+    flags.add("emissions", "", "append the run's row to this CodeCarbon emissions.csv", "FILE");
+    flags.add("carbon-intensity", "",
+              "gCO2e/kWh for the emissions (default: $HPCML_CARBON_INTENSITY, else the world average, 475)", "G");
     int device = 0;
     long interval_ms = 100;
     hpcml::telemetry::Format format;
@@ -228,6 +231,33 @@ int main(int argc, char** argv) {
     if (!command[0]) return bad_usage("no command: put it after --", flags);
     const std::string output = flags.str("output");
     const bool allow_missing = flags.on("allow-missing");
+    const std::string emissions = flags.str("emissions");
+    hpcml::telemetry::CarbonIntensity intensity;
+    try {
+        const std::string given = flags.str("carbon-intensity");
+        std::optional<double> value;
+        if (!given.empty()) {
+            char* end = nullptr;
+            value = std::strtod(given.c_str(), &end);
+            if (!end || *end != '\0') return bad_usage("--carbon-intensity: not a number: '" + given + "'", flags);
+        }
+        intensity = hpcml::telemetry::carbon_intensity(value, "--carbon-intensity");
+    } catch (const hpcml::Error& e) {
+        return bad_usage(e.what(), flags);
+    }
+    // The run's row in emissions.csv, and the line that says what it holds.
+    const auto record = [&](hpcml::telemetry::EmissionsRun run) {
+        if (emissions.empty()) return;
+        try {
+            hpcml::telemetry::append_emissions_csv(emissions, run, intensity);
+            const double joules = run.cpu_energy_j.value_or(0.0) + run.gpu_energy_j.value_or(0.0);
+            std::fprintf(stderr, "hpcml-trace: emissions %.4g g CO2e (%.4g kWh at %s) appended to %s\n",
+                         joules / 3.6e6 * intensity.grams_per_kwh, joules / 3.6e6, intensity.label.c_str(),
+                         emissions.c_str());
+        } catch (const hpcml::Error& e) {
+            std::fprintf(stderr, "hpcml-trace: error: --emissions: %s\n", e.what());
+        }
+    };
 
     const hpcml::telemetry::Status status = hpcml::telemetry::status(device);
     const bool gpu = status.availability == hpcml::telemetry::Availability::Ok;
@@ -268,6 +298,10 @@ int main(int argc, char** argv) {
         }
         std::fprintf(stderr, "hpcml-trace: no GPU (%s); %.2f s, %s; exit status %d\n", status.message.c_str(),
                      e.seconds, describe(e, trace.status()).c_str(), exit_status);
+        hpcml::telemetry::EmissionsRun run;
+        run.duration_s = e.seconds;
+        if (e.valid) run.cpu_energy_j = e.energy_j;
+        record(run);
         return exit_status;
     }
     try {
@@ -289,6 +323,14 @@ int main(int argc, char** argv) {
                      s.energy_from_counter ? "energy counter" : "integrated power", s.mean_power_w, s.peak_power_w,
                      s.power_instant ? "instantaneous power" : "NVML's 1 s average power", s.mean_gpu_util_percent,
                      s.mean_memory_util_percent, describe(cpu_energy, cpu_trace.status()).c_str(), exit_status);
+        hpcml::telemetry::EmissionsRun run;
+        run.duration_s = s.duration_s;
+        run.gpu_energy_j = s.energy_j;
+        if (cpu_energy.valid) run.cpu_energy_j = cpu_energy.energy_j;
+        run.gpu_count = 1;
+        run.gpu_model = sampler.device_name();
+        run.gpu_utilization_percent = s.mean_gpu_util_percent;
+        record(run);
         return exit_status;
     } catch (const hpcml::Error& e) {
         std::fprintf(stderr, "hpcml-trace: %s\n", e.what());
