@@ -117,7 +117,9 @@ public:
               std::unique_lock<std::mutex> lock(mutex_);
               while (!cv_.wait_for(lock, interval, [this] { return stop_; })) take();
           }) {}
-    ~CpuTrace() { finish(); }
+    ~CpuTrace() {
+        if (thread_.joinable()) finish();
+    }
     // Stops, takes the last reading; the energy, or why there is none.
     hpcml::telemetry::CpuEnergy finish() {
         {
@@ -126,7 +128,7 @@ public:
         }
         cv_.notify_all();
         if (thread_.joinable()) thread_.join();
-        if (!last_.why.empty() || samples_.empty() || samples_.back().first != last_.seconds) take();
+        take();  // the window ends with the command
         return last_;
     }
     const hpcml::telemetry::CpuEnergyStatus& status() const { return meter_.status(); }
