@@ -3,8 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "common/architectures.hpp"
 #include "common/memory.hpp"
@@ -313,5 +318,32 @@ TEST(Cuda, ImpossibleDeviceAllocationIsOutOfMemory) {
     EXPECT_NE(std::string(e.what()).find("free"), std::string::npos);
 }
 #endif
+
+// Every call opens one NVTX range named after it, its backend and its shape, and closes it, also
+// when it fails. Run by the nvtx_ranges test with tests/nvtx_injection's recorder.
+TEST(Nvtx, EveryCallIsARangeNamedAfterItsShape) {
+    const char* record = std::getenv("HPCML_NVTX_RECORD");
+    if (!std::getenv("NVTX_INJECTION64_PATH") || !record)
+        GTEST_SKIP() << "needs the injection library: the nvtx_ranges test (a build with NVTX3 headers) runs it";
+    std::remove(record);
+    const std::vector<float> x(4 * 10, 0.5f);
+    std::vector<std::int32_t> S(10 * 10);
+    hpcml::SimilarityOptions o;
+    o.backend = hpcml::Backend::Cpu;
+    hpcml::similarity({x.data(), 4, 10}, {}, S.data(), o);
+    const double v[3] = {0.5, 1.0, 2.0}, one = 1.0;
+    double out[3];
+    hpcml::invgauss::InvGaussOptions g;
+    g.backend = hpcml::Backend::Cpu;
+    hpcml::invgauss::evaluate<double>(hpcml::invgauss::Function::Cdf, v, 3, &one, 1, &one, 1, out, g);
+    o.method = hpcml::Method::Naive;
+    o.threshold = -1.0f;  // refused before the range opens: no range
+    EXPECT_THROW(hpcml::similarity({x.data(), 4, 10}, {}, S.data(), o), hpcml::Error);
+    std::ifstream in(record);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    EXPECT_EQ(lines, (std::vector<std::string>{"push hpcml::similarity cpu 4x10x10", "pop",
+                                               "push hpcml::evaluate cpu 3", "pop"}));
+}
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The one dispatch every entry point ends in, once its arguments are checked: the execution
 // options checked against what the entry point accepts, the backend resolved (make_context),
-// the work done there, and the call's time and peak memory returned as RunStats. A family's
+// the work done there inside an NVTX range named after the call and its shape (nvtx.hpp), and
+// the call's time and peak memory returned as RunStats. A family's
 // api.cpp keeps its validation and one call of dispatch():
 //
 //   return detail::dispatch(options, {"similarity"},
@@ -14,13 +15,16 @@
 
 #include <hpcml/core.hpp>
 
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <string>
 #include <string_view>
 
 #include "error.hpp"
 #include "memory.hpp"
+#include "nvtx.hpp"
 
 namespace hpcml::detail {
 
@@ -28,11 +32,21 @@ namespace hpcml::detail {
 // (InvalidArgument naming the field), never silently ignored.
 struct EntryPoint {
     std::string_view name;
-    bool takes_stream = false;      // queues its work on options.stream (else it must be null)
-    bool has_naive = true;          // has a naive method (else options.method must be Fused)
-    bool device_memory = false;     // takes device pointers: runs on CUDA (backend Auto or Cuda)
-    bool reports_progress = false;  // calls options.progress (progress.hpp; else it must be empty)
+    bool takes_stream = false;           // queues its work on options.stream (else it must be null)
+    bool has_naive = true;               // has a naive method (else options.method must be Fused)
+    bool device_memory = false;          // takes device pointers: runs on CUDA (backend Auto or Cuda)
+    bool reports_progress = false;       // calls options.progress (progress.hpp; else it must be empty)
+    std::array<std::size_t, 3> shape{};  // the call's sizes, for its profiler range (trailing zeros: fewer)
 };
+
+// "hpcml::similarity cuda 256x2000x2000": the name of a call's NVTX range.
+inline std::string range_name(const EntryPoint& entry, Backend backend) {
+    std::string name = "hpcml::";
+    name.append(entry.name).append(" ").append(to_string(backend));
+    for (std::size_t k = 0; k < entry.shape.size() && entry.shape[k] > 0; ++k)
+        name.append(k ? "x" : " ").append(std::to_string(entry.shape[k]));
+    return name;
+}
 
 template <class OnCpu, class OnCuda>
 RunStats dispatch(const ExecutionOptions& options, const EntryPoint& entry, OnCpu&& on_cpu, OnCuda&& on_cuda) {
@@ -53,6 +67,7 @@ RunStats dispatch(const ExecutionOptions& options, const EntryPoint& entry, OnCp
     const Context context = make_context(entry.device_memory ? Backend::Cuda : options.backend, options.device,
                                          entry.takes_stream ? options.stream : nullptr);
     MemoryTracker tracker;
+    const NvtxRange range([&] { return range_name(entry, context.backend); });
     if (context.backend == Backend::Cuda) {
         on_cuda(context, tracker);
     } else {

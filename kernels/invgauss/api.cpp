@@ -58,7 +58,8 @@ RunStats evaluate(Function f, const T* x, std::size_t n, const T* mu, std::size_
     check_function(f);
     const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
     return detail::dispatch(
-        options, {"evaluate", true, false}, [&](detail::MemoryTracker&) { detail::invgauss::cpu_evaluate(f, e); },
+        options, {"evaluate", true, false, false, false, {n}},
+        [&](detail::MemoryTracker&) { detail::invgauss::cpu_evaluate(f, e); },
         [&](const Context& context, detail::MemoryTracker& tracker) {
             detail::invgauss::cuda_evaluate_host(f, e, mu_count, lam_count, context, tracker);
         });
@@ -70,7 +71,7 @@ RunStats evaluate_device(Function f, const T* x, std::size_t n, const T* mu, std
     check_function(f);
     const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
     return detail::dispatch(
-        options, {"evaluate_device", true, false, true}, [](detail::MemoryTracker&) {},
+        options, {"evaluate_device", true, false, true, false, {n}}, [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker&) {
             detail::require_device_pointer(x, context.device, "x");
             detail::require_device_pointer(mu, context.device, "mu");
@@ -87,7 +88,8 @@ RunStats sample(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, 
     require_parameters(mu, mu_count, "mu");
     require_parameters(lam, lam_count, "lambda");
     return detail::dispatch(
-        options, {"sample", true, false}, [&](detail::MemoryTracker&) { detail::invgauss::cpu_sample(e, seed); },
+        options, {"sample", true, false, false, false, {n}},
+        [&](detail::MemoryTracker&) { detail::invgauss::cpu_sample(e, seed); },
         [&](const Context& context, detail::MemoryTracker& tracker) {
             detail::invgauss::cuda_sample_host(e, mu_count, lam_count, seed, context, tracker);
         });
@@ -98,7 +100,7 @@ RunStats sample_device(std::size_t n, const T* mu, std::size_t mu_count, const T
                        std::uint64_t seed, T* out, const InvGaussOptions& options) {
     const Elementwise<T> e = make_elementwise<T>(nullptr, n, mu, mu_count, lam, lam_count, out, false);
     return detail::dispatch(
-        options, {"sample_device", true, false, true}, [](detail::MemoryTracker&) {},
+        options, {"sample_device", true, false, true, false, {n}}, [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker&) {
             detail::require_device_pointer(mu, context.device, "mu");
             detail::require_device_pointer(lam, context.device, "lam");
@@ -131,7 +133,7 @@ Distances distance_to_normal(const double* mu, const double* lam, std::size_t pa
         d.total_variation.data(),
         d.kolmogorov.data()};
     d.stats = detail::dispatch(
-        o, {"distance_to_normal"},
+        o, {"distance_to_normal", false, true, false, false, {pairs, o.grid_points}},
         [&](detail::MemoryTracker& tracker) {
             if (o.method == Method::Fused) {
                 detail::invgauss::cpu_distances_fused(p, tracker);

@@ -94,7 +94,7 @@ std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, 
     std::vector<GameSolution> solutions(batch);
     detail::Progress progress(options, std::uint64_t{batch} * static_cast<std::uint64_t>(options.iterations));
     const RunStats stats = detail::dispatch(
-        options, {"solve_matrix_games", false, true, false, true},
+        options, {"solve_matrix_games", false, true, false, true, {batch, n1, n2}},
         [&](detail::MemoryTracker& tracker) {
             // A batch: games are split across threads. One game: its pass over A is, when large,
             // outside any OpenMP region (nested in the batch loop's inactive one, each of its
@@ -132,7 +132,8 @@ RunStats solve_matrix_games_device(const float* A, std::size_t batch, std::size_
     detail::require(options.record_every == 0,
                     "record_every: solve_matrix_games_device records no gap curve; use solve_matrix_games");
     return detail::dispatch(
-        options, {"solve_matrix_games_device", true, false, true}, [](detail::MemoryTracker&) {},
+        options, {"solve_matrix_games_device", true, false, true, false, {batch, n1, n2}},
+        [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker&) {
             detail::require_device_pointer(A, context.device, "A");
             const std::pair<const double*, const char*> results[] = {{out.row_strategy, "row_strategy"},

@@ -205,7 +205,7 @@ RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* si
     detail::Progress progress(options, std::uint64_t{p.n} * p.m);
     p.progress = &progress;
     const RunStats stats = detail::dispatch(
-        options, {"similarity", false, true, false, true},
+        options, {"similarity", false, true, false, true, {p.samples, p.n, p.m}},
         [&](detail::MemoryTracker& tracker) {
             run_cpu(p, make_plan(p, options, Backend::Cpu), options.method, out, sink, tracker);
         },
@@ -268,8 +268,9 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
             pairs.add(region.row0 + passing[k].index / region.cols, region.col0 + passing[k].index % region.cols,
                       passing[k].count);
     };
-    const detail::EntryPoint entry = on_device ? detail::EntryPoint{"similarity_pairs_device", true, true, true}
-                                               : detail::EntryPoint{"similarity_pairs", false, true, false, true};
+    const detail::EntryPoint entry =
+        on_device ? detail::EntryPoint{"similarity_pairs_device", true, true, true, false, {p.samples, p.n, p.m}}
+                  : detail::EntryPoint{"similarity_pairs", false, true, false, true, {p.samples, p.n, p.m}};
     const RunStats stats = detail::dispatch(
         o, entry,
         [&](detail::MemoryTracker& tracker) {
@@ -345,7 +346,7 @@ RunStats similarity_device(MatrixView x, MatrixView y, void* out, const Similari
     const Problem p = make_problem(x, y, options);
     detail::require(out || p.n == 0 || p.m == 0, "out: null output pointer");
     return detail::dispatch(
-        options, {"similarity_device", true, true, true}, [](detail::MemoryTracker&) {},
+        options, {"similarity_device", true, true, true, false, {p.samples, p.n, p.m}}, [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker& tracker) {
             detail::require_device_pointer(x.data, context.device, "x");
             detail::require_device_pointer(y.data, context.device, "y");

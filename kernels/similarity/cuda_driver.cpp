@@ -10,6 +10,7 @@
 #include "common/cuda_check.hpp"
 #include "common/cuda_memory.hpp"
 #include "common/cuda_stream.hpp"
+#include "common/nvtx.hpp"
 #include "cuda_launchers.hpp"
 
 namespace hpcml::detail::similarity {
@@ -60,6 +61,10 @@ struct DeviceInputs {
 };
 
 DeviceInputs upload(const Problem& host, cudaStream_t stream, detail::MemoryTracker& tracker) {
+    const detail::NvtxRange range([&] {
+        return "hpcml::similarity upload " + std::to_string(host.samples) + "x" + std::to_string(host.n) +
+               (host.y == host.x ? "" : " and y");
+    });
     auto copy = [&](const float* data, std::size_t ld, std::size_t cols, const char* what) {
         detail::DeviceBuffer<float> buffer(tracker, detail::checked_mul(host.samples, cols, what), stream, what);
         if (buffer.size())
@@ -121,6 +126,8 @@ void cuda_run_host(const Problem& host, const TilePlan& plan, Method method, con
     auto deliver = [&](std::size_t k) {
         const Region& region = regions[k];
         const int slot = static_cast<int>(k % 2);
+        const detail::NvtxRange range(
+            [&] { return "hpcml::similarity download and tile sink, group " + std::to_string(k); });
         HPCML_CUDA_CHECK(cudaEventSynchronize(copied[slot].get()));
         const std::size_t stride = row_bytes(region.cols, host.output);
         for (std::size_t c = 0; c < region.cols; c += plan.tile_cols) {
@@ -135,7 +142,13 @@ void cuda_run_host(const Problem& host, const TilePlan& plan, Method method, con
         const std::size_t stride = row_bytes(region.cols, host.output);
         // Same-stream order makes the previous copy out of this slot finish before the kernel
         // overwrites it; the host delivered that slot's tiles (k - 2) before getting here.
-        launch(dev, region, RegionOutput{device_out[slot].data(), stride}, method, tracker, stream);
+        {
+            const detail::NvtxRange range([&] {
+                return "hpcml::similarity kernels, group " + std::to_string(k) + " of " +
+                       std::to_string(regions.size());
+            });
+            launch(dev, region, RegionOutput{device_out[slot].data(), stride}, method, tracker, stream);
+        }
         HPCML_CUDA_CHECK(cudaMemcpyAsync(staged[slot].data(), device_out[slot].data(), region.rows * stride,
                                          cudaMemcpyDeviceToHost, stream));
         HPCML_CUDA_CHECK(cudaEventRecord(copied[slot].get(), stream));
