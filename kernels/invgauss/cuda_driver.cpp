@@ -4,6 +4,7 @@
 #include "common/cuda_check.hpp"
 #include "common/cuda_memory.hpp"
 #include "common/cuda_stream.hpp"
+#include "common/nvtx.hpp"
 #include "cuda_launchers.hpp"
 
 namespace hpcml::detail::invgauss {
@@ -23,10 +24,17 @@ void run_on_device_copy(const Elementwise<T>& h, std::size_t mu_count, std::size
     DeviceBuffer<T> mu(tracker, mu_count, s, "invgauss mu on device");
     DeviceBuffer<T> lam(tracker, lam_count, s, "invgauss lambda on device");
     DeviceBuffer<T> out(tracker, h.n, s, "invgauss output on device");
-    if (with_x) HPCML_CUDA_CHECK(cudaMemcpyAsync(x.data(), h.x, x.bytes(), cudaMemcpyHostToDevice, s));
-    if (mu_count) HPCML_CUDA_CHECK(cudaMemcpyAsync(mu.data(), h.mu, mu.bytes(), cudaMemcpyHostToDevice, s));
-    if (lam_count) HPCML_CUDA_CHECK(cudaMemcpyAsync(lam.data(), h.lam, lam.bytes(), cudaMemcpyHostToDevice, s));
-    launch(Elementwise<T>{x.data(), h.n, mu.data(), lam.data(), h.mu_step, h.lam_step, out.data()}, s);
+    {
+        const NvtxRange range([&] { return "hpcml::invgauss upload " + std::to_string(h.n); });
+        if (with_x) HPCML_CUDA_CHECK(cudaMemcpyAsync(x.data(), h.x, x.bytes(), cudaMemcpyHostToDevice, s));
+        if (mu_count) HPCML_CUDA_CHECK(cudaMemcpyAsync(mu.data(), h.mu, mu.bytes(), cudaMemcpyHostToDevice, s));
+        if (lam_count) HPCML_CUDA_CHECK(cudaMemcpyAsync(lam.data(), h.lam, lam.bytes(), cudaMemcpyHostToDevice, s));
+    }
+    {
+        const NvtxRange range([] { return std::string("hpcml::invgauss kernel"); });
+        launch(Elementwise<T>{x.data(), h.n, mu.data(), lam.data(), h.mu_step, h.lam_step, out.data()}, s);
+    }
+    const NvtxRange range([] { return std::string("hpcml::invgauss download"); });  // and the wait for all of it
     HPCML_CUDA_CHECK(cudaMemcpyAsync(h.out, out.data(), out.bytes(), cudaMemcpyDeviceToHost, s));
     HPCML_CUDA_CHECK(cudaStreamSynchronize(s));
 }

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <climits>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "common/cuda_check.hpp"
 #include "common/cuda_memory.hpp"
 #include "common/cuda_stream.hpp"
+#include "common/nvtx.hpp"
 #include "cuda_launchers.hpp"
 
 namespace hpcml::detail::regret {
@@ -26,6 +28,13 @@ constexpr std::size_t kMaxGridGames = 65535;
 struct ResultPointers {
     double *rows, *cols, *value, *gap, *max_regret, *curve;
 };
+
+// "hpcml::regret batched games 0-1048575 of 3000000": a chunk's NVTX range (its upload,
+// iterations and download).
+std::string chunk_name(const char* path, std::size_t first, std::size_t games, std::size_t batch) {
+    return std::string("hpcml::regret ") + path + " games " + std::to_string(first) + "-" +
+           std::to_string(first + games - 1) + " of " + std::to_string(batch);
+}
 
 // What both paths leave on the device for a chunk of games, and its copy into the solutions.
 struct ChunkResults {
@@ -84,6 +93,7 @@ std::vector<GameSolution> solve_batched(const float* A, std::size_t batch, std::
     ChunkResults results(tracker, chunk, n1, n2, sc.records(), stream);
     for (std::size_t first = 0; first < batch; first += chunk) {
         const std::size_t games = std::min(chunk, batch - first);
+        const NvtxRange range([&] { return chunk_name("batched", first, games, batch); });
         HPCML_CUDA_CHECK(cudaMemcpyAsync(payoffs.data(), A + first * n1 * n2, games * n1 * n2 * sizeof(float),
                                          cudaMemcpyHostToDevice, stream));
         launch_batched({payoffs.data(), static_cast<int>(games), static_cast<int>(n1), static_cast<int>(n2), first, sc,
@@ -311,6 +321,7 @@ std::vector<GameSolution> solve_large(const float* A, std::size_t batch, std::si
     ChunkResults results(tracker, chunk, n1, n2, sc.records(), stream);
     for (std::size_t first = 0; first < batch; first += chunk) {
         const std::size_t games = std::min(chunk, batch - first);
+        const NvtxRange range([&] { return chunk_name("large-game", first, games, batch); });
         HPCML_CUDA_CHECK(cudaMemcpyAsync(payoffs, A + first * n1 * n2, games * n1 * n2 * sizeof(float),
                                          cudaMemcpyHostToDevice, stream));
         run_large(sc, first, static_cast<int>(games), st, results.pointers(), stream);
