@@ -152,6 +152,9 @@ struct EmissionsRun {
     double gpu_utilization_percent = 0;
 };
 
+// The run's emissions in kg CO2e: its energy (unmeasured counts as 0) times the intensity.
+double emissions_kg(const EmissionsRun& run, const CarbonIntensity& intensity);
+
 // The columns of CodeCarbon 3.3's emissions.csv, comma-separated.
 std::string_view emissions_csv_header();
 // A row in those columns and units (energy in kWh, emissions in kg CO2e, power in W, duration in

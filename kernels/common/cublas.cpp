@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "dynamic_library.hpp"
 #include "error.hpp"
 
 namespace hpcml::detail {
@@ -29,9 +30,7 @@ std::filesystem::path own_folder() {
 
 template <class F>
 bool bind(void* library, const char* symbol, F& function, std::string& why) {
-    function = reinterpret_cast<F>(dlsym(library, symbol));
-    if (!function) why = std::string("it lacks ") + symbol;
-    return function != nullptr;
+    return bind_symbol(library, symbol, function, why, "it lacks ");
 }
 
 }  // namespace

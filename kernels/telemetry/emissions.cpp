@@ -111,11 +111,16 @@ std::string_view emissions_csv_header() {
            "gpu_utilization_percent,ram_utilization_percent,ram_used_gb,on_cloud,pue,wue";
 }
 
+double emissions_kg(const EmissionsRun& run, const CarbonIntensity& intensity) {
+    const double kwh = run.cpu_energy_j.value_or(0.0) / kJoulesPerKwh + run.gpu_energy_j.value_or(0.0) / kJoulesPerKwh;
+    return kwh * intensity.grams_per_kwh / 1000.0;
+}
+
 std::string emissions_csv_row(const EmissionsRun& run, const CarbonIntensity& intensity) {
     const double cpu_kwh = run.cpu_energy_j.value_or(0.0) / kJoulesPerKwh;
     const double gpu_kwh = run.gpu_energy_j.value_or(0.0) / kJoulesPerKwh;
     const double total_kwh = cpu_kwh + gpu_kwh;
-    const double kg = total_kwh * intensity.grams_per_kwh / 1000.0;
+    const double kg = emissions_kg(run, intensity);
     const double seconds = run.duration_s;
     const auto per_second = [seconds](double value) { return seconds > 0 ? value / seconds : 0.0; };
     char timestamp[32];

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "common/dynamic_library.hpp"
+
 namespace hpcml::detail::telemetry {
 
 std::string Nvml::error(nvmlReturn_t status) const {
@@ -16,9 +18,7 @@ namespace {
 
 template <class F>
 bool bind(void* library, const char* symbol, F& function, std::string& why) {
-    function = reinterpret_cast<F>(dlsym(library, symbol));
-    if (!function) why = std::string("NVML library lacks ") + symbol;
-    return function != nullptr;
+    return detail::bind_symbol(library, symbol, function, why, "NVML library lacks ");
 }
 
 }  // namespace

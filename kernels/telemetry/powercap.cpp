@@ -45,6 +45,7 @@ struct Domain {
     std::string label;  // "package-0 (intel-rapl:0)"
     fs::path energy;    // energy_uj
     std::uint64_t range = 0;
+    std::uint64_t first = 0;  // energy_uj when found
 };
 
 // The package zones (intel-rapl:N named package-N) and their DRAM subzones (intel-rapl:N:M named
@@ -71,11 +72,13 @@ CpuEnergyStatus find_domains(std::vector<Domain>& domains) {
         const std::string zone_id = zone.filename().string();
         const bool subzone = std::count(zone_id.begin(), zone_id.end(), ':') == 2;
         if (subzone ? name != "dram" : name.rfind("package", 0) != 0) continue;
-        Domain d{name + " (" + zone_id + ")", zone / "energy_uj", 0};
+        Domain d{name + " (" + zone_id + ")", zone / "energy_uj", 0, 0};
         std::string why;
         const std::optional<std::uint64_t> range = read_number(zone / "max_energy_range_uj", why);
-        if (range && *range > 0 && read_number(d.energy, why)) {
+        const std::optional<std::uint64_t> first = range && *range > 0 ? read_number(d.energy, why) : std::nullopt;
+        if (first) {
             d.range = *range;
+            d.first = *first;
             domains.push_back(d);
             status.domains.push_back(d.label);
         } else {
@@ -113,11 +116,8 @@ struct CpuEnergyMeter::Impl {
 };
 
 CpuEnergyMeter::CpuEnergyMeter() : impl_(std::make_unique<Impl>()) {
-    impl_->status = find_domains(impl_->domains);
-    for (const Domain& d : impl_->domains) {
-        std::string why;
-        impl_->last.push_back(read_number(d.energy, why).value_or(0));
-    }
+    impl_->status = find_domains(impl_->domains);  // each counter's first reading too
+    for (const Domain& d : impl_->domains) impl_->last.push_back(d.first);
     impl_->start = Clock::now();
 }
 

@@ -78,13 +78,11 @@ def write_emissions(path, duration_s, *, cpu_energy_j=None, gpu_energy_j=None, c
     """Appends a run to `path`, a CodeCarbon emissions.csv (its 3.3 columns and units; the header
     when the file is new): energy (None where not measured) times the carbon intensity (as
     carbon_intensity(); country_name says which). Returns the intensity used and emissions_kg."""
-    intensity = _hpcml._append_emissions_csv(str(path), float(duration_s),
-                                             None if cpu_energy_j is None else float(cpu_energy_j),
-                                             None if gpu_energy_j is None else float(gpu_energy_j),
-                                             None if carbon_intensity is None else float(carbon_intensity),
-                                             project_name, gpu_model, int(gpu_count))
-    joules = (cpu_energy_j or 0.0) + (gpu_energy_j or 0.0)
-    return {**intensity, "emissions_kg": joules / 3.6e6 * intensity["grams_per_kwh"] / 1000.0}
+    return _hpcml._append_emissions_csv(str(path), float(duration_s),
+                                        None if cpu_energy_j is None else float(cpu_energy_j),
+                                        None if gpu_energy_j is None else float(gpu_energy_j),
+                                        None if carbon_intensity is None else float(carbon_intensity),
+                                        project_name, gpu_model, int(gpu_count))
 
 
 class trace:

@@ -92,7 +92,9 @@ void bind_telemetry(nb::module_& m) {
             run.gpu_model = gpu_model;
             run.gpu_count = gpu_count;
             hpcml::telemetry::append_emissions_csv(path, run, intensity);
-            return intensity_dict(intensity);
+            nb::dict out = intensity_dict(intensity);
+            out["emissions_kg"] = hpcml::telemetry::emissions_kg(run, intensity);
+            return out;
         },
         nb::arg("path"), nb::arg("duration_s"), nb::arg("cpu_energy_j").none(), nb::arg("gpu_energy_j").none(),
         nb::arg("carbon_intensity").none(), nb::arg("project_name"), nb::arg("gpu_model"), nb::arg("gpu_count"));

@@ -254,8 +254,8 @@ int main(int argc, char** argv) {
             hpcml::telemetry::append_emissions_csv(emissions, run, intensity);
             const double joules = run.cpu_energy_j.value_or(0.0) + run.gpu_energy_j.value_or(0.0);
             std::fprintf(stderr, "hpcml-trace: emissions %.4g g CO2e (%.4g kWh at %s) appended to %s\n",
-                         joules / 3.6e6 * intensity.grams_per_kwh, joules / 3.6e6, intensity.label.c_str(),
-                         emissions.c_str());
+                         1000.0 * hpcml::telemetry::emissions_kg(run, intensity), joules / 3.6e6,
+                         intensity.label.c_str(), emissions.c_str());
         } catch (const hpcml::Error& e) {
             std::fprintf(stderr, "hpcml-trace: error: --emissions: %s\n", e.what());
         }
