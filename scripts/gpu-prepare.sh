@@ -42,6 +42,11 @@ rm -rf "$root/.gpu/wheels" && cp -r "$stage/wheels" "$root/.gpu/wheels"
 libbenchmark="$(ldd "$build/bin/bench_similarity" | awk '$1 ~ /^libbenchmark/ {print $3}')"
 [ -f "$libbenchmark" ] || { echo "gpu-prepare: ldd finds no libbenchmark for bench_similarity" >&2; exit 1; }
 cp -L "$libbenchmark" "$stage/lib/"
+# The machine-code report of this build's sm_90 code (bench/sass_report.py), which the suite
+# prints beside what the GPU measures.
+if [[ ";$architectures;" == *";90;"* || ";$architectures;" == *";90-real;"* ]]; then
+  python3 bench/sass_report.py --objects "$build/kernels/CMakeFiles/hpcml.dir" --json "$stage/sass_report.json" >/dev/null
+fi
 
 # The build tree without what only building needs: objects, dependency files, Ninja's and
 # CMake's caches, and the Python module's own copy (the wheel has it; its install script stays).

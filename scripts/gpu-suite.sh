@@ -201,10 +201,10 @@ export -f gtest_gpu_cases sanitize real_case
 
 parts_tests() {
   part 1 devicequery devicequery.txt "$build/bin/hpcml-devicequery"
-  # default_kernel_images checks what a default build holds, invgauss_cpu_loops_vectorised the
-  # build's objects (not in the bundle): questions for the build machine.
+  # default_kernel_images checks what a default build holds, invgauss_cpu_loops_vectorised and
+  # sass_budgets the build's objects (not in the bundle): questions for the build machine.
   part 12 ctest ctest.log ctest --test-dir "$build" --output-on-failure -j 4 \
-    -E 'default_kernel_images|invgauss_cpu_loops_vectorised'
+    -E 'default_kernel_images|invgauss_cpu_loops_vectorised|sass_budgets'
   part 12 pytest pytest.log python3 -m pytest tests/python -q -rs -p no:cacheprovider
   part 2 "main job" bench_similarity_tile1000.log "$build/bin/bench_similarity" "${main_job[@]}" --backend cuda \
     "${common[@]}" --benchmark_out="$results/bench_similarity_tile1000.json"
@@ -255,6 +255,10 @@ parts_bench() {  # the most wanted first
     python3 examples/trace/run.py --tool "$2/hpcml-trace" --seconds 5 --out-dir "$1/trace_example" &&
     python3 examples/similarity/run.py --device cuda --features 20000 &&
     python3 examples/regret/run.py --device cuda --iterations 100 --compile-mode default' sh "$results" "$build/bin"
+  # The machine-code report's predictions (made where the bundle was built) beside what the
+  # benchmarks above measured, kernel by kernel (docs/machine-code.md).
+  part 1 "machine code: predicted beside measured" sass_measured.log python3 bench/sass_report.py \
+    --report "$bundle/sass_report.json" --measured "$results"
 }
 
 if [ "$call" = sanitize ]; then

@@ -25,6 +25,7 @@
 #include <type_traits>
 
 #include "common/cuda_memory.hpp"
+#include "invgauss/math.hpp"
 #include "support/late_upload.hpp"
 #endif
 
@@ -444,6 +445,38 @@ TEST(InvGaussCuda, PerElementParametersEveryFunctionDouble) {
 TEST(InvGaussCuda, PerElementParametersEveryFunctionFloat) {
     HPCML_SKIP_WITHOUT_GPU();
     expect_gpu_matches_cpu_per_element<float>();
+}
+
+// The cdf family's far upper tail is finished per warp, four elements at a time on 8 lanes each:
+// warps holding none, one, four, five and 32 tail elements, tail elements beside NaN and x <= 0,
+// and a last warp cut short (n not a multiple of 32), against the CPU's two passes.
+TEST(InvGaussCuda, FarTailSharedWithinAWarpEqualsTheCpu) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const ig::InvGaussOptions gpu{hpcml::Backend::Cuda};
+    const double bulk = 1.0, far = 40.0;  // IG(1, 1): x = 40 needs the quadrature, x = 1 does not
+    std::vector<double> x(32 * 8 + 19, bulk);
+    x[32 + 7] = far;                                                                    // warp 1: one
+    for (int k : {0, 9, 18, 31}) x[64 + k] = far;                                       // warp 2: four
+    for (int k : {1, 2, 3, 4, 30}) x[96 + k] = far;                                     // warp 3: five
+    for (int k = 0; k < 32; ++k) x[128 + k] = 5.5 + k;                                  // warp 4: all 32
+    for (int k = 0; k < 32; k += 2) x[160 + k] = far, x[161 + k] = k % 4 ? NAN : -1.0;  // warp 5: mixed
+    for (int k = 0; k < 19; k += 3) x[256 + k] = far + k;                               // the short last warp
+    const auto quadrature = [](double v) {  // whether x = v takes the far tail's quadrature (x >= 5 mu here)
+        const auto g = hpcml::detail::invgauss::tail_arguments(v, 1.0, 1.0);
+        return hpcml::detail::invgauss::erfcx_difference_cancels(g.a, g.delta);
+    };
+    ASSERT_TRUE(quadrature(far) && quadrature(5.5) && !quadrature(bulk));
+    for (Function f : {Function::Cdf, Function::Sf, Function::LogCdf, Function::LogSf}) {
+        const auto host = eval(f, x, 1.0, 1.0), device = eval(f, x, 1.0, 1.0, gpu);
+        for (std::size_t k = 0; k < x.size(); ++k) {
+            if (std::isnan(host[k])) {
+                EXPECT_TRUE(std::isnan(device[k])) << static_cast<int>(f) << " " << k;
+            } else if (host[k] != device[k]) {
+                EXPECT_LT(std::fabs(device[k] - host[k]) / std::fabs(host[k]), 1e-12)
+                    << static_cast<int>(f) << " " << k << " x = " << x[k];
+            }
+        }
+    }
 }
 
 TEST(InvGaussCuda, AgreesWithCpu) {

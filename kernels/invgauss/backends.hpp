@@ -37,15 +37,16 @@ struct LogPdfEntry : FunctionEntry<Function::LogPdf, true> {
     static constexpr std::string_view name = "logpdf";
     HPCML_HD static double apply(double x, double m, double l) { return logpdf(x, m, l); }
 };
-// The cdf family: on the CPU, apply_common (math.hpp's TailPass::Common) vectorised over every
-// element, then apply_given over the few it left NaN, with their tail_quadrature.
+// The cdf family: apply_common (math.hpp's TailPass::Common) over every element, then
+// apply_given over the few it left NaN, with their tail_quadrature (on the CPU vectorised over
+// a buffer of them, on the GPU each spread over 8 lanes of its warp).
 template <Function F, int Kind>
 struct CdfFamilyEntry : FunctionEntry<F, true> {
     HPCML_HD static double apply(double x, double m, double l) { return cdf_family(Kind, x, m, l); }
-    static double apply_common(double x, double m, double l) {
+    HPCML_HD static double apply_common(double x, double m, double l) {
         return cdf_family<double, TailPass::Common>(Kind, x, m, l);
     }
-    static double apply_given(double x, double m, double l, double quadrature) {
+    HPCML_HD static double apply_given(double x, double m, double l, double quadrature) {
         return cdf_family<double, TailPass::Given>(Kind, x, m, l, quadrature);
     }
 };

@@ -104,15 +104,33 @@ HPCML_HD inline double erfcx_slope(double s) {
 // mean, where (a + delta) / a = (x / mu + 1) / (x / mu - 1)), so it is the integral of -erfcx'
 // over [a, a + delta] by 8-point Gauss-Legendre.
 HPCML_HD inline bool erfcx_difference_cancels(double a, double delta) { return delta <= 0.5 * a; }
+// 8-point Gauss-Legendre on [-1, 1]: nodes -+node(k), weight(k), k < 4. Selects, not tables: a
+// table indexed in a loop the GPU compiler keeps rolled lands in local memory.
+HPCML_HD inline double gauss_legendre8_node(int k) {
+    return k == 0   ? 0.18343464249564978
+           : k == 1 ? 0.52553240991632899
+           : k == 2 ? 0.79666647741362673
+                    : 0.96028985649753618;
+}
+HPCML_HD inline double gauss_legendre8_weight(int k) {
+    return k == 0   ? 0.36268378337836166
+           : k == 1 ? 0.31370664587788688
+           : k == 2 ? 0.22238103445337443
+                    : 0.10122853629037706;
+}
+// -erfcx' at node j < 8 of the quadrature over [a, a + delta]: mid - half node(j) for j < 4,
+// mid + half node(j - 4) above (the GPU gives each node of one quadrature its own lane).
+HPCML_HD inline double erfcx_difference_node(double a, double delta, int j) {
+    const double half = 0.5 * delta, mid = a + half, offset = half * gauss_legendre8_node(j % 4);
+    return erfcx_slope(j < 4 ? mid - offset : mid + offset);
+}
 HPCML_HD inline double erfcx_difference(double a, double delta) {
-    const double nodes[4] = {0.18343464249564978, 0.52553240991632899, 0.79666647741362673, 0.96028985649753618};
-    const double weights[4] = {0.36268378337836166, 0.31370664587788688, 0.22238103445337443, 0.10122853629037706};
-    const double half = 0.5 * delta, mid = a + half;
     double sum = 0.0;
     HPCML_UNROLL(4)
     for (int k = 0; k < 4; ++k)
-        sum += weights[k] * (erfcx_slope(mid - half * nodes[k]) + erfcx_slope(mid + half * nodes[k]));
-    return half * sum;
+        sum +=
+            gauss_legendre8_weight(k) * (erfcx_difference_node(a, delta, k) + erfcx_difference_node(a, delta, k + 4));
+    return 0.5 * delta * sum;
 }
 
 template <class T>

@@ -118,12 +118,14 @@ struct LargeLayout {
         u2_partial = take(games * static_cast<std::size_t>(gemv.row_splits) * n2 * d);
         averages = take(games * (n1 + n2) * d);
         evaluation = take(games * (n1 + n2) * d);
+        move_partial =
+            take(2 * 2 * games * static_cast<std::size_t>(move_blocks(static_cast<int>(std::max(n1, n2)))) * d);
         counters = take((1 + 2 * games) * sizeof(int));
         payoffs_at = payoffs ? take(games * n1 * n2 * sizeof(float)) : 0;
     }
     DualGemv gemv;
-    std::size_t state[2] = {}, u1_partial = 0, u2_partial = 0, averages = 0, evaluation = 0, counters = 0,
-                payoffs_at = 0, bytes = 0;
+    std::size_t state[2] = {}, u1_partial = 0, u2_partial = 0, averages = 0, evaluation = 0, move_partial = 0,
+                counters = 0, payoffs_at = 0, bytes = 0;
 
 private:
     std::size_t take(std::size_t size) {
@@ -142,6 +144,7 @@ struct LargeState {
           gemv(layout.gemv),
           averages(reinterpret_cast<double*>(block + layout.averages)),
           evaluation(reinterpret_cast<double*>(block + layout.evaluation)),
+          move_partial(reinterpret_cast<double*>(block + layout.move_partial)),
           counters(reinterpret_cast<int*>(block + layout.counters)),
           payoffs(payoffs),
           games(static_cast<int>(games)),
@@ -152,7 +155,7 @@ struct LargeState {
     }
     double* state[2];
     DualGemv gemv;
-    double *averages, *evaluation;
+    double *averages, *evaluation, *move_partial;
     int* counters;  // t, then the sampled actions of each game
     const float* payoffs;
     int games, n1, n2;
@@ -187,8 +190,14 @@ struct LargeIteration {
             launch_dual_gemv(st.gemv, st.payoffs, p[0].s, p[1].s, u1, u2, stream);
         }
     }
-    void move(int, const bool* moves) {  // one launch for the players that move
-        MoveArgs args{{}, {}, 0, st.games, sc, st.t(), sc.sampled ? st.actions() : nullptr};
+    void move(int, const bool* moves) {  // the players that move, in the same launches
+        MoveArgs args{};
+        args.games = st.games;
+        args.schedule = sc;
+        args.t = st.t();
+        args.actions = sc.sampled ? st.actions() : nullptr;
+        args.partial = st.move_partial;
+        args.move_blocks = move_blocks(std::max(st.n1, st.n2));
         for (int q = 0; q < 2; ++q) {
             if (!moves[q]) continue;
             args.players[args.count] = st.player(q);

@@ -67,7 +67,11 @@ void launch_dual_gemv(const DualGemv& plan, const float* A, const double* x, con
 
 // A turn's move for the players that move, on iteration *t (in device memory, so that a
 // captured graph replays unchanged). actions: null for full information, else the turn's sampled
-// actions (game g: actions[2 g + player]), whose own entry is the baseline.
+// actions (game g: actions[2 g + player]), whose own entry is the baseline. The move runs in
+// blocks of kMoveBlockEntries entries per player and game, whose partial sums go through
+// `partial` (2 x count x games x move_blocks doubles, move_blocks = move_blocks(the larger n)).
+constexpr int kMoveBlockEntries = 1024;
+HPCML_HD inline int move_blocks(int n) { return (n + kMoveBlockEntries - 1) / kMoveBlockEntries; }
 struct MoveArgs {
     PlayerDevice players[2];
     int player[2];  // which player each block row is (0 = row player)
@@ -75,6 +79,8 @@ struct MoveArgs {
     Schedule schedule;
     const int* t;
     const int* actions;
+    double* partial;
+    int move_blocks;
 };
 void launch_move(const MoveArgs& args, cudaStream_t stream);
 void launch_advance(int* t, cudaStream_t stream);

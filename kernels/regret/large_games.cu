@@ -38,20 +38,31 @@ constexpr int kGemvThreads = 256;
 constexpr int kColumnsPerThread = 4;
 constexpr int kBandColumns = kGemvThreads * kColumnsPerThread;  // 1024
 constexpr int kWarpsPerBlock = kGemvThreads / 32;
+constexpr int kRowsInFlight = 4;  // rows of loads a thread issues before it waits: 64 bytes
 
 __device__ inline double warp_sum(double v) {
     for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullMask, v, offset);
     return v;
 }
 
-template <bool RowUtilities, bool ColumnUtilities>
+// Four consecutive floats of a row from column c, zeros past n2 or for a row past the band's end
+// (a zero adds nothing to either sum); one 16-byte load where the row allows (Vec4).
+template <bool Vec4>
+__device__ __forceinline__ float4 load_columns(const float* __restrict__ row, int c, int n2, bool in_band) {
+    if (!in_band) return make_float4(0.f, 0.f, 0.f, 0.f);
+    if (Vec4 && c + 3 < n2) return *reinterpret_cast<const float4*>(row + c);
+    return make_float4(c < n2 ? row[c] : 0.f, c + 1 < n2 ? row[c + 1] : 0.f, c + 2 < n2 ? row[c + 2] : 0.f,
+                       c + 3 < n2 ? row[c + 3] : 0.f);
+}
+
+template <bool RowUtilities, bool ColumnUtilities, bool Vec4>
 __global__ void __launch_bounds__(kGemvThreads)
     dual_gemv_kernel(const DualGemv plan, const float* __restrict__ A, const double* __restrict__ x,
                      const double* __restrict__ y) {
     const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
     const int n1 = plan.n1, n2 = plan.n2, game = static_cast<int>(blockIdx.z);
     const int rows_per_split = (n1 + plan.row_splits - 1) / plan.row_splits;
-    const int c0 = static_cast<int>(blockIdx.x) * kBandColumns + static_cast<int>(threadIdx.x);
+    const int c0 = static_cast<int>(blockIdx.x) * kBandColumns + static_cast<int>(threadIdx.x) * kColumnsPerThread;
     const int r0 = static_cast<int>(blockIdx.y) * rows_per_split;
     const int r1 = min(n1, r0 + rows_per_split);
     A += static_cast<std::size_t>(game) * n1 * n2;
@@ -59,37 +70,41 @@ __global__ void __launch_bounds__(kGemvThreads)
     y += static_cast<std::size_t>(game) * n2;
     double yj[kColumnsPerThread], u2[kColumnsPerThread] = {};
 #pragma unroll
-    for (int k = 0; k < kColumnsPerThread; ++k) {
-        const int j = c0 + k * kGemvThreads;
-        yj[k] = RowUtilities && j < n2 ? y[j] : 0.0;
-    }
+    for (int k = 0; k < kColumnsPerThread; ++k) yj[k] = RowUtilities && c0 + k < n2 ? y[c0 + k] : 0.0;
     // Warp w of band b writes its per-row partials to row b * 8 + w of the game's partials.
     double* row_partial =
         plan.u1_partial +
         (static_cast<std::size_t>(game) * plan.row_partials + blockIdx.x * kWarpsPerBlock + warp) * n1;
-    for (int i = r0; i < r1; ++i) {
-        const float* row = A + static_cast<std::size_t>(i) * n2;
-        const double xi = ColumnUtilities ? x[i] : 0.0;
-        double dot = 0.0;
+    for (int i0 = r0; i0 < r1; i0 += kRowsInFlight) {
+        // Every row's load issued before the first is used.
+        float4 a[kRowsInFlight];
+        double xi[kRowsInFlight];
 #pragma unroll
-        for (int k = 0; k < kColumnsPerThread; ++k) {
-            const int j = c0 + k * kGemvThreads;
-            const double a = j < n2 ? static_cast<double>(row[j]) : 0.0;
-            if (RowUtilities) dot += a * yj[k];
-            if (ColumnUtilities) u2[k] += xi * a;
+        for (int r = 0; r < kRowsInFlight; ++r) {
+            const int i = i0 + r;
+            a[r] = load_columns<Vec4>(A + static_cast<std::size_t>(i) * n2, c0, n2, i < r1);
+            xi[r] = ColumnUtilities && i < r1 ? x[i] : 0.0;
         }
-        if (RowUtilities) {
-            dot = warp_sum(dot);
-            if (lane == 0) row_partial[i] = dot;
+#pragma unroll
+        for (int r = 0; r < kRowsInFlight; ++r) {
+            const double v[kColumnsPerThread] = {a[r].x, a[r].y, a[r].z, a[r].w};
+            double dot = 0.0;
+#pragma unroll
+            for (int k = 0; k < kColumnsPerThread; ++k) {
+                if (RowUtilities) dot += v[k] * yj[k];
+                if (ColumnUtilities) u2[k] += xi[r] * v[k];
+            }
+            if (RowUtilities) {  // i0 + r is the same on every lane: the whole warp reduces
+                dot = warp_sum(dot);
+                if (lane == 0 && i0 + r < r1) row_partial[i0 + r] = dot;
+            }
         }
     }
     if (ColumnUtilities) {
         double* column_partial = plan.u2_partial + (static_cast<std::size_t>(game) * plan.row_splits + blockIdx.y) * n2;
 #pragma unroll
-        for (int k = 0; k < kColumnsPerThread; ++k) {
-            const int j = c0 + k * kGemvThreads;
-            if (j < n2) column_partial[j] = u2[k];
-        }
+        for (int k = 0; k < kColumnsPerThread; ++k)
+            if (c0 + k < n2) column_partial[c0 + k] = u2[k];
     }
 }
 
@@ -131,35 +146,125 @@ __global__ void reset_kernel(const PlayerDevice p, std::size_t entries) {
     }
 }
 
-// One block per (moving player, game): the move of math.hpp. The numerators z overwrite u,
-// which the turn no longer needs (each thread rereads only its own entries).
-__global__ void __launch_bounds__(kMoveThreads) move_kernel(const MoveArgs a) {
+// The move of math.hpp, spread over many blocks: block (b, q, g) owns entries
+// [b * kMoveBlockEntries, (b + 1) * kMoveBlockEntries) of moving player q (args.players[q]) in
+// game g, kMovePerThread per thread, strided by the block so that loads coalesce. The player's
+// two sums (the baseline <u, s> and the numerators' total) are per-block partials added in block
+// order by every block that needs them (the same total everywhere, whatever the scheduling):
+//   move_baseline_kernel  baseline partials (full information only; sampled: u[own action])
+//   move_observe_kernel   observe() per entry, the numerator z into s (u stays: a sampled
+//                         baseline is read from it by other blocks), z's partials
+//   move_play_kernel      s = play(z, total)
+// Each thread loads all its entries' state before it stores any (the arrays are distinct:
+// __restrict__), so an entry costs one memory round trip, not one per field.
+constexpr int kMovePerThread = kMoveBlockEntries / kMoveThreads;
+static_assert(kMovePerThread * kMoveThreads == kMoveBlockEntries, "whole entries per thread");
+
+struct MoveBlock {
+    double* __restrict__ R;
+    double* __restrict__ Q;
+    double* __restrict__ sum;
+    double* __restrict__ s;
+    const double* __restrict__ u;
+    int n, begin;        // the player's entries, and this block's first
+    double* partial;     // [2][count][games][blocks]: the baseline's, then the total's
+    std::size_t stride;  // between the two halves of partial
+    int blocks;          // the player's blocks
+
+    __device__ int entry(int k) const { return begin + static_cast<int>(threadIdx.x) + k * kMoveThreads; }
+    // This block's partial of one kind, from every thread's share (CUB's tree, the same each run).
+    __device__ void store_partial(int kind, double share, BlockSum::TempStorage& storage) const {
+        const double block = BlockSum(storage).Sum(share);
+        if (threadIdx.x == 0) partial[kind * stride + blockIdx.x] = block;
+    }
+    // The player's sum of one kind (0: baseline, 1: total), its partials added in block order.
+    __device__ double total(int kind, double& broadcast) const {
+        if (threadIdx.x == 0) {
+            const double* p = partial + kind * stride;
+            double acc = 0.0;
+            for (int b = 0; b < blocks; ++b) acc += p[b];
+            broadcast = acc;
+        }
+        __syncthreads();
+        return broadcast;
+    }
+};
+
+// This block's slice of the state, or n = 0 past the player's entries.
+__device__ MoveBlock move_block(const MoveArgs& a) {
+    const int q = static_cast<int>(blockIdx.y);
+    const std::size_t game = blockIdx.z;
+    const PlayerDevice p = game_row(a.players[q], game);
+    const int blocks = move_blocks(p.n);
+    const std::size_t stride = static_cast<std::size_t>(a.count) * a.games * a.move_blocks;
+    double* partial = a.partial + (static_cast<std::size_t>(q) * a.games + game) * a.move_blocks;
+    const int begin = static_cast<int>(blockIdx.x) * kMoveBlockEntries;
+    return {p.R, p.Q, p.sum, p.s, p.u, begin < p.n ? p.n : 0, begin, partial, stride, blocks};
+}
+
+__global__ void __launch_bounds__(kMoveThreads) move_baseline_kernel(const MoveArgs a) {
+    __shared__ BlockSum::TempStorage storage;
+    const MoveBlock m = move_block(a);
+    if (m.n == 0) return;  // the whole block: no barrier is left waiting
+    double u[kMovePerThread], s[kMovePerThread];
+#pragma unroll
+    for (int k = 0; k < kMovePerThread; ++k) {
+        const int e = m.entry(k);
+        u[k] = e < m.n ? m.u[e] : 0.0;
+        s[k] = e < m.n ? m.s[e] : 0.0;
+    }
+    double expected = 0.0;
+#pragma unroll
+    for (int k = 0; k < kMovePerThread; ++k) expected += u[k] * s[k];
+    m.store_partial(0, expected, storage);
+}
+
+__global__ void __launch_bounds__(kMoveThreads) move_observe_kernel(const MoveArgs a) {
     __shared__ BlockSum::TempStorage storage;
     __shared__ double broadcast;
-    const int player = a.player[blockIdx.x];
-    const std::size_t game = blockIdx.y;
-    const PlayerDevice p = game_row(a.players[blockIdx.x], game);
+    const MoveBlock m = move_block(a);
+    if (m.n == 0) return;
     const Schedule& sc = a.schedule;
     const int t = *a.t;
-
-    double baseline;
-    if (a.actions) {
-        baseline = p.u[a.actions[2 * game + player]];
-        __syncthreads();  // every thread has read it before u is overwritten
-    } else {
-        double expected = 0.0;
-        for (int k = threadIdx.x; k < p.n; k += kMoveThreads) expected += p.u[k] * p.s[k];
-        baseline = block_reduce(expected, cuda::std::plus<>{}, storage, broadcast);
+    const double baseline = a.actions ? m.u[a.actions[2 * blockIdx.z + a.player[blockIdx.y]]] : m.total(0, broadcast);
+    double u[kMovePerThread], s[kMovePerThread], R[kMovePerThread], Q[kMovePerThread], sum[kMovePerThread];
+#pragma unroll
+    for (int k = 0; k < kMovePerThread; ++k) {
+        const int e = m.entry(k);
+        if (e < m.n) u[k] = m.u[e], s[k] = m.s[e], R[k] = m.R[e], Q[k] = m.Q[e], sum[k] = m.sum[e];
     }
     double total = 0.0;
-    for (int k = threadIdx.x; k < p.n; k += kMoveThreads) {
-        const double z = sc.observe(t, p.u[k], baseline, p.s[k], p.R[k], p.Q[k], p.sum[k]);
-        p.u[k] = z;
+#pragma unroll
+    for (int k = 0; k < kMovePerThread; ++k) {
+        const int e = m.entry(k);
+        if (e >= m.n) continue;
+        const double z = sc.observe(t, u[k], baseline, s[k], R[k], Q[k], sum[k]);
+        m.R[e] = R[k], m.Q[e] = Q[k], m.sum[e] = sum[k], m.s[e] = z;
         total += z;
     }
-    total = block_reduce(total, cuda::std::plus<>{}, storage, broadcast);
-    for (int k = threadIdx.x; k < p.n; k += kMoveThreads)
-        p.s[k] = sc.play(t, p.u[k], total, static_cast<std::size_t>(p.n), p.sum[k]);
+    m.store_partial(1, total, storage);
+}
+
+__global__ void __launch_bounds__(kMoveThreads) move_play_kernel(const MoveArgs a) {
+    __shared__ double broadcast;
+    const MoveBlock m = move_block(a);
+    if (m.n == 0) return;
+    const Schedule& sc = a.schedule;
+    const int t = *a.t;
+    const double total = m.total(1, broadcast);
+    double z[kMovePerThread], sum[kMovePerThread];
+#pragma unroll
+    for (int k = 0; k < kMovePerThread; ++k) {
+        const int e = m.entry(k);
+        if (e < m.n) z[k] = m.s[e], sum[k] = m.sum[e];
+    }
+#pragma unroll
+    for (int k = 0; k < kMovePerThread; ++k) {
+        const int e = m.entry(k);
+        if (e >= m.n) continue;
+        m.s[e] = sc.play(t, z[k], total, static_cast<std::size_t>(m.n), sum[k]);
+        if (sc.lagged) m.sum[e] = sum[k];
+    }
 }
 
 __global__ void advance_kernel(int* t) { ++*t; }
@@ -289,12 +394,15 @@ void launch_dual_gemv(const DualGemv& plan, const float* A, const double* x, con
                       cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>((plan.n2 + kBandColumns - 1) / kBandColumns),
                     static_cast<unsigned>(plan.row_splits), static_cast<unsigned>(plan.games));
+    // 16-byte loads where every row starts on 16 bytes.
+    const bool vec4 = plan.n2 % 4 == 0 && reinterpret_cast<std::uintptr_t>(A) % 16 == 0;
+    const auto launch = [&](auto kernel) { kernel<<<grid, kGemvThreads, 0, stream>>>(plan, A, x, y); };
     if (u1 && u2) {
-        dual_gemv_kernel<true, true><<<grid, kGemvThreads, 0, stream>>>(plan, A, x, y);
+        launch(vec4 ? dual_gemv_kernel<true, true, true> : dual_gemv_kernel<true, true, false>);
     } else if (u1) {
-        dual_gemv_kernel<true, false><<<grid, kGemvThreads, 0, stream>>>(plan, A, x, y);
+        launch(vec4 ? dual_gemv_kernel<true, false, true> : dual_gemv_kernel<true, false, false>);
     } else {
-        dual_gemv_kernel<false, true><<<grid, kGemvThreads, 0, stream>>>(plan, A, x, y);
+        launch(vec4 ? dual_gemv_kernel<false, true, true> : dual_gemv_kernel<false, true, false>);
     }
     HPCML_LAUNCH_CHECK("dual_gemv_kernel");
     if (u1) {
@@ -316,9 +424,16 @@ void launch_reset(const PlayerDevice& p, int games, cudaStream_t stream) {
 }
 
 void launch_move(const MoveArgs& args, cudaStream_t stream) {
-    move_kernel<<<dim3(static_cast<unsigned>(args.count), static_cast<unsigned>(args.games)), kMoveThreads, 0,
-                  stream>>>(args);
-    HPCML_LAUNCH_CHECK("move_kernel");
+    const dim3 grid(static_cast<unsigned>(args.move_blocks), static_cast<unsigned>(args.count),
+                    static_cast<unsigned>(args.games));
+    if (!args.actions) {
+        move_baseline_kernel<<<grid, kMoveThreads, 0, stream>>>(args);
+        HPCML_LAUNCH_CHECK("move_baseline_kernel");
+    }
+    move_observe_kernel<<<grid, kMoveThreads, 0, stream>>>(args);
+    HPCML_LAUNCH_CHECK("move_observe_kernel");
+    move_play_kernel<<<grid, kMoveThreads, 0, stream>>>(args);
+    HPCML_LAUNCH_CHECK("move_play_kernel");
 }
 
 void launch_advance(int* t, cudaStream_t stream) {

@@ -66,6 +66,8 @@ __device__ __forceinline__ float4 load4(const float* base, std::size_t ld, std::
 // Writes a thread's 8 x 8 counts, as the kernel kept them (float or unsigned; whole numbers
 // either way), in the encoding of Out, an entry of the output table (Outputs, math.hpp).
 static_assert(kTN == 8, "one bitmask byte per thread row");
+template <class T>
+constexpr std::size_t kVectorBytes = sizeof(T) * kTN < 16 ? sizeof(T) * kTN : 16;  // one store's alignment
 template <class Out>
 struct Store {
     template <class Count>
@@ -82,11 +84,32 @@ struct Store {
         } else {
             using T = typename Out::Element;
             for (int i = 0; i < kTM && r + i < a.rows; ++i) {
-                T* row = reinterpret_cast<T*>(a.out + static_cast<std::size_t>(r + i) * a.out_stride);
+                T* row = reinterpret_cast<T*>(a.out + static_cast<std::size_t>(r + i) * a.out_stride) + c;
+                alignas(16) T encoded[kTN];  // stored through 8- or 16-byte vectors below
 #pragma unroll
-                for (int j = 0; j < kTN; ++j)
-                    if (c + j < a.cols) row[c + j] = Out::encode(static_cast<unsigned>(counts[i][j]), samples);
+                for (int j = 0; j < kTN; ++j) encoded[j] = Out::encode(static_cast<unsigned>(counts[i][j]), samples);
+                // The thread's 8 elements start at a multiple of 8 elements, so they are one or two
+                // vectors wherever the row itself starts on a vector boundary and all 8 are inside.
+                if (c + kTN <= a.cols && reinterpret_cast<std::uintptr_t>(row) % kVectorBytes<T> == 0) {
+                    store_vectors(row, encoded);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < kTN; ++j)
+                        if (c + j < a.cols) row[j] = encoded[j];
+                }
             }
+        }
+    }
+
+    // A row's 8 elements: 8, 16 or 32 bytes, written as one 8-byte or one or two 16-byte stores.
+    template <class T>
+    __device__ static void store_vectors(T* row, const T (&encoded)[kTN]) {
+        if constexpr (sizeof(T) * kTN == 8) {
+            *reinterpret_cast<uint2*>(row) = *reinterpret_cast<const uint2*>(encoded);
+        } else {
+#pragma unroll
+            for (std::size_t p = 0; p < sizeof(T) * kTN / 16; ++p)
+                reinterpret_cast<uint4*>(row)[p] = reinterpret_cast<const uint4*>(encoded)[p];
         }
     }
 };

@@ -1,0 +1,541 @@
+#!/usr/bin/env python3
+"""The GPU kernels' machine code, read from the build's sm_90 objects, with their budgets.
+
+No GPU is needed: for each hot kernel (KERNELS below) this disassembles the sm_90 code that the
+build compiled (cuobjdump extracts it, nvdisasm prints it with its source lines) and reports,
+along its steady path (the loop doing the kernel's work, minus what the entry names as cold):
+instructions per element by class, control-word stall cycles, global loads by width and the
+bytes a thread has in flight before it first waits on them, local-memory accesses, registers,
+spills, shared memory and occupancy, and the fraction of the kernel's floor that this code
+predicts on an H100 SXM (H100 below). With --check it exits 1 when a kernel leaves one of its
+budgets: facts about the compiled code, not timings, so they hold on a machine without a GPU.
+
+The model (predicted, until the GPU suite measures it: docs/machine-code.md):
+- issue: an SM issues 4 warp-instructions per clock (128 thread-instructions); FP64 arithmetic
+  2 per clock; MUFU 0.5 per clock. A kernel of I instructions per element runs at most
+  SMs x clock x 32 / max(I / 4, I_fp64 / 2, I_mufu / 0.5) elements/s, and at most a fraction
+  (warps per scheduler x instructions / stall cycles) of that when too few warps hide the stalls.
+- memory: bytes per element over HBM bandwidth, and Little's law: an SM keeps at most
+  (bytes in flight per thread x resident threads) moving, against bandwidth x latency / SMs.
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_OBJECTS = "build/kernels/CMakeFiles/hpcml.dir"
+
+# H100 SXM (sm_90): the machine the predictions are for.
+H100 = {
+    "sms": 132,
+    "clock_hz": 1.98e9,
+    "hbm_bytes_per_s": 3.35e12,
+    "memory_latency_s": 1e-6,  # a DRAM load while HBM is saturated: the Little's-law latency (an assumption)
+    "registers_per_sm": 65536,
+    "shared_per_sm": 233472,  # 228 KiB
+    "shared_reserved_per_block": 1024,
+    "max_warps_per_sm": 64,
+    "max_blocks_per_sm": 32,
+    "schedulers_per_sm": 4,
+}
+
+CLASSES = [  # (class, opcodes as prefixes of the full opcode), first match wins
+    ("move", ("MOV", "UMOV", "IMAD.MOV", "CS2R", "S2R", "S2UR", "R2UR", "SHFL")),
+    ("fp32", ("FADD", "FMUL", "FFMA", "FSET", "FSETP", "FMNMX", "FSEL", "FCHK", "FSWZADD")),
+    ("fp64", ("DADD", "DMUL", "DFMA", "DSETP", "DMNMX")),
+    ("mufu", ("MUFU",)),
+    ("conversion", ("F2F", "F2I", "I2F", "F2FP", "I2FP", "FRND")),
+    ("global load", ("LDG",)),
+    ("global store", ("STG", "RED", "ATOMG")),
+    ("shared", ("LDS", "STS", "ATOMS")),
+    ("local", ("LDL", "STL")),
+    ("constant", ("LDC", "ULDC")),
+    ("control", ("BRA", "BSSY", "BSYNC", "EXIT", "BAR", "WARPSYNC", "CALL", "RET", "NOP", "YIELD", "VOTE", "BREAK",
+                 "BMOV", "JMP")),
+    ("uniform", ("U",)),
+    ("integer", ("I", "LOP", "SHF", "LEA", "SEL", "PLOP", "P2R", "R2P", "VIADD", "POPC", "FLO", "BREV", "PRMT", "SGXT",
+                 "BMSK", "LOP3", "VIMNMX")),
+]
+
+
+def opcode_class(opcode):
+    for name, prefixes in CLASSES:
+        if opcode.startswith(prefixes):
+            return name
+    return "other"
+
+
+# --- the tools ---------------------------------------------------------------------------------
+
+
+def find_tool(name):
+    """The toolkit's, else NVIDIA's PyPI package's (nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm)."""
+    found = shutil.which(name)
+    if found:
+        return found
+    candidates = [f"/usr/local/cuda/bin/{name}"]
+    try:
+        import nvidia  # a namespace package: each of its paths may hold cu*/bin
+        for path in nvidia.__path__:
+            candidates += sorted(glob.glob(os.path.join(path, "*", "bin", name)))
+    except ImportError:
+        pass
+    for candidate in candidates:
+        if os.access(candidate, os.X_OK):
+            return candidate
+    sys.exit(f"sass_report: {name} not found (pip install nvidia-cuda-{name}, or put the CUDA toolkit's bin on PATH)")
+
+
+def run(command):
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"sass_report: {' '.join(command)} failed ({result.returncode}):\n{result.stderr}")
+    return result.stdout
+
+
+def demangle(names):
+    text = run(["c++filt"] + names) if shutil.which("c++filt") else "\n".join(names)
+    return dict(zip(names, text.strip().split("\n")))
+
+
+# --- parsing -----------------------------------------------------------------------------------
+
+
+class Instruction:
+    __slots__ = ("address", "predicate", "opcode", "operands", "control", "lines")
+
+    def __init__(self, address, text, control, lines):
+        self.address = address
+        m = re.match(r"(@!?U?P\w+\s+)?(\S+)\s*(.*)", text)
+        self.predicate, self.opcode, self.operands = (m.group(1) or "").strip(), m.group(2), m.group(3)
+        self.control = control
+        self.lines = lines  # ((file, line), ...): the source line and the lines it is inlined at
+
+    @property
+    def klass(self):
+        return opcode_class(self.opcode)
+
+    # The control word (the upper 23 bits of the 128-bit instruction): the cycles the scheduler
+    # waits before this warp's next instruction, and the scoreboards set and awaited.
+    @property
+    def stall(self):
+        return (self.control >> 41) & 0xF
+
+    @property
+    def write_barrier(self):
+        value = (self.control >> 46) & 0x7
+        return None if value == 7 else value
+
+    @property
+    def wait_mask(self):
+        return (self.control >> 52) & 0x3F
+
+    @property
+    def width_bits(self):
+        """Bits moved by a memory instruction (.64, .128; 32 otherwise; .U8 and friends 8 or 16)."""
+        for suffix, bits in ((".128", 128), (".64", 64), (".U16", 16), (".S16", 16), (".U8", 8), (".S8", 8)):
+            if suffix in self.opcode:
+                return bits
+        return 32
+
+
+def parse_disassembly(text):
+    """{mangled function: {"code": [Instruction], "labels": {label: address}}} of nvdisasm -c -gi -hex."""
+    functions, current = {}, None
+    pending_lines, lines, last = [], (), None
+    for raw in text.split("\n"):
+        m = re.match(r"^\.text\.(\S+):$", raw)
+        if m:
+            current = functions.setdefault(m.group(1), {"code": [], "labels": {}})
+            continue
+        if current is None:
+            continue
+        m = re.match(r'^\s*//## File "([^"]+)", line (\d+)(?: inlined at "([^"]+)", line (\d+))?', raw)
+        if m:
+            pending_lines.append((os.path.basename(m.group(1)), int(m.group(2))))
+            continue
+        m = re.match(r"^(\.L_x_\d+):", raw.strip())
+        if m:
+            current["labels"][m.group(1)] = None  # the next instruction's address
+            last_label = m.group(1)
+            current.setdefault("_pending", []).append(last_label)
+            continue
+        m = re.match(r"^\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;\s*/\* 0x([0-9a-f]{16}) \*/", raw)
+        if m:
+            if pending_lines:
+                lines, pending_lines = tuple(pending_lines), []
+            last = Instruction(int(m.group(1), 16), m.group(2), 0, lines)
+            current["code"].append(last)
+            for label in current.pop("_pending", []):
+                current["labels"][label] = last.address
+            continue
+        m = re.match(r"^\s+/\* 0x([0-9a-f]{16}) \*/\s*$", raw)
+        if m and last is not None:
+            last.control = int(m.group(1), 16)
+    return functions
+
+
+def parse_resources(text):
+    """{mangled function: {"REG": n, "STACK": bytes, "SHARED": bytes, "LOCAL": bytes}} of cuobjdump -res-usage."""
+    resources, name = {}, None
+    for raw in text.split("\n"):
+        m = re.match(r"^\s*Function (\S+):$", raw)
+        if m:
+            name = m.group(1)
+            continue
+        if name and "REG:" in raw:
+            resources[name] = {k: int(v) for k, v in re.findall(r"(\w+(?:\[\d\])?):(\d+)", raw)}
+            name = None
+    return resources
+
+
+def loops(function):
+    """[(first, last)] index spans closed by a backward branch."""
+    code, labels = function["code"], function["labels"]
+    index = {instruction.address: i for i, instruction in enumerate(code)}
+    spans = []
+    for i, instruction in enumerate(code):
+        if not instruction.opcode.startswith("BRA"):
+            continue
+        m = re.search(r"`\((\.L_x_\d+)\)", instruction.operands) or re.search(r"(0x[0-9a-f]+)", instruction.operands)
+        if not m:
+            continue
+        target = labels.get(m.group(1)) if m.group(1).startswith(".L") else int(m.group(1), 16)
+        if target is not None and target <= instruction.address and target in index:
+            spans.append((index[target], i))
+    return spans
+
+
+def source_span(path, signature):
+    """The lines (first, last) of the definition in `path` whose first line matches `signature`."""
+    text = open(path).read().split("\n")
+    for first, line in enumerate(text):
+        if re.search(signature, line):
+            depth, opened = 0, False
+            for last in range(first, len(text)):
+                depth += text[last].count("{") - text[last].count("}")
+                opened = opened or "{" in text[last]
+                if opened and depth == 0:
+                    return os.path.basename(path), first + 1, last + 1
+    sys.exit(f"sass_report: no definition matching {signature!r} in {path}")
+
+
+# --- the kernels -------------------------------------------------------------------------------
+
+
+class Kernel:
+    """One hot kernel: where its code is, what its element is and what it should cost.
+
+    function: a regular expression on the demangled name. marker: an opcode prefix occurring
+    once per element in the steady loop (the loop with the most of them), so that markers per
+    iteration count its elements. cold: source definitions (file, signature) whose inlined
+    instructions are off the steady path (a rare branch, a block's one-off work). model: "issue" (floor: instructions per element) or
+    "memory" (floor: bytes per element at HBM bandwidth) or "compute" (an element's bytes in and
+    out against its instructions). budgets: {metric: (limit, "max" or "min")}. markers_per_element:
+    markers of one element (4 stores per entry of a regret move, say). whole: a kernel without a
+    steady loop (each thread a fixed number of elements): the whole function is its path.
+    measured: (the GPU suite's benchmark JSON, a pattern of benchmark names, the counter, and what
+    it is: "fraction" of the floor, "elements/s" or "bytes/s"), which --measured reads.
+    """
+
+    def __init__(self, name, obj, function, marker, element, threads, model, floor=None, cold=(), budgets=None,
+                 note="", markers_per_element=1, whole=False, measured=None):
+        self.name, self.obj, self.function, self.marker = name, obj, function, marker
+        self.measured = measured
+        self.markers_per_element, self.whole = markers_per_element, whole
+        self.element, self.threads, self.model, self.floor = element, threads, model, floor
+        self.cold, self.budgets, self.note = cold, budgets or {}, note
+
+
+SIMILARITY = "similarity/fused.cu.o"
+INVGAUSS = "invgauss/fused.cu.o"
+REGRET_LARGE = "regret/large_games.cu.o"
+MATH_INVGAUSS = "kernels/invgauss/math.hpp"
+# A move block's partial sums and their totals: once per block, not per entry.
+MOVE_BLOCK_SUMS = [("kernels/regret/large_games.cu", r"__device__ double total\(int kind"),
+                   ("kernels/regret/large_games.cu", r"__device__ void store_partial\(int kind")]
+SIMILARITY_BUDGETS = {
+    "instructions per element": (3.25, "max"),
+    "local accesses between first and last compare": (0, "max"),
+    "vector stores": (1, "min"),  # a thread's 8 contiguous outputs of a row, where the row is aligned
+}
+# Mode all adds its block vote to each 16-sample stage: a compare and an OR per count, 64 per 1024.
+SIMILARITY_ALL_BUDGETS = dict(SIMILARITY_BUDGETS, **{"instructions per element": (3.35, "max")})
+KERNELS = [
+    Kernel("similarity fused, int32 counts", SIMILARITY,
+           r"similarity_fused_kernel<.*Store<hpcml::detail::similarity::Int32Output>, true, false, float>",
+           "FSET.BF", "pair-sample", 256, "issue", floor=3.0, budgets=SIMILARITY_BUDGETS,
+           note="FADD d = x - y, FSET.BF |d| < t, FADD into the count",
+           measured=("bench_similarity_large_device.json", r"^similarity/fused/cuda/", "floor_fraction", "fraction")),
+    Kernel("similarity fused, bool (mode all)", SIMILARITY,
+           r"similarity_fused_kernel<.*Store<hpcml::detail::similarity::BoolOutput>, true, true, float>",
+           "FSET.BF", "pair-sample", 256, "issue", floor=3.0, budgets=SIMILARITY_ALL_BUDGETS),
+    Kernel("regret large game, matrix pass (both players)", REGRET_LARGE, r"dual_gemv_kernel<true, true, true>",
+           "F2F.F64.F32", "entry of A", 256, "memory", floor=4.0,
+           budgets={"widest global load (bits)": (128, "min"), "load bytes in flight per thread": (64, "min"),
+                    "global load rounds": (1, "max")},
+           note="one float of A per entry; A y and x^T A from the one load",
+           # the whole iteration (the pass, its sums and the move) against one pass of A over HBM
+           measured=("bench_regret_large.json", r"^regret/fused/cuda/.*/simultaneous", "bytes/s", "bytes/s")),
+    Kernel("regret large game, move: observe", REGRET_LARGE, r"move_observe_kernel", "STG", "entry", 256, "memory",
+           floor=72.0, markers_per_element=4, whole=True, cold=MOVE_BLOCK_SUMS,
+           budgets={"global loads after the first global store": (0, "max"), "global load rounds": (3, "max")},
+           note="u, s, R, Q, sum read; R, Q, sum, z written: 72 bytes"),
+    Kernel("regret large game, move: play", REGRET_LARGE, r"move_play_kernel", "STG", "entry", 256, "memory",
+           floor=24.0, markers_per_element=1, whole=True, cold=MOVE_BLOCK_SUMS,
+           budgets={"global loads after the first global store": (0, "max"), "global load rounds": (2, "max")},
+           note="z and sum read, s written (and sum, lagged): 24 bytes"),
+    Kernel("inverse Gaussian pdf, float64", INVGAUSS, r"invgauss_elementwise_kernel<double, .*Apply<double, hpcml::detail::invgauss::PdfEntry>",
+           "STG", "element", 256, "compute", floor=16.0, budgets={"local memory bytes": (0, "max")},
+           note="8 bytes in, 8 out (scalar parameters)",
+           measured=("bench_invgauss.json", r"^invgauss/pdf/double/cuda/", "elements/s", "elements/s")),
+    Kernel("inverse Gaussian cdf, float64", INVGAUSS, r"invgauss_cdf_family_kernel<double, hpcml::detail::invgauss::CdfEntry>",
+           "STG", "element", 256, "compute", floor=16.0,
+           cold=[("kernels/invgauss/fused.cu", r"for \(unsigned pending = __ballot_sync")],
+           budgets={"local memory bytes": (0, "max"), "inner loops on the steady path": (0, "max")},
+           note="the bulk path; the far upper tail's quadratures (x > ~3 mu), 8 lanes each, are cold",
+           measured=("bench_invgauss.json", r"^invgauss/cdf/double/cuda/", "elements/s", "elements/s")),
+]
+
+
+# --- the report --------------------------------------------------------------------------------
+
+
+def occupancy(resources, threads):
+    warps = (threads + 31) // 32
+    registers = max(resources.get("REG", 0), 1)
+    per_warp = ((registers + 7) // 8) * 8 * 32  # allocated in units of 8 per thread
+    by_registers = (H100["registers_per_sm"] // per_warp) // warps
+    shared = resources.get("SHARED", 0) + H100["shared_reserved_per_block"]
+    by_shared = H100["shared_per_sm"] // shared
+    blocks = min(by_registers, by_shared, H100["max_warps_per_sm"] // warps, H100["max_blocks_per_sm"])
+    return blocks, blocks * warps
+
+
+def loads_in_flight_bits(body):
+    """Bits of global loads a thread issues in the steady loop before it first waits on one."""
+    barriers, bits = set(), 0
+    for instruction in body:
+        if instruction.wait_mask & sum(1 << b for b in barriers):
+            break
+        if instruction.opcode.startswith("LDG"):
+            bits += instruction.width_bits
+            if instruction.write_barrier is not None:
+                barriers.add(instruction.write_barrier)
+    return bits
+
+
+def load_rounds(path):
+    """Memory round trips along a path: a load issued after waiting on an earlier load starts a new one."""
+    rounds, outstanding, waited = 0, set(), True
+    for instruction in path:
+        if instruction.wait_mask & sum(1 << b for b in outstanding):
+            waited, outstanding = True, set()
+        if instruction.opcode.startswith("LDG"):
+            if waited:
+                rounds, waited = rounds + 1, False
+            if instruction.write_barrier is not None:
+                outstanding.add(instruction.write_barrier)
+    return rounds
+
+
+def analyse(kernel, function, resources):
+    code = function["code"]
+    spans_all = loops(function)
+    spans = [s for s in spans_all if any(i.opcode.startswith(kernel.marker) for i in code[s[0]:s[1] + 1])]
+    if kernel.whole:
+        spans = [(0, len(code) - 1)]
+    if not spans:
+        return {"error": f"no loop with {kernel.marker} in the machine code"}
+    first, last = max(spans, key=lambda s: (sum(i.opcode.startswith(kernel.marker) for i in code[s[0]:s[1] + 1]),
+                                             -(s[1] - s[0])))
+    body = code[first:last + 1]
+    cold_spans = [source_span(os.path.join(ROOT, path), signature) for path, signature in kernel.cold]
+
+    def is_cold(instruction):
+        return any(f == file and lo <= line <= hi for file, lo, hi in cold_spans for f, line in instruction.lines)
+
+    steady = [i for i in body if not is_cold(i)]
+    # Loops inside the steady loop run more than once per pass: the counts below take them once.
+    # A loop mostly of cold code is cold (the scheduler moves a few steady instructions into it).
+    inner = sum(1 for s in spans_all if first <= s[0] and s[1] < last
+                and 2 * sum(is_cold(i) for i in code[s[0]:s[1] + 1]) < s[1] + 1 - s[0])
+    cold = len(body) - len(steady)
+    elements = sum(i.opcode.startswith(kernel.marker) for i in steady) / kernel.markers_per_element
+    classes = {}
+    for instruction in steady:
+        classes[instruction.klass] = classes.get(instruction.klass, 0) + 1
+    per_element = len(steady) / elements
+    stall_cycles = sum(i.stall for i in steady)
+    markers = [k for k, i in enumerate(body) if i.opcode.startswith(kernel.marker)]
+    local_between = sum(i.klass == "local" for i in body[markers[0]:markers[-1] + 1])
+    blocks, warps = occupancy(resources, kernel.threads)
+    load_widths = {}
+    for instruction in steady:
+        if instruction.opcode.startswith("LDG"):
+            load_widths[instruction.width_bits] = load_widths.get(instruction.width_bits, 0) + 1
+    store_widths = {}
+    for instruction in code:
+        if instruction.opcode.startswith("STG"):
+            store_widths[instruction.width_bits] = store_widths.get(instruction.width_bits, 0) + 1
+    in_flight = loads_in_flight_bits(steady) // 8
+    stores = [k for k, i in enumerate(steady) if i.opcode.startswith("STG")]
+    loads_after_store = sum(i.opcode.startswith("LDG") for i in steady[stores[0]:]) if stores else 0
+
+    # The prediction: the issue rate, the FP64 and MUFU pipes, latency hiding, memory.
+    warps_per_scheduler = warps / H100["schedulers_per_sm"]
+    hiding = min(1.0, warps_per_scheduler * len(steady) / max(stall_cycles, 1))
+    clocks_per_element_warp = max(per_element / 4, classes.get("fp64", 0) / elements / 2,
+                                  classes.get("mufu", 0) / elements / 0.5)
+    issue_rate = H100["sms"] * H100["clock_hz"] * 32 / clocks_per_element_warp * hiding  # elements/s
+    if kernel.model == "issue":
+        floor_rate = H100["sms"] * H100["clock_hz"] * 128 / kernel.floor
+        predicted = issue_rate / floor_rate
+    else:
+        floor_rate = H100["hbm_bytes_per_s"] / kernel.floor
+        needed = H100["hbm_bytes_per_s"] * H100["memory_latency_s"] / H100["sms"]
+        little = min(1.0, in_flight * warps * 32 / needed) if kernel.model == "memory" else 1.0
+        predicted = min(1.0, issue_rate / floor_rate, little)
+    result = {
+        "function": kernel.function,
+        "element": kernel.element,
+        "elements per iteration": elements,
+        "steady instructions": len(steady),
+        "instructions per element": round(per_element, 3),
+        "by class per element": {k: round(v / elements, 3) for k, v in sorted(classes.items(), key=lambda kv: -kv[1])},
+        "stall cycles per element": round(stall_cycles / elements, 3),
+        "inner loops on the steady path": inner,
+        "cold instructions in the loop": cold,
+        "global loads (bits: count)": load_widths,
+        "global stores (bits: count)": store_widths,
+        "vector stores": sum(n for bits, n in store_widths.items() if bits >= 64),
+        "load bytes in flight per thread": in_flight,
+        "global load rounds": load_rounds(steady),
+        "global loads after the first global store": loads_after_store,
+        "widest global load (bits)": max(load_widths, default=0),
+        "local accesses in the loop": sum(i.klass == "local" for i in body),
+        "local accesses between first and last compare": local_between,
+        "registers": resources.get("REG"),
+        "local memory bytes": resources.get("STACK", 0) + resources.get("LOCAL", 0),
+        "shared memory bytes": resources.get("SHARED", 0),
+        "blocks per SM": blocks,
+        "warps per SM": warps,
+        "predicted elements/s (H100)": f"{floor_rate * predicted:.3g}",
+        "floor elements/s (H100)": f"{floor_rate:.3g}",
+        "predicted fraction of floor": round(predicted, 3),
+    }
+    if kernel.cold:
+        # One cold element in a warp makes the warp walk both paths.
+        result["warp cost of one cold element"] = round((len(steady) + cold) / len(steady), 1)
+    return result
+
+
+def check(kernel, result):
+    failures = []
+    for metric, (limit, kind) in kernel.budgets.items():
+        value = result.get(metric)
+        if value is None or (kind == "max" and value > limit) or (kind == "min" and value < limit):
+            failures.append(f"{kernel.name}: {metric} = {value}, budget {kind} {limit}")
+    return failures
+
+
+def read_machine_code(kernels, objects):
+    """{kernel name: its analysis} from the sm_90 code of the build's objects."""
+    cuobjdump, nvdisasm = find_tool("cuobjdump"), find_tool("nvdisasm")
+    disassembly, resources = {}, {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for obj in sorted({k.obj for k in kernels}):
+            path = os.path.join(objects, obj)
+            if not os.path.exists(path):
+                sys.exit(f"sass_report: {path} does not exist (--objects: the build's kernels/CMakeFiles/hpcml.dir, "
+                         "built with CUDA)")
+            folder = os.path.join(scratch, obj.replace("/", "_"))
+            os.makedirs(folder)
+            subprocess.run([cuobjdump, "-xelf", "all", os.path.abspath(path)], cwd=folder, capture_output=True)
+            cubins = sorted(glob.glob(os.path.join(folder, "*.sm_90.cubin")))
+            if not cubins:
+                sys.exit(f"sass_report: {path} has no sm_90 machine code (build with CMAKE_CUDA_ARCHITECTURES "
+                         "including 90)")
+            disassembly.update(parse_disassembly(run([nvdisasm, "-c", "-gi", "-hex", cubins[0]])))
+            resources.update(parse_resources(run([cuobjdump, "-res-usage", "-arch", "sm_90", path])))
+    names = demangle(sorted(disassembly))
+    report = {}
+    for kernel in kernels:
+        matches = [m for m, d in names.items() if re.search(kernel.function, d)]
+        if len(matches) != 1:
+            report[kernel.name] = {"error": f"{len(matches)} functions match {kernel.function!r}"}
+        else:
+            report[kernel.name] = analyse(kernel, disassembly[matches[0]], resources.get(matches[0], {}))
+    return report
+
+
+def measured(kernel, result, folder):
+    """What a GPU run measured for the kernel, as a fraction of its floor (a line of text)."""
+    if not kernel.measured:
+        return "no benchmark measures this kernel alone"
+    file, pattern, counter, kind = kernel.measured
+    path = os.path.join(folder, file)
+    if not os.path.exists(path):
+        return f"not measured ({file} is not in {folder})"
+    runs = [b for b in json.load(open(path)).get("benchmarks", []) if re.search(pattern, b["name"])
+            and b.get("aggregate_name", "median") == "median" and counter in b]
+    if not runs:
+        return f"not measured (no median of {counter} in {file} for {pattern})"
+    value = max(b[counter] for b in runs)
+    floor = float(result["floor elements/s (H100)"])
+    fraction = {"fraction": value, "elements/s": value / floor, "bytes/s": value / H100["hbm_bytes_per_s"]}[kind]
+    return (f"{fraction:.3f} of the floor measured ({counter} {value:.3g} in {file}), "
+            f"{result['predicted fraction of floor']} predicted")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--objects", default=DEFAULT_OBJECTS,
+                        help=f"the build's object folder for libhpcml (default {DEFAULT_OBJECTS})")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a kernel leaves its budget")
+    parser.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    parser.add_argument("--kernel", metavar="TEXT", help="only the kernels whose name contains TEXT")
+    parser.add_argument("--report", metavar="FILE",
+                        help="a report --json wrote (on a machine without the objects: the GPU suite's)")
+    parser.add_argument("--measured", metavar="DIR",
+                        help="the GPU suite's results: print each kernel's measured fraction beside the predicted")
+    args = parser.parse_args()
+
+    kernels = [k for k in KERNELS if not args.kernel or args.kernel in k.name]
+    if args.report:
+        saved = json.load(open(args.report))["kernels"]
+        report = {k.name: saved.get(k.name, {"error": f"not in {args.report}"}) for k in kernels}
+    else:
+        report = read_machine_code(kernels, args.objects)
+    failures = []
+    for kernel in kernels:
+        result = report[kernel.name]
+        failures += [f"{kernel.name}: {result['error']}"] if "error" in result else check(kernel, result)
+        print(f"\n{kernel.name} ({kernel.model} floor: {kernel.floor} "
+              f"{'instructions' if kernel.model == 'issue' else 'bytes'} per {kernel.element}"
+              f"{'; ' + kernel.note if kernel.note else ''})")
+        for key, value in result.items():
+            if key != "function":
+                print(f"  {key}: {value}")
+        if args.measured and "error" not in result:
+            print(f"  measured: {measured(kernel, result, args.measured)}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": "H100 SXM (predicted)", "model": H100, "kernels": report}, f, indent=1)
+    if failures:
+        print("\nsass_report: over budget:\n  " + "\n  ".join(failures))
+        if args.check:
+            sys.exit(1)
+    elif args.check:
+        print("\nsass_report: every kernel within its budgets")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""bench/sass_report.py: its parsing of nvdisasm's output, its budgets and its measured-beside-predicted
+lines, on small inputs written here (ctest's sass_budgets runs it on the build's own objects)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "bench", "sass_report.py")
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import sass_report  # noqa: E402
+
+# Three instructions of nvdisasm -c -gi -hex: a load that sets scoreboard 2, a loop label, a
+# compare that waits on it (wait mask 0b100) and a backward branch; line info before each.
+DISASSEMBLY = """
+.text._Z6kernelv:
+        /*0000*/                   LDG.E.128 R4, desc[UR4][R2.64] ;   /* 0x0000000402047981 */
+                                                                      /* 0x000ea8000c1e1d00 */
+.L_x_1:
+	//## File "/src/kernels/x.hpp", line 12 inlined at "/src/kernels/k.cu", line 40
+	//## File "/src/kernels/k.cu", line 40
+        /*0010*/                   FSET.BF.LT.AND R8, |R4|, UR12, PT ;   /* 0x0000000c04087c0a */
+                                                                      /* 0x004fe2000bf01000 */
+        /*0020*/               @P0 BRA `(.L_x_1) ;                    /* 0xfffffffc00f80947 */
+                                                                      /* 0x000fea000383ffff */
+"""
+
+
+def test_parses_instructions_control_words_lines_and_loops():
+    functions = sass_report.parse_disassembly(DISASSEMBLY)
+    code = functions["_Z6kernelv"]["code"]
+    assert [i.opcode for i in code] == ["LDG.E.128", "FSET.BF.LT.AND", "BRA"]
+    assert code[0].width_bits == 128 and code[0].write_barrier == 2 and code[0].klass == "global load"
+    assert code[1].wait_mask == 0b100 and code[1].lines == (("x.hpp", 12), ("k.cu", 40))
+    assert code[2].predicate == "@P0" and code[2].klass == "control"
+    assert sass_report.loops(functions["_Z6kernelv"]) == [(1, 2)]
+    assert sass_report.loads_in_flight_bits(code) == 128
+    assert sass_report.load_rounds(code) == 1
+
+
+def test_control_word_fields():
+    # stall 3, yield 0, write scoreboard 5, no read scoreboard (7), waiting on scoreboards 1 and 4
+    instruction = sass_report.Instruction(0, "FADD R1, R2, R3", (3 << 41) | (5 << 46) | (7 << 49) | (0b10010 << 52), ())
+    assert instruction.stall == 3 and instruction.write_barrier == 5 and instruction.wait_mask == 0b10010
+    assert sass_report.Instruction(0, "NOP", 7 << 46, ()).write_barrier is None
+
+
+def run_report(tmp_path, result, benchmarks=None, check=False):
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"kernels": {"similarity fused, int32 counts": result}}))
+    command = [sys.executable, SCRIPT, "--report", str(report), "--kernel", "int32 counts"]
+    if benchmarks is not None:
+        (tmp_path / "bench_similarity_large_device.json").write_text(json.dumps({"benchmarks": benchmarks}))
+        command += ["--measured", str(tmp_path)]
+    if check:
+        command.append("--check")
+    return subprocess.run(command, capture_output=True, text=True)
+
+
+WITHIN = {"instructions per element": 3.2, "local accesses between first and last compare": 0, "vector stores": 16,
+          "floor elements/s (H100)": "1.12e+13", "predicted fraction of floor": 0.93}
+
+
+def test_budgets_pass_and_fail(tmp_path):
+    assert run_report(tmp_path, WITHIN, check=True).returncode == 0
+    over = dict(WITHIN, **{"instructions per element": 3.3, "vector stores": 0})
+    result = run_report(tmp_path, over, check=True)
+    assert result.returncode == 1
+    assert "instructions per element = 3.3, budget max 3.25" in result.stdout
+    assert "vector stores = 0, budget min 1" in result.stdout
+
+
+def test_measured_beside_predicted(tmp_path):
+    benchmarks = [
+        {"name": "similarity/fused/cuda/samples:256/n:16384/m:16384/tile:4096/count/device_median",
+         "aggregate_name": "median", "floor_fraction": 0.81},
+        {"name": "similarity/fused/cuda/samples:256/n:16384/m:16384/tile:4096/count/device_mean",
+         "aggregate_name": "mean", "floor_fraction": 0.5},
+    ]
+    out = run_report(tmp_path, WITHIN, benchmarks).stdout
+    assert "measured: 0.810 of the floor measured (floor_fraction 0.81" in out and "0.93 predicted" in out
+    missing = run_report(tmp_path, WITHIN, []).stdout
+    assert "not measured (no median of floor_fraction" in missing
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(ROOT, "build", "kernels", "CMakeFiles", "hpcml.dir", "similarity")),
+                    reason="no CUDA build in ./build to read (ctest's sass_budgets reads the build it belongs to)")
+def test_every_kernel_of_the_table_is_found_in_the_build():
+    result = subprocess.run([sys.executable, SCRIPT, "--objects",
+                             os.path.join(ROOT, "build", "kernels", "CMakeFiles", "hpcml.dir")],
+                            capture_output=True, text=True)
+    if "not found (pip install" in result.stderr + result.stdout:
+        pytest.skip(result.stderr.strip())
+    assert result.returncode == 0, result.stderr
+    assert "error" not in result.stdout
