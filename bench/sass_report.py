@@ -300,7 +300,7 @@ KERNELS = [
            "STG", "element", 256, "compute", floor=16.0,
            cold=[("kernels/invgauss/fused.cu", r"for \(unsigned pending = __ballot_sync")],
            budgets={"local memory bytes": (0, "max"), "inner loops on the steady path": (0, "max")},
-           note="the bulk path; the far upper tail's quadratures (x > ~3 mu), 8 lanes each, are cold",
+           note="the bulk path; the far upper tail's quadratures (x >= 5 mu), 8 lanes each, are cold",
            measured=("bench_invgauss.json", r"^invgauss/cdf/double/cuda/", "elements/s", "elements/s")),
 ]
 

@@ -479,6 +479,32 @@ TEST(InvGaussCuda, FarTailSharedWithinAWarpEqualsTheCpu) {
     }
 }
 
+// Host arrays travel in pinned chunks of 2^20 elements on two streams: a call of two and a half
+// chunks (per-element mu, broadcast lambda) equals the CPU element by element, and its samples
+// are the CPU's draws (each chunk's counter starts at its offset in the call).
+TEST(InvGaussCuda, HostArraysAcrossChunksEqualTheCpu) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const ig::InvGaussOptions gpu{hpcml::Backend::Cuda};
+    const std::size_t n = 5 * (std::size_t{1} << 19) + 3;
+    std::vector<double> x(n), mu(n);
+    for (std::size_t k = 0; k < n; ++k) {
+        mu[k] = 0.5 + static_cast<double>(k % 1000) / 500.0;
+        x[k] = mu[k] * std::pow(10.0, -1.0 + 2.0 * static_cast<double>((k * 7919) % n) / static_cast<double>(n));
+    }
+    const double lam = 2.0;
+    for (Function f : {Function::Pdf, Function::Cdf}) {
+        std::vector<double> host(n), device(n);
+        ig::evaluate<double>(f, x.data(), n, mu.data(), n, &lam, 1, host.data(), kCpu);
+        ig::evaluate<double>(f, x.data(), n, mu.data(), n, &lam, 1, device.data(), gpu);
+        for (std::size_t k = 0; k < n; ++k)
+            ASSERT_LT(rel(device[k], host[k]), 1e-12) << static_cast<int>(f) << " " << k;
+    }
+    std::vector<double> a(n), b(n);
+    ig::sample<double>(n, mu.data(), n, &lam, 1, 5, a.data(), kCpu);
+    ig::sample<double>(n, mu.data(), n, &lam, 1, 5, b.data(), gpu);
+    for (std::size_t k = 0; k < n; ++k) ASSERT_LT(rel(b[k], a[k]), 1e-13) << k;
+}
+
 TEST(InvGaussCuda, AgreesWithCpu) {
     HPCML_SKIP_WITHOUT_GPU();
     const ig::InvGaussOptions gpu{hpcml::Backend::Cuda};

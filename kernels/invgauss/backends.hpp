@@ -112,6 +112,7 @@ struct Elementwise {
     const T *mu, *lam;
     std::size_t mu_step, lam_step;
     T* out;
+    std::size_t first = 0;  // the call's index of element 0 (a chunk's offset): the sampler's counter
 };
 
 // The trapezoid grid of the distances.

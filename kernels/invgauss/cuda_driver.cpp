@@ -1,6 +1,11 @@
-// The inverse-Gaussian CUDA backend's host side: copies host arrays to the device, runs the
-// launchers of fused.cu and naive.cu on one stream of the call's own, and copies the results
-// back. Device-array calls run on the caller's stream.
+// The inverse-Gaussian CUDA backend's host side: copies host arrays to the device through pinned
+// chunks on two streams of the call's own, runs the launchers of fused.cu and naive.cu, and
+// copies the results back. Device-array calls run on the caller's stream.
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
+
 #include "common/cuda_check.hpp"
 #include "common/cuda_memory.hpp"
 #include "common/cuda_stream.hpp"
@@ -11,32 +16,102 @@ namespace hpcml::detail::invgauss {
 
 namespace {
 
-// Copies a host elementwise problem to the device (x only when with_x), calls
-// launch(device view, stream) and copies the results back into h.out.
+// Host arrays go through pinned memory in chunks of kChunk elements, two in flight on two
+// streams: while the GPU copies and computes one chunk, the CPU fills the pinned inputs of the
+// next and empties the outputs of the one before, and one stream's copies overlap the other's
+// kernel. (From pageable memory the driver stages every copy itself, synchronously.)
+constexpr std::size_t kChunk = std::size_t{1} << 20;
+
+// One of the two: its stream, the event after its last download, its device and pinned buffers
+// (the inputs that vary per element, packed x, mu, lambda at kChunk-element offsets), and the
+// chunk whose results it still holds.
+template <class T>
+struct Slot {
+    Slot(MemoryTracker& tracker, std::size_t inputs, std::size_t chunk)
+        : device_in(tracker, inputs * chunk, stream.get(), "invgauss inputs on device"),
+          device_out(tracker, chunk, stream.get(), "invgauss output on device"),
+          host_in(tracker, inputs * chunk, "invgauss pinned inputs"),
+          host_out(tracker, chunk, "invgauss pinned output") {}
+    ~Slot() { (void)cudaStreamSynchronize(stream.get()); }  // nothing in flight into freed memory
+    Stream stream;
+    Event done;
+    DeviceBuffer<T> device_in, device_out;
+    PinnedBuffer<T> host_in, host_out;
+    std::size_t first = 0, count = 0;
+};
+
+// Runs launch(device view, stream) over a host elementwise problem (x only when with_x), chunk
+// by chunk, into h.out. Broadcast parameters (step 0) are uploaded once.
 template <class T, class Launch>
 void run_on_device_copy(const Elementwise<T>& h, std::size_t mu_count, std::size_t lam_count, bool with_x,
                         const Context& context, MemoryTracker& tracker, Launch&& launch) {
     if (h.n == 0) return;  // nothing to copy (and mu / lambda may be null with a count of 1)
     const DeviceGuard guard(context.device);
-    Stream stream;
-    const cudaStream_t s = stream.get();
-    DeviceBuffer<T> x(tracker, with_x ? h.n : 0, s, "invgauss x on device");
-    DeviceBuffer<T> mu(tracker, mu_count, s, "invgauss mu on device");
-    DeviceBuffer<T> lam(tracker, lam_count, s, "invgauss lambda on device");
-    DeviceBuffer<T> out(tracker, h.n, s, "invgauss output on device");
-    {
-        const NvtxRange range([&] { return "hpcml::invgauss upload " + std::to_string(h.n); });
-        if (with_x) HPCML_CUDA_CHECK(cudaMemcpyAsync(x.data(), h.x, x.bytes(), cudaMemcpyHostToDevice, s));
-        if (mu_count) HPCML_CUDA_CHECK(cudaMemcpyAsync(mu.data(), h.mu, mu.bytes(), cudaMemcpyHostToDevice, s));
-        if (lam_count) HPCML_CUDA_CHECK(cudaMemcpyAsync(lam.data(), h.lam, lam.bytes(), cudaMemcpyHostToDevice, s));
+    const std::size_t chunk = std::min(h.n, kChunk), chunks = (h.n + chunk - 1) / chunk;
+    // The arrays that travel per chunk, at their offset in a slot's inputs.
+    struct Input {
+        const T* host;
+        std::size_t offset;
+    };
+    std::vector<Input> inputs;
+    for (const auto& [host, each] :
+         {std::pair{h.x, with_x}, std::pair{h.mu, h.mu_step != 0}, std::pair{h.lam, h.lam_step != 0}})
+        if (each) inputs.push_back({host, inputs.size() * chunk});
+    Slot<T> slots[2] = {Slot<T>(tracker, inputs.size(), chunk), Slot<T>(tracker, inputs.size(), chunk)};
+    const cudaStream_t first_stream = slots[0].stream.get();
+    DeviceBuffer<T> mu_one(tracker, h.mu_step == 0 ? mu_count : 0, first_stream, "invgauss mu on device");
+    DeviceBuffer<T> lam_one(tracker, h.lam_step == 0 ? lam_count : 0, first_stream, "invgauss lambda on device");
+    if (h.mu_step == 0) HPCML_CUDA_CHECK(cudaMemcpy(mu_one.data(), h.mu, mu_one.bytes(), cudaMemcpyHostToDevice));
+    if (h.lam_step == 0) HPCML_CUDA_CHECK(cudaMemcpy(lam_one.data(), h.lam, lam_one.bytes(), cudaMemcpyHostToDevice));
+    HPCML_CUDA_CHECK(cudaStreamSynchronize(first_stream));  // the broadcast values, for both streams
+    struct Drain {  // destroyed first: no stream still reads the broadcast values when they are freed
+        Slot<T>* slots;
+        ~Drain() {
+            for (int k = 0; k < 2; ++k) (void)cudaStreamSynchronize(slots[k].stream.get());
+        }
+    } drain{slots};
+
+    const auto collect = [&](Slot<T>& slot) {  // the slot's previous chunk, into h.out
+        if (slot.count == 0) return;
+        HPCML_CUDA_CHECK(cudaEventSynchronize(slot.done.get()));
+        std::memcpy(h.out + slot.first, slot.host_out.data(), slot.count * sizeof(T));
+        slot.count = 0;
+    };
+    for (std::size_t k = 0; k < chunks; ++k) {
+        Slot<T>& slot = slots[k % 2];
+        const cudaStream_t s = slot.stream.get();
+        collect(slot);
+        const std::size_t first = k * chunk, count = std::min(chunk, h.n - first);
+        const NvtxRange range(
+            [&] { return "hpcml::invgauss chunk " + std::to_string(k + 1) + " of " + std::to_string(chunks); });
+        for (const Input& in : inputs) {
+            std::memcpy(slot.host_in.data() + in.offset, in.host + first, count * sizeof(T));
+            HPCML_CUDA_CHECK(cudaMemcpyAsync(slot.device_in.data() + in.offset, slot.host_in.data() + in.offset,
+                                             count * sizeof(T), cudaMemcpyHostToDevice, s));
+        }
+        const auto device_input = [&](const T* host, const T* broadcast, bool each) -> const T* {
+            if (!each) return broadcast;
+            for (const Input& in : inputs)
+                if (in.host == host) return slot.device_in.data() + in.offset;
+            return nullptr;
+        };
+        Elementwise<T> view{device_input(h.x, nullptr, with_x),
+                            count,
+                            device_input(h.mu, mu_one.data(), h.mu_step != 0),
+                            device_input(h.lam, lam_one.data(), h.lam_step != 0),
+                            h.mu_step,
+                            h.lam_step,
+                            slot.device_out.data()};
+        view.first = h.first + first;
+        launch(view, s);
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(slot.host_out.data(), slot.device_out.data(), count * sizeof(T),
+                                         cudaMemcpyDeviceToHost, s));
+        HPCML_CUDA_CHECK(cudaEventRecord(slot.done.get(), s));
+        slot.first = first;
+        slot.count = count;
     }
-    {
-        const NvtxRange range([] { return std::string("hpcml::invgauss kernel"); });
-        launch(Elementwise<T>{x.data(), h.n, mu.data(), lam.data(), h.mu_step, h.lam_step, out.data()}, s);
-    }
-    const NvtxRange range([] { return std::string("hpcml::invgauss download"); });  // and the wait for all of it
-    HPCML_CUDA_CHECK(cudaMemcpyAsync(h.out, out.data(), out.bytes(), cudaMemcpyDeviceToHost, s));
-    HPCML_CUDA_CHECK(cudaStreamSynchronize(s));
+    collect(slots[chunks % 2]);  // the older of the last two first
+    collect(slots[(chunks + 1) % 2]);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 // moves 1.6 GB: 0.48 ms, 2.1e11 elements/s. The code is compute-bound instead: the machine-code
 // report (bench/sass_report.py, docs/machine-code.md) counts 552 instructions per pdf element,
 // 206 of them moves (every branch counted once), which predicts at least 0.29 of that floor.
-// invgauss_cdf_family_kernel: the cdf family, whose far upper tail (x beyond ~3 mu) integrates
+// invgauss_cdf_family_kernel: the cdf family, whose far upper tail (x >= 5 mu) integrates
 // -erfcx' at 8 nodes of 60-term continued fractions: it is left to a second step within each
 // warp, shared among 8 lanes per element (predicted, not yet run on a GPU).
 // invgauss_sample_kernel: one Philox4x32-10 draw per element (no state, no sequence).
@@ -85,8 +85,8 @@ template <class T>
 __global__ void invgauss_sample_kernel(const Elementwise<T> e, std::uint64_t seed) {
     for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < e.n;
          i += std::size_t{gridDim.x} * blockDim.x)
-        e.out[i] = static_cast<T>(
-            sample(seed, i, static_cast<double>(e.mu[i * e.mu_step]), static_cast<double>(e.lam[i * e.lam_step])));
+        e.out[i] = static_cast<T>(sample(seed, e.first + i, static_cast<double>(e.mu[i * e.mu_step]),
+                                         static_cast<double>(e.lam[i * e.lam_step])));
 }
 
 constexpr int kDistanceThreads = 256;
@@ -124,7 +124,7 @@ void launch_evaluate(Function f, const Elementwise<T>& e, cudaStream_t stream) {
             invgauss_elementwise_kernel<<<blocks_for(e.n), 256, 0, stream>>>(e, fn);
         }
     });
-    HPCML_LAUNCH_CHECK("invgauss_elementwise_kernel");
+    HPCML_LAUNCH_CHECK("invgauss elementwise kernel");
 }
 
 template <class T>

@@ -187,7 +187,7 @@ HPCML_HD inline TailArguments tail_arguments(double x, double mu, double lam) {
             Constants<double>::sqrt2 * r};
 }
 
-// The erfcx difference of the upper side far right of the mean (x beyond about 3 mu), where it
+// The erfcx difference of the upper side far right of the mean (x >= 5 mu, where delta <= a / 2), where it
 // cancels: by quadrature, 30 times the cost of the rest.
 HPCML_HD inline double tail_quadrature(double x, double mu, double lam) {
     const TailArguments g = tail_arguments(x, mu, lam);

@@ -3,17 +3,22 @@
 // arithmetic, so the kernels supply only utilities and sums.
 //
 // Large games: per turn a dual GEMV reads A (4 n1 n2 bytes) once for both players' utilities
-// when they move simultaneously (twice per iteration when alternating), then one move kernel.
+// when they move simultaneously (twice per iteration when alternating), then the move's kernels.
 // The floor is one pass over A per simultaneous iteration at memory bandwidth: 16384^2 floats
 // = 1.07 GB, about 0.32 ms on an H100 SXM (3.35 TB/s). Several games share every launch (the
 // game is the grid's z or y index), and the iteration is captured in a CUDA graph and replayed
-// (cuda_driver.cpp), so mid-sized games are not launch-bound either.
+// (cuda_driver.cpp), so mid-sized games are not launch-bound either. This file contracts
+// multiplies and adds (FMA): its sums are not the CPU's to the bit anyway (the batched kernel's
+// are, and batched.cu does not contract).
 //
-// dual_gemv_kernel layout: a block owns 1024 columns (4 per thread, strided by 256 so every
-// load is coalesced) of a band of rows of one game. x^T A is complete per column over the band,
-// so bands write partials; each warp reduces A y over its 128 columns per row with shuffles and
+// dual_gemv_kernel layout: a block owns 1024 columns (4 consecutive per thread, one 16-byte load
+// where the rows allow) of a band of rows of one game, and each thread issues the loads of 4 rows
+// before it uses the first: 64 bytes in flight. x^T A is complete per column over the band, so
+// bands write partials; each warp reduces A y over its 128 columns per row with shuffles and
 // writes a partial per row. finish_utilities_kernel sums the partials in a fixed order, so
-// results do not depend on scheduling.
+// results do not depend on scheduling. The machine-code report (bench/sass_report.py) reads one
+// memory round trip per 4 rows and 144 bytes in flight per thread at 24 warps per SM: enough to
+// keep HBM busy (predicted; no GPU has run it yet).
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cuda/functional>
