@@ -479,30 +479,46 @@ TEST(InvGaussCuda, FarTailSharedWithinAWarpEqualsTheCpu) {
     }
 }
 
-// Host arrays travel in pinned chunks of 2^20 elements on two streams: a call of two and a half
-// chunks (per-element mu, broadcast lambda) equals the CPU element by element, and its samples
-// are the CPU's draws (each chunk's counter starts at its offset in the call).
+// Host arrays travel in pinned chunks of up to 2^20 elements on two streams: calls of two and a
+// half chunks and of two whole ones, with per-element and broadcast parameters (a different
+// broadcast value each call, so that a stale upload shows), in double and float, equal the CPU
+// element by element, and their samples are the CPU's draws (each chunk's counter starts at its
+// offset in the call).
+template <class T>
+void expect_chunked_host_calls_equal_the_cpu(std::size_t n, bool mu_each, bool lam_each, double broadcast) {
+    const ig::InvGaussOptions gpu{hpcml::Backend::Cuda};
+    std::vector<T> x(n), mu(mu_each ? n : 1, static_cast<T>(broadcast)),
+        lam(lam_each ? n : 1, static_cast<T>(broadcast));
+    for (std::size_t k = 0; k < n; ++k) {
+        if (mu_each) mu[k] = static_cast<T>(0.5 + static_cast<double>(k % 1000) / 500.0);
+        if (lam_each) lam[k] = static_cast<T>(1.0 + static_cast<double>(k % 777) / 100.0);
+        x[k] = static_cast<T>(mu[mu_each ? k : 0] * std::pow(10.0, -1.0 + 2.0 * static_cast<double>((k * 7919) % n) /
+                                                                              static_cast<double>(n)));
+    }
+    const double tolerance = std::is_same_v<T, float> ? 8 * 0x1p-24 : 1e-12;
+    const std::string label = std::to_string(n) + (mu_each ? " mu each" : " mu broadcast") +
+                              (lam_each ? " lambda each" : " lambda broadcast");
+    for (Function f : {Function::Pdf, Function::Cdf}) {
+        std::vector<T> host(n), device(n);
+        ig::evaluate<T>(f, x.data(), n, mu.data(), mu.size(), lam.data(), lam.size(), host.data(), kCpu);
+        ig::evaluate<T>(f, x.data(), n, mu.data(), mu.size(), lam.data(), lam.size(), device.data(), gpu);
+        for (std::size_t k = 0; k < n; ++k)
+            ASSERT_LT(rel(device[k], host[k]), tolerance) << label << " " << static_cast<int>(f) << " " << k;
+    }
+    std::vector<T> a(n), b(n);
+    ig::sample<T>(n, mu.data(), mu.size(), lam.data(), lam.size(), 5, a.data(), kCpu);
+    ig::sample<T>(n, mu.data(), mu.size(), lam.data(), lam.size(), 5, b.data(), gpu);
+    const double sample_tolerance = std::is_same_v<T, float> ? tolerance : 1e-13;
+    for (std::size_t k = 0; k < n; ++k) ASSERT_LT(rel(b[k], a[k]), sample_tolerance) << label << " " << k;
+}
+
 TEST(InvGaussCuda, HostArraysAcrossChunksEqualTheCpu) {
     HPCML_SKIP_WITHOUT_GPU();
-    const ig::InvGaussOptions gpu{hpcml::Backend::Cuda};
-    const std::size_t n = 5 * (std::size_t{1} << 19) + 3;
-    std::vector<double> x(n), mu(n);
-    for (std::size_t k = 0; k < n; ++k) {
-        mu[k] = 0.5 + static_cast<double>(k % 1000) / 500.0;
-        x[k] = mu[k] * std::pow(10.0, -1.0 + 2.0 * static_cast<double>((k * 7919) % n) / static_cast<double>(n));
-    }
-    const double lam = 2.0;
-    for (Function f : {Function::Pdf, Function::Cdf}) {
-        std::vector<double> host(n), device(n);
-        ig::evaluate<double>(f, x.data(), n, mu.data(), n, &lam, 1, host.data(), kCpu);
-        ig::evaluate<double>(f, x.data(), n, mu.data(), n, &lam, 1, device.data(), gpu);
-        for (std::size_t k = 0; k < n; ++k)
-            ASSERT_LT(rel(device[k], host[k]), 1e-12) << static_cast<int>(f) << " " << k;
-    }
-    std::vector<double> a(n), b(n);
-    ig::sample<double>(n, mu.data(), n, &lam, 1, 5, a.data(), kCpu);
-    ig::sample<double>(n, mu.data(), n, &lam, 1, 5, b.data(), gpu);
-    for (std::size_t k = 0; k < n; ++k) ASSERT_LT(rel(b[k], a[k]), 1e-13) << k;
+    const std::size_t chunk = std::size_t{1} << 20;
+    expect_chunked_host_calls_equal_the_cpu<double>(5 * chunk / 2 + 3, true, false, 2.0);
+    expect_chunked_host_calls_equal_the_cpu<double>(2 * chunk, false, true, 1.3);
+    expect_chunked_host_calls_equal_the_cpu<double>(3, true, false, 3.0);  // two slots of 2 and 1 elements
+    expect_chunked_host_calls_equal_the_cpu<float>(3 * chunk + 1, true, true, 1.7);
 }
 
 TEST(InvGaussCuda, AgreesWithCpu) {

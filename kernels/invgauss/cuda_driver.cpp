@@ -47,7 +47,8 @@ void run_on_device_copy(const Elementwise<T>& h, std::size_t mu_count, std::size
                         const Context& context, MemoryTracker& tracker, Launch&& launch) {
     if (h.n == 0) return;  // nothing to copy (and mu / lambda may be null with a count of 1)
     const DeviceGuard guard(context.device);
-    const std::size_t chunk = std::min(h.n, kChunk), chunks = (h.n + chunk - 1) / chunk;
+    // Both slots busy even for a short call, which then holds about n elements in all, as one copy would.
+    const std::size_t chunk = std::min(kChunk, (h.n + 1) / 2), chunks = (h.n + chunk - 1) / chunk;
     // The arrays that travel per chunk, at their offset in a slot's inputs.
     struct Input {
         const T* host;
@@ -61,8 +62,10 @@ void run_on_device_copy(const Elementwise<T>& h, std::size_t mu_count, std::size
     const cudaStream_t first_stream = slots[0].stream.get();
     DeviceBuffer<T> mu_one(tracker, h.mu_step == 0 ? mu_count : 0, first_stream, "invgauss mu on device");
     DeviceBuffer<T> lam_one(tracker, h.lam_step == 0 ? lam_count : 0, first_stream, "invgauss lambda on device");
-    if (h.mu_step == 0) HPCML_CUDA_CHECK(cudaMemcpy(mu_one.data(), h.mu, mu_one.bytes(), cudaMemcpyHostToDevice));
-    if (h.lam_step == 0) HPCML_CUDA_CHECK(cudaMemcpy(lam_one.data(), h.lam, lam_one.bytes(), cudaMemcpyHostToDevice));
+    if (h.mu_step == 0)
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(mu_one.data(), h.mu, mu_one.bytes(), cudaMemcpyHostToDevice, first_stream));
+    if (h.lam_step == 0)
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(lam_one.data(), h.lam, lam_one.bytes(), cudaMemcpyHostToDevice, first_stream));
     HPCML_CUDA_CHECK(cudaStreamSynchronize(first_stream));  // the broadcast values, for both streams
     struct Drain {  // destroyed first: no stream still reads the broadcast values when they are freed
         Slot<T>* slots;
