@@ -47,7 +47,8 @@ H100 = {
 }
 
 CLASSES = [  # (class, opcodes as prefixes of the full opcode), first match wins
-    ("move", ("MOV", "UMOV", "IMAD.MOV", "CS2R", "S2R", "S2UR", "R2UR", "SHFL")),
+    ("shuffle", ("SHFL",)),
+    ("move", ("MOV", "UMOV", "IMAD.MOV", "CS2R", "S2R", "S2UR", "R2UR")),
     ("fp32", ("FADD", "FMUL", "FFMA", "FSET", "FSETP", "FMNMX", "FSEL", "FCHK", "FSWZADD")),
     ("fp64", ("DADD", "DMUL", "DFMA", "DSETP", "DMNMX")),
     ("mufu", ("MUFU",)),
@@ -241,14 +242,15 @@ class Kernel:
     out against its instructions). budgets: {metric: (limit, "max" or "min")}. markers_per_element:
     markers of one element (4 stores per entry of a regret move, say). whole: a kernel without a
     steady loop (each thread a fixed number of elements): the whole function is its path.
-    measured: (the GPU suite's benchmark JSON, a pattern of benchmark names, the counter, and what
+    elements: a fixed count of elements per pass of the steady loop, where no one instruction
+    marks an element; model None: no floor, the code's figures alone. measured: (the GPU suite's benchmark JSON, a pattern of benchmark names, the counter, and what
     it is: "fraction" of the floor, "elements/s" or "bytes/s"), which --measured reads.
     """
 
     def __init__(self, name, obj, function, marker, element, threads, model, floor=None, cold=(), budgets=None,
-                 note="", markers_per_element=1, whole=False, measured=None):
+                 note="", markers_per_element=1, whole=False, measured=None, elements=None):
         self.name, self.obj, self.function, self.marker = name, obj, function, marker
-        self.measured = measured
+        self.measured, self.elements = measured, elements
         self.markers_per_element, self.whole = markers_per_element, whole
         self.element, self.threads, self.model, self.floor = element, threads, model, floor
         self.cold, self.budgets, self.note = cold, budgets or {}, note
@@ -292,6 +294,12 @@ KERNELS = [
            floor=24.0, markers_per_element=1, whole=True, cold=MOVE_BLOCK_SUMS,
            budgets={"global loads after the first global store": (0, "max"), "global load rounds": (2, "max")},
            note="z and sum read, s written (and sum, lagged): 24 bytes"),
+    Kernel("regret batched, 3 x 3 games (4 lanes per game)", "regret/batched.cu.o", r"regret_batched_kernel<4, 1>",
+           "DADD", "iteration of one game", 32, None, elements=1,
+           cold=[("kernels/regret/batched.cu", r"__device__ void lane_evaluate\(")],  # at record points only
+           budgets={"local memory bytes": (0, "max")},
+           note="the iteration loop on one lane of a game's group (the loop with the most FP64 adds); inner loops "
+                "(over the runtime action counts) taken once"),
     Kernel("inverse Gaussian pdf, float64", INVGAUSS, r"invgauss_elementwise_kernel<double, .*Apply<double, hpcml::detail::invgauss::PdfEntry>",
            "STG", "element", 256, "compute", floor=16.0, budgets={"local memory bytes": (0, "max")},
            note="8 bytes in, 8 out (scalar parameters)",
@@ -368,7 +376,7 @@ def analyse(kernel, function, resources):
     inner = sum(1 for s in spans_all if first <= s[0] and s[1] < last
                 and 2 * sum(is_cold(i) for i in code[s[0]:s[1] + 1]) < s[1] + 1 - s[0])
     cold = len(body) - len(steady)
-    elements = sum(i.opcode.startswith(kernel.marker) for i in steady) / kernel.markers_per_element
+    elements = kernel.elements or sum(i.opcode.startswith(kernel.marker) for i in steady) / kernel.markers_per_element
     classes = {}
     for instruction in steady:
         classes[instruction.klass] = classes.get(instruction.klass, 0) + 1
@@ -395,7 +403,9 @@ def analyse(kernel, function, resources):
     clocks_per_element_warp = max(per_element / 4, classes.get("fp64", 0) / elements / 2,
                                   classes.get("mufu", 0) / elements / 0.5)
     issue_rate = H100["sms"] * H100["clock_hz"] * 32 / clocks_per_element_warp * hiding  # elements/s
-    if kernel.model == "issue":
+    if kernel.model is None:
+        floor_rate = predicted = None
+    elif kernel.model == "issue":
         floor_rate = H100["sms"] * H100["clock_hz"] * 128 / kernel.floor
         predicted = issue_rate / floor_rate
     else:
@@ -427,11 +437,12 @@ def analyse(kernel, function, resources):
         "shared memory bytes": resources.get("SHARED", 0),
         "blocks per SM": blocks,
         "warps per SM": warps,
-        "predicted elements/s (H100)": f"{floor_rate * predicted:.3g}",
-        "floor elements/s (H100)": f"{floor_rate:.3g}",
-        "predicted fraction of floor": round(predicted, 3),
     }
-    if kernel.cold:
+    if predicted is not None:
+        result["predicted elements/s (H100)"] = f"{floor_rate * predicted:.3g}"
+        result["floor elements/s (H100)"] = f"{floor_rate:.3g}"
+        result["predicted fraction of floor"] = round(predicted, 3)
+    if kernel.cold and kernel.model:
         # One cold element in a warp makes the warp walk both paths.
         result["warp cost of one cold element"] = round((len(steady) + cold) / len(steady), 1)
     return result
@@ -518,13 +529,13 @@ def main():
     for kernel in kernels:
         result = report[kernel.name]
         failures += [f"{kernel.name}: {result['error']}"] if "error" in result else check(kernel, result)
-        print(f"\n{kernel.name} ({kernel.model} floor: {kernel.floor} "
-              f"{'instructions' if kernel.model == 'issue' else 'bytes'} per {kernel.element}"
-              f"{'; ' + kernel.note if kernel.note else ''})")
+        floor = (f"{kernel.model} floor: {kernel.floor} {'instructions' if kernel.model == 'issue' else 'bytes'} per "
+                 f"{kernel.element}" if kernel.model else f"per {kernel.element}, no floor model")
+        print(f"\n{kernel.name} ({floor}{'; ' + kernel.note if kernel.note else ''})")
         for key, value in result.items():
             if key != "function":
                 print(f"  {key}: {value}")
-        if args.measured and "error" not in result:
+        if args.measured and "error" not in result and kernel.model:
             print(f"  measured: {measured(kernel, result, args.measured)}")
     if args.json:
         with open(args.json, "w") as f:

@@ -353,19 +353,31 @@ TEST(Regret, SimultaneousUpdates) {
 // The GPU against the CPU, on the paths' edges: one action per lane and two (32/33, 64/65),
 // several games per warp (3 x 3, 2000 of them), the large-game path with several games per
 // launch, more than 1024 columns, one-action players, iteration counts not a multiple of the
-// graphs' 8, and integer payoffs (exact ties in the regrets). The batched kernel (games up to
-// 64 x 64) takes every sum in the CPU's order without FMA: equal to the bit (small random
-// games can be chaotic: 1e-16 apart at t = 1 can be 1e-2 apart at t = 61). The large-game path
-// sums in another order: within 1e-9.
+// graphs' 8, and integer payoffs (exact ties in the regrets); the matrix pass's 16-byte loads
+// (n2 a multiple of 4) and its scalar ones, and moves over several blocks of 1024 entries. The
+// batched kernel (games up to 64 x 64) takes every sum in the CPU's order without FMA: equal to
+// the bit (small random games can be chaotic: 1e-16 apart at t = 1 can be 1e-2 apart at t = 61).
+// The large-game path sums in another order, with FMA: within 1e-9.
 TEST(RegretCuda, AgreesWithCpu) {
     HPCML_SKIP_WITHOUT_GPU();
     struct Case {
         int batch, n1, n2;
         bool integer;
     };
-    const Case cases[] = {{2000, 3, 3, false}, {50, 3, 3, true},    {7, 40, 17, false},  {5, 32, 33, false},
-                          {3, 64, 64, true},   {3, 65, 64, false},  {2, 100, 70, false}, {2, 80, 80, true},
-                          {1, 3, 1, false},    {1, 2000, 3, false}, {1, 3, 1500, false}, {1, 1500, 700, false}};
+    const Case cases[] = {{2000, 3, 3, false},
+                          {50, 3, 3, true},
+                          {7, 40, 17, false},
+                          {5, 32, 33, false},
+                          {3, 64, 64, true},
+                          {3, 65, 64, false},
+                          {2, 100, 70, false},
+                          {2, 80, 80, true},
+                          {1, 3, 1, false},
+                          {1, 2000, 3, false},
+                          {1, 3, 1500, false},
+                          {1, 1500, 700, false},
+                          // three move blocks of 1024 entries for one player and one for the other, two games
+                          {2, 2050, 5, false}};
     for (const Case& c : cases) {
         const std::vector<float> A = random_payoffs(static_cast<std::size_t>(c.batch) * c.n1 * c.n2, 5, c.integer);
         for (RegretVariant v : kAll)

@@ -11,7 +11,7 @@
 // j, hit distinct banks. Per iteration a group reads n1 n2 floats from shared memory once per
 // player that moves: launch-free, shared-memory bound. Every sum is taken in the CPU backend's
 // order (math.hpp's dot for A y, the CPU's four-row groups for x^T A, entry order for the
-// expected utility, the strategy total and the value, staged through shared memory) and this
+// expected utility, the strategy total and the value, each entry shuffled from its lane) and this
 // file is compiled without FMA contraction, so this kernel gives the CPU's results to the bit:
 // the dynamics of small games can be chaotic and would amplify any other rounding.
 #include <algorithm>
@@ -39,6 +39,7 @@ struct Group {
         return v;
     }
     __device__ int from_first(int v) const { return __shfl_sync(kFullMask, v, 0, G); }
+    __device__ double from(double v, int lane) const { return __shfl_sync(kFullMask, v, lane, G); }
 };
 
 template <int P>  // actions per lane
@@ -62,35 +63,34 @@ __device__ void lane_store(const double (&v)[P], int n, double* dst, const Group
         if (g.lane + G * k < n) dst[g.lane + G * k] = v[k];
 }
 
-// sum_k v_k over n entries in entry order (the CPU's), staged through `scratch`; every lane of
-// the group gets it.
+// sum_k v_k over n entries in entry order (the CPU's), entry k shuffled from the lane that
+// holds it; every lane of the group gets it. n is the same for every game of the launch, so
+// every lane of the warp takes each shuffle.
 template <int G, int P>
-__device__ double ordered_sum(const double (&v)[P], int n, double* scratch, const Group<G>& g) {
-    __syncwarp();  // earlier readers of scratch are done
-    lane_store(v, n, scratch, g);
-    __syncwarp();
+__device__ double ordered_sum(const double (&v)[P], int n, const Group<G>& g) {
     double total = 0.0;
-    for (int k = 0; k < n; ++k) total += scratch[k];
+    for (int p = 0; p < P; ++p)
+#pragma unroll 1
+        for (int k = 0; k < G && p * G + k < n; ++k) total += g.from(v[p], k);
     return total;
 }
 
 // The move of math.hpp: observe every entry against the baseline, then play.
 template <int G, int P>
-__device__ void lane_move(LanePlayer<P>& p, const Schedule& sc, int t, double baseline, double* scratch,
-                          const Group<G>& g) {
+__device__ void lane_move(LanePlayer<P>& p, const Schedule& sc, int t, double baseline, const Group<G>& g) {
     double z[P];
     for (int k = 0; k < P; ++k)
         z[k] = g.lane + G * k < p.n ? sc.observe(t, p.u[k], baseline, p.s[k], p.R[k], p.Q[k], p.sum[k]) : 0.0;
-    const double total = ordered_sum(z, p.n, scratch, g);
+    const double total = ordered_sum(z, p.n, g);
     for (int k = 0; k < P; ++k)
         if (g.lane + G * k < p.n) p.s[k] = sc.play(t, z[k], total, static_cast<std::size_t>(p.n), p.sum[k]);
 }
 
 template <int G, int P>
-__device__ double lane_expected(const LanePlayer<P>& p, double* scratch, const Group<G>& g) {
+__device__ double lane_expected(const LanePlayer<P>& p, const Group<G>& g) {
     double e[P];
     for (int k = 0; k < P; ++k) e[k] = p.u[k] * p.s[k];
-    return ordered_sum(e, p.n, scratch, g);
+    return ordered_sum(e, p.n, g);
 }
 
 // u1[i] = sum_j a[i][j] y[j] for the lane's rows i (a's rows `stride` floats apart).
@@ -124,11 +124,10 @@ __device__ void lane_column_utilities(const float* a, int n1, int n2, int stride
     }
 }
 
-// The averages' value and exact gap; uses sx, sy and scratch.
+// The averages' value and exact gap; uses sx and sy.
 template <int G, int P>
 __device__ void lane_evaluate(const LanePlayer<P>& p1, const LanePlayer<P>& p2, double weight, const float* a,
-                              int stride, double* sx, double* sy, double* scratch, const Group<G>& g, double& value,
-                              double& gap) {
+                              int stride, double* sx, double* sy, const Group<G>& g, double& value, double& gap) {
     double x[P], y[P], u1[P] = {}, u2[P] = {};
     for (int k = 0; k < P; ++k) {
         x[k] = p1.sum[k] / weight;
@@ -146,7 +145,7 @@ __device__ void lane_evaluate(const LanePlayer<P>& p1, const LanePlayer<P>& p2, 
         if (g.lane + G * k < p1.n) best_row = fmax(best_row, u1[k]);
         if (g.lane + G * k < p2.n) best_col = fmax(best_col, u2[k]);
     }
-    value = ordered_sum(v, p1.n, scratch, g);
+    value = ordered_sum(v, p1.n, g);
     gap = fmax(0.0, g.max(best_row) + g.max(best_col));
 }
 
@@ -159,9 +158,9 @@ struct GroupIteration {
     LanePlayer<P>& p2;
     const float* pay;
     int n1, n2, stride;
-    double *sx, *sy, *scratch;  // the strategies as they stand, and room for ordered sums
-    std::uint64_t key;          // the game's number in the caller's batch
-    int action[2] = {0, 0};     // the turn's sampled actions
+    double *sx, *sy;         // the strategies as they stand
+    std::uint64_t key;       // the game's number in the caller's batch
+    int action[2] = {0, 0};  // the turn's sampled actions
 
     __device__ void utilities(int t, int turn, const bool* moves) {
         __syncwarp();  // the previous turn's reads of sx, sy (and the payoff copy) are done
@@ -190,17 +189,14 @@ struct GroupIteration {
     __device__ void move(int t, const bool* moves) {
         // The sampled baseline is the payoff of both draws: u1[i] = A[i][j], u2[j] = -A[i][j].
         const double drawn = sc.sampled ? pay[action[0] * stride + action[1]] : 0.0;
-        if (moves[0]) lane_move(p1, sc, t, sc.sampled ? drawn : lane_expected(p1, scratch, g), scratch, g);
-        if (moves[1]) lane_move(p2, sc, t, sc.sampled ? -drawn : lane_expected(p2, scratch, g), scratch, g);
+        if (moves[0]) lane_move(p1, sc, t, sc.sampled ? drawn : lane_expected(p1, g), g);
+        if (moves[1]) lane_move(p2, sc, t, sc.sampled ? -drawn : lane_expected(p2, g), g);
     }
 };
 
-// Shared memory of one game, in doubles: x, y, a scratch row for sums, then the payoffs (n1
-// rows of n2 | 1 floats).
+// Shared memory of one game, in doubles: x, y, then the payoffs (n1 rows of n2 | 1 floats).
 __host__ __device__ inline int payoff_stride(int n2) { return n2 | 1; }
-__host__ __device__ inline int game_doubles(int n1, int n2) {
-    return n1 + n2 + max(n1, n2) + (n1 * payoff_stride(n2) + 1) / 2;
-}
+__host__ __device__ inline int game_doubles(int n1, int n2) { return n1 + n2 + (n1 * payoff_stride(n2) + 1) / 2; }
 
 template <int G, int P>
 __global__ void regret_batched_kernel(const BatchedArgs a) {
@@ -217,8 +213,7 @@ __global__ void regret_batched_kernel(const BatchedArgs a) {
 
     double* sx = shared + slot * game_doubles(n1, n2);
     double* sy = sx + n1;
-    double* scratch = sy + n2;
-    float* pay = reinterpret_cast<float*>(scratch + max(n1, n2));
+    float* pay = reinterpret_cast<float*>(sy + n2);
     const float* A = a.A + static_cast<std::size_t>(game) * n1 * n2;
     for (int e = g.lane; e < n1 * n2; e += G) pay[e / n2 * stride + e % n2] = A[e];
 
@@ -228,18 +223,18 @@ __global__ void regret_batched_kernel(const BatchedArgs a) {
     const std::uint64_t key = a.first_game + static_cast<std::uint64_t>(game);
     double value = 0.0, gap = 0.0;
 
-    GroupIteration<G, P> backend{sc, g, p1, p2, pay, n1, n2, stride, sx, sy, scratch, key};
+    GroupIteration<G, P> backend{sc, g, p1, p2, pay, n1, n2, stride, sx, sy, key};
     for (int t = 1; t <= sc.iterations; ++t) {
         iterate(sc, t, backend);
         if (sc.records_at(t)) {
-            lane_evaluate(p1, p2, sc.total_weight(t), pay, stride, sx, sy, scratch, g, value, gap);
+            lane_evaluate(p1, p2, sc.total_weight(t), pay, stride, sx, sy, g, value, gap);
             if (owner && g.lane == 0)
                 a.curve[static_cast<std::size_t>(game) * sc.records() + t / sc.record_every - 1] = gap;
         }
     }
 
     const double weight = sc.total_weight(sc.iterations);
-    lane_evaluate(p1, p2, weight, pay, stride, sx, sy, scratch, g, value, gap);
+    lane_evaluate(p1, p2, weight, pay, stride, sx, sy, g, value, gap);
     double max_regret = -DBL_MAX;
     for (int k = 0; k < P; ++k) {
         const int e = g.lane + G * k;
