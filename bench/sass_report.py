@@ -294,7 +294,7 @@ KERNELS = [
            floor=24.0, markers_per_element=1, whole=True, cold=MOVE_BLOCK_SUMS,
            budgets={"global loads after the first global store": (0, "max"), "global load rounds": (2, "max")},
            note="z and sum read, s written (and sum, lagged): 24 bytes"),
-    Kernel("regret batched, 3 x 3 games (4 lanes per game)", "regret/batched.cu.o", r"regret_batched_kernel<4, 1>",
+    Kernel("regret batched, games of up to 32 actions", "regret/batched.cu.o", r"regret_batched_kernel<1>",
            "DADD", "iteration of one game", 32, None, elements=1,
            cold=[("kernels/regret/batched.cu", r"__device__ void lane_evaluate\(")],  # at record points only
            budgets={"local memory bytes": (0, "max")},

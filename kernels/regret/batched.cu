@@ -2,10 +2,10 @@
 // path is large_games.cu. It runs the schedule of math.hpp: its observe() and play() are the
 // per-entry arithmetic, so the kernel supplies only utilities and sums.
 //
-// A group of G lanes per game (G the power of two
-// >= the larger action count, at least 4, so a warp holds 32 / G games: eight 3 x 3 games), the
-// game's payoffs in shared memory, every iteration inside the kernel. Lane l of a group owns
-// actions l and l + G (P = 2 only for 33..64 actions) of both players, whose state (true regret,
+// A group of G lanes per game (G the larger action count, or half of it above 32 actions, so
+// that a warp holds 32 / G games: ten 3 x 3 games), the game's payoffs in shared memory, every
+// iteration inside the kernel. Lane l of a group owns actions l and l + G (P = 2 only for 33..64
+// actions) of both players, whose state (true regret,
 // accumulator, average sum, strategy, utility) lives in registers in double precision. Payoff
 // rows are stored with an odd stride (n2 | 1) so the lanes of a group, reading A[l][j] for one
 // j, hit distinct banks. Per iteration a group reads n1 n2 floats from shared memory once per
@@ -13,7 +13,11 @@
 // order (math.hpp's dot for A y, the CPU's four-row groups for x^T A, entry order for the
 // expected utility, the strategy total and the value, each entry shuffled from its lane) and this
 // file is compiled without FMA contraction, so this kernel gives the CPU's results to the bit:
-// the dynamics of small games can be chaotic and would amplify any other rounding.
+// the dynamics of small games can be chaotic and would amplify any other rounding. It is
+// latency-bound (no floor is stated): the machine-code report (bench/sass_report.py) reads, for
+// one iteration of a game on one lane, 1674 instructions (inner loops counted once), 246
+// shared-memory accesses and 103 registers (19 warps per SM: 190 resident 3 x 3 games, where
+// power-of-two groups of 4 lanes at 86 registers held 184).
 #include <algorithm>
 #include <cfloat>
 #include <climits>
@@ -28,18 +32,25 @@ namespace {
 constexpr unsigned kFullMask = 0xffffffffu;
 
 // ---------------------------------------------------------------------------------------------
-// Batched small games: a group of G lanes per game.
+// Batched small games: a group of lanes per game.
 
-template <int G>
+// A group of `size` lanes of one warp per game: the larger action count up to 32 (3 lanes for
+// a 3 x 3 game, ten games per warp), half of it (rounded up) from 33 to 64 actions, where lane l
+// owns actions l and l + size (P = 2). The warp's lanes past its last whole group (32 mod size of
+// them) are idle: they own no action and write nothing, but take every shuffle (each is the whole
+// warp's) beside the group before them.
 struct Group {
-    int lane;  // 0 .. G - 1
-    // XOR offsets below G stay inside the aligned group of G lanes.
-    __device__ double max(double v) const {
-        for (int offset = G / 2; offset > 0; offset >>= 1) v = fmax(v, __shfl_xor_sync(kFullMask, v, offset));
-        return v;
+    int size, base, lane;  // the group is lanes base .. base + size - 1 of the warp; lane: this one's index in it
+    bool idle;
+    __device__ int entry(int k) const { return lane + size * k; }  // this lane's k-th action
+    __device__ bool holds(int k, int n) const { return !idle && entry(k) < n; }
+    __device__ double from(double v, int k) const { return __shfl_sync(kFullMask, v, base + k); }
+    __device__ int from_first(int v) const { return __shfl_sync(kFullMask, v, base); }
+    __device__ double max(double v) const {  // over the group's lanes
+        double m = from(v, 0);
+        for (int k = 1; k < size; ++k) m = fmax(m, from(v, k));
+        return m;
     }
-    __device__ int from_first(int v) const { return __shfl_sync(kFullMask, v, 0, G); }
-    __device__ double from(double v, int lane) const { return __shfl_sync(kFullMask, v, lane, G); }
 };
 
 template <int P>  // actions per lane
@@ -48,70 +59,69 @@ struct LanePlayer {
     int n;
 };
 
-template <int G, int P>
-__device__ void lane_reset(LanePlayer<P>& p, int n, const Group<G>& g) {
+template <int P>
+__device__ void lane_reset(LanePlayer<P>& p, int n, const Group& g) {
     p.n = n;
     for (int k = 0; k < P; ++k) {
         p.R[k] = p.Q[k] = p.sum[k] = p.u[k] = 0.0;
-        p.s[k] = g.lane + G * k < n ? 1.0 / n : 0.0;
+        p.s[k] = g.holds(k, n) ? 1.0 / n : 0.0;
     }
 }
 
-template <int G, int P>
-__device__ void lane_store(const double (&v)[P], int n, double* dst, const Group<G>& g) {
+template <int P>
+__device__ void lane_store(const double (&v)[P], int n, double* dst, const Group& g) {
     for (int k = 0; k < P; ++k)
-        if (g.lane + G * k < n) dst[g.lane + G * k] = v[k];
+        if (g.holds(k, n)) dst[g.entry(k)] = v[k];
 }
 
 // sum_k v_k over n entries in entry order (the CPU's), entry k shuffled from the lane that
 // holds it; every lane of the group gets it. n is the same for every game of the launch, so
 // every lane of the warp takes each shuffle.
-template <int G, int P>
-__device__ double ordered_sum(const double (&v)[P], int n, const Group<G>& g) {
+template <int P>
+__device__ double ordered_sum(const double (&v)[P], int n, const Group& g) {
     double total = 0.0;
     for (int p = 0; p < P; ++p)
 #pragma unroll 1
-        for (int k = 0; k < G && p * G + k < n; ++k) total += g.from(v[p], k);
+        for (int k = 0; k < g.size && p * g.size + k < n; ++k) total += g.from(v[p], k);
     return total;
 }
 
 // The move of math.hpp: observe every entry against the baseline, then play.
-template <int G, int P>
-__device__ void lane_move(LanePlayer<P>& p, const Schedule& sc, int t, double baseline, const Group<G>& g) {
+template <int P>
+__device__ void lane_move(LanePlayer<P>& p, const Schedule& sc, int t, double baseline, const Group& g) {
     double z[P];
     for (int k = 0; k < P; ++k)
-        z[k] = g.lane + G * k < p.n ? sc.observe(t, p.u[k], baseline, p.s[k], p.R[k], p.Q[k], p.sum[k]) : 0.0;
+        z[k] = g.holds(k, p.n) ? sc.observe(t, p.u[k], baseline, p.s[k], p.R[k], p.Q[k], p.sum[k]) : 0.0;
     const double total = ordered_sum(z, p.n, g);
     for (int k = 0; k < P; ++k)
-        if (g.lane + G * k < p.n) p.s[k] = sc.play(t, z[k], total, static_cast<std::size_t>(p.n), p.sum[k]);
+        if (g.holds(k, p.n)) p.s[k] = sc.play(t, z[k], total, static_cast<std::size_t>(p.n), p.sum[k]);
 }
 
-template <int G, int P>
-__device__ double lane_expected(const LanePlayer<P>& p, const Group<G>& g) {
+template <int P>
+__device__ double lane_expected(const LanePlayer<P>& p, const Group& g) {
     double e[P];
     for (int k = 0; k < P; ++k) e[k] = p.u[k] * p.s[k];
     return ordered_sum(e, p.n, g);
 }
 
 // u1[i] = sum_j a[i][j] y[j] for the lane's rows i (a's rows `stride` floats apart).
-template <int G, int P>
+template <int P>
 __device__ void lane_row_utilities(const float* a, int n1, int n2, int stride, const double* y, double (&u1)[P],
-                                   const Group<G>& g) {
+                                   const Group& g) {
     for (int k = 0; k < P; ++k) {
-        const int i = g.lane + G * k;
-        if (i < n1) u1[k] = dot(a + i * stride, y, static_cast<std::size_t>(n2));
+        if (g.holds(k, n1)) u1[k] = dot(a + g.entry(k) * stride, y, static_cast<std::size_t>(n2));
     }
 }
 
 // u2[j] = -sum_i x[i] a[i][j] for the lane's columns j, in the CPU's order (utilities_tile in
 // cpu.cpp): four rows at a time, ((x0 a0 + x1 a1) + (x2 a2 + x3 a3)), skipping four zero
 // weights, then the remaining rows one by one.
-template <int G, int P>
+template <int P>
 __device__ void lane_column_utilities(const float* a, int n1, int n2, int stride, const double* x, double (&u2)[P],
-                                      const Group<G>& g) {
+                                      const Group& g) {
     for (int k = 0; k < P; ++k) {
-        const int j = g.lane + G * k;
-        if (j >= n2) continue;
+        if (!g.holds(k, n2)) continue;
+        const int j = g.entry(k);
         double acc = 0.0;
         int i = 0;
         for (; i + 4 <= n1; i += 4) {
@@ -125,9 +135,9 @@ __device__ void lane_column_utilities(const float* a, int n1, int n2, int stride
 }
 
 // The averages' value and exact gap; uses sx and sy.
-template <int G, int P>
+template <int P>
 __device__ void lane_evaluate(const LanePlayer<P>& p1, const LanePlayer<P>& p2, double weight, const float* a,
-                              int stride, double* sx, double* sy, const Group<G>& g, double& value, double& gap) {
+                              int stride, double* sx, double* sy, const Group& g, double& value, double& gap) {
     double x[P], y[P], u1[P] = {}, u2[P] = {};
     for (int k = 0; k < P; ++k) {
         x[k] = p1.sum[k] / weight;
@@ -142,18 +152,18 @@ __device__ void lane_evaluate(const LanePlayer<P>& p1, const LanePlayer<P>& p2, 
     double v[P], best_row = -DBL_MAX, best_col = -DBL_MAX;
     for (int k = 0; k < P; ++k) {
         v[k] = x[k] * u1[k];
-        if (g.lane + G * k < p1.n) best_row = fmax(best_row, u1[k]);
-        if (g.lane + G * k < p2.n) best_col = fmax(best_col, u2[k]);
+        if (g.holds(k, p1.n)) best_row = fmax(best_row, u1[k]);
+        if (g.holds(k, p2.n)) best_col = fmax(best_col, u2[k]);
     }
     value = ordered_sum(v, p1.n, g);
     gap = fmax(0.0, g.max(best_row) + g.max(best_col));
 }
 
 // The batched kernel's side of iterate() (math.hpp): one game on a group of lanes.
-template <int G, int P>
+template <int P>
 struct GroupIteration {
     const Schedule& sc;
-    Group<G> g;
+    Group g;
     LanePlayer<P>& p1;
     LanePlayer<P>& p2;
     const float* pay;
@@ -172,7 +182,7 @@ struct GroupIteration {
             if (moves[1]) lane_column_utilities(pay, n1, n2, stride, sx, p2.u, g);
             return;
         }
-        if (g.lane == 0) {
+        if (g.lane == 0 && !g.idle) {
             action[0] = static_cast<int>(
                 sample(sx, static_cast<std::size_t>(n1), uniform_draw(sc.rng_seed, key, t, sc.draw_key(turn, 0))));
             action[1] = static_cast<int>(
@@ -181,9 +191,8 @@ struct GroupIteration {
         action[0] = g.from_first(action[0]);
         action[1] = g.from_first(action[1]);
         for (int k = 0; k < P; ++k) {
-            if (moves[0] && g.lane + G * k < n1) p1.u[k] = pay[(g.lane + G * k) * stride + action[1]];
-            if (moves[1] && g.lane + G * k < n2)
-                p2.u[k] = -static_cast<double>(pay[action[0] * stride + g.lane + G * k]);
+            if (moves[0] && g.holds(k, n1)) p1.u[k] = pay[g.entry(k) * stride + action[1]];
+            if (moves[1] && g.holds(k, n2)) p2.u[k] = -static_cast<double>(pay[action[0] * stride + g.entry(k)]);
         }
     }
     __device__ void move(int t, const bool* moves) {
@@ -198,15 +207,19 @@ struct GroupIteration {
 __host__ __device__ inline int payoff_stride(int n2) { return n2 | 1; }
 __host__ __device__ inline int game_doubles(int n1, int n2) { return n1 + n2 + (n1 * payoff_stride(n2) + 1) / 2; }
 
-template <int G, int P>
-__global__ void regret_batched_kernel(const BatchedArgs a) {
+template <int P>
+__global__ void regret_batched_kernel(const BatchedArgs a, int group_size) {
     extern __shared__ double shared[];
-    const Group<G> g{static_cast<int>(threadIdx.x) % G};
-    const int slot = static_cast<int>(threadIdx.x) / G;  // the block's game slot
-    const int game_number = static_cast<int>(blockIdx.x) * (static_cast<int>(blockDim.x) / G) + slot;
+    const int lane_in_warp = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+    const int groups = 32 / group_size;  // games per warp
+    const int group = min(lane_in_warp / group_size, groups - 1);
+    const Group g{group_size, group * group_size, lane_in_warp - group * group_size,
+                  lane_in_warp >= groups * group_size};
+    const int slot = warp * groups + group;  // the block's game slot
+    const int game_number = static_cast<int>(blockIdx.x) * (static_cast<int>(blockDim.x) / 32 * groups) + slot;
     // Groups past the last game redo the last game and write nothing: every lane of a warp
     // stays for the shuffles.
-    const bool owner = game_number < a.games;
+    const bool owner = !g.idle && game_number < a.games;
     const int game = min(game_number, a.games - 1);
     const Schedule& sc = a.schedule;
     const int n1 = a.n1, n2 = a.n2, stride = payoff_stride(n2);
@@ -215,7 +228,8 @@ __global__ void regret_batched_kernel(const BatchedArgs a) {
     double* sy = sx + n1;
     float* pay = reinterpret_cast<float*>(sy + n2);
     const float* A = a.A + static_cast<std::size_t>(game) * n1 * n2;
-    for (int e = g.lane; e < n1 * n2; e += G) pay[e / n2 * stride + e % n2] = A[e];
+    if (!g.idle)
+        for (int e = g.lane; e < n1 * n2; e += g.size) pay[e / n2 * stride + e % n2] = A[e];
 
     LanePlayer<P> p1, p2;
     lane_reset(p1, n1, g);
@@ -223,7 +237,7 @@ __global__ void regret_batched_kernel(const BatchedArgs a) {
     const std::uint64_t key = a.first_game + static_cast<std::uint64_t>(game);
     double value = 0.0, gap = 0.0;
 
-    GroupIteration<G, P> backend{sc, g, p1, p2, pay, n1, n2, stride, sx, sy, key};
+    GroupIteration<P> backend{sc, g, p1, p2, pay, n1, n2, stride, sx, sy, key};
     for (int t = 1; t <= sc.iterations; ++t) {
         iterate(sc, t, backend);
         if (sc.records_at(t)) {
@@ -237,12 +251,12 @@ __global__ void regret_batched_kernel(const BatchedArgs a) {
     lane_evaluate(p1, p2, weight, pay, stride, sx, sy, g, value, gap);
     double max_regret = -DBL_MAX;
     for (int k = 0; k < P; ++k) {
-        const int e = g.lane + G * k;
-        if (e < n1) {
+        const int e = g.entry(k);
+        if (g.holds(k, n1)) {
             if (owner) a.row_strategy[static_cast<std::size_t>(game) * n1 + e] = p1.sum[k] / weight;
             max_regret = fmax(max_regret, p1.R[k]);
         }
-        if (e < n2) {
+        if (g.holds(k, n2)) {
             if (owner) a.col_strategy[static_cast<std::size_t>(game) * n2 + e] = p2.sum[k] / weight;
             max_regret = fmax(max_regret, p2.R[k]);
         }
@@ -255,19 +269,20 @@ __global__ void regret_batched_kernel(const BatchedArgs a) {
     }
 }
 
-template <int G, int P>
-void launch_batched_with(const BatchedArgs& a, cudaStream_t stream) {
-    constexpr int kGamesPerWarp = 32 / G;
+template <int P>
+void launch_batched_with(const BatchedArgs& a, int group_size, cudaStream_t stream) {
+    const int games_per_warp = 32 / group_size;
     const std::size_t game_bytes = static_cast<std::size_t>(game_doubles(a.n1, a.n2)) * sizeof(double);
     // Up to 8 warps per block within the default 48 KB of shared memory (a 64 x 64 game takes
-    // 18 KB: two warps), no more than the games need; the SM's shared memory limits residency
+    // 17 KB: two warps), no more than the games need; the SM's shared memory limits residency
     // either way.
-    const std::size_t warps_needed = (static_cast<std::size_t>(a.games) + kGamesPerWarp - 1) / kGamesPerWarp;
-    const int warps = static_cast<int>(
-        std::clamp<std::size_t>((48 * 1024) / (kGamesPerWarp * game_bytes), 1, std::min<std::size_t>(8, warps_needed)));
-    const int games_per_block = warps * kGamesPerWarp;
+    const std::size_t warps_needed =
+        (static_cast<std::size_t>(a.games) + games_per_warp - 1) / static_cast<std::size_t>(games_per_warp);
+    const int warps = static_cast<int>(std::clamp<std::size_t>((48 * 1024) / (games_per_warp * game_bytes), 1,
+                                                               std::min<std::size_t>(8, warps_needed)));
+    const int games_per_block = warps * games_per_warp;
     const unsigned blocks = static_cast<unsigned>((a.games + games_per_block - 1) / games_per_block);
-    regret_batched_kernel<G, P><<<blocks, warps * 32, games_per_block * game_bytes, stream>>>(a);
+    regret_batched_kernel<P><<<blocks, warps * 32, games_per_block * game_bytes, stream>>>(a, group_size);
     HPCML_LAUNCH_CHECK("regret_batched_kernel");
 }
 
@@ -285,12 +300,9 @@ void launch_eps_bound(double* max_regret, std::size_t games, int iterations, cud
 }
 
 void launch_batched(const BatchedArgs& a, cudaStream_t stream) {
-    const int n = std::max(a.n1, a.n2);
-    if (n <= 4) return launch_batched_with<4, 1>(a, stream);
-    if (n <= 8) return launch_batched_with<8, 1>(a, stream);
-    if (n <= 16) return launch_batched_with<16, 1>(a, stream);
-    if (n <= 32) return launch_batched_with<32, 1>(a, stream);
-    launch_batched_with<32, 2>(a, stream);
+    const int n = std::max(a.n1, a.n2);  // the lanes of a game's group: one action each, or two above 32
+    if (n <= 32) return launch_batched_with<1>(a, n, stream);
+    launch_batched_with<2>(a, (n + 1) / 2, stream);
 }
 
 }  // namespace hpcml::detail::regret

@@ -161,7 +161,11 @@ __global__ void reset_kernel(const PlayerDevice p, std::size_t entries) {
 //                         baseline is read from it by other blocks), z's partials
 //   move_play_kernel      s = play(z, total)
 // Each thread loads all its entries' state before it stores any (the arrays are distinct:
-// __restrict__), so an entry costs one memory round trip, not one per field.
+// __restrict__), so an entry costs one memory round trip, not one per field. Floor: 72 bytes per
+// entry (observe) and 24 (play) at HBM bandwidth, nothing at these sizes; the cost is latency:
+// three launches of one to three round trips each (the report reads 3 for observe, 1 for play,
+// no load after a store), a few microseconds per move where one block per player took tens
+// (predicted; no GPU has run it yet).
 constexpr int kMovePerThread = kMoveBlockEntries / kMoveThreads;
 static_assert(kMovePerThread * kMoveThreads == kMoveBlockEntries, "whole entries per thread");
 
