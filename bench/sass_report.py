@@ -295,7 +295,7 @@ KERNELS = [
            budgets={"global loads after the first global store": (0, "max"), "global load rounds": (2, "max")},
            note="z and sum read, s written (and sum, lagged): 24 bytes"),
     Kernel("regret batched, games of up to 32 actions", "regret/batched.cu.o", r"regret_batched_kernel<1>",
-           "DADD", "iteration of one game", 32, None, elements=1,
+           "DADD", "iteration of one game", 256, None, elements=1,  # 8-warp blocks, as many small games launch
            cold=[("kernels/regret/batched.cu", r"__device__ void lane_evaluate\(")],  # at record points only
            budgets={"local memory bytes": (0, "max")},
            note="the iteration loop on one lane of a game's group (the loop with the most FP64 adds); inner loops "

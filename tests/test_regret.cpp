@@ -377,7 +377,8 @@ TEST(RegretCuda, AgreesWithCpu) {
                           {1, 3, 1500, false},
                           {1, 1500, 700, false},
                           // three move blocks of 1024 entries for one player and one for the other, two games
-                          {2, 2050, 5, false}};
+                          {2, 2050, 5, false},
+                          {40, 1, 1, false}};  // one lane per game: 32 games in a warp
     for (const Case& c : cases) {
         const std::vector<float> A = random_payoffs(static_cast<std::size_t>(c.batch) * c.n1 * c.n2, 5, c.integer);
         for (RegretVariant v : kAll)

@@ -2,22 +2,22 @@
 // path is large_games.cu. It runs the schedule of math.hpp: its observe() and play() are the
 // per-entry arithmetic, so the kernel supplies only utilities and sums.
 //
-// A group of G lanes per game (G the larger action count, or half of it above 32 actions, so
-// that a warp holds 32 / G games: ten 3 x 3 games), the game's payoffs in shared memory, every
-// iteration inside the kernel. Lane l of a group owns actions l and l + G (P = 2 only for 33..64
-// actions) of both players, whose state (true regret,
+// A group of `size` lanes per game (the larger action count, or half of it above 32 actions, so
+// that a warp holds 32 / size games: ten 3 x 3 games), the game's payoffs in shared memory, every
+// iteration inside the kernel. Lane l of a group owns actions l and l + size (P = 2 only for
+// 33..64 actions) of both players, whose state (true regret,
 // accumulator, average sum, strategy, utility) lives in registers in double precision. Payoff
 // rows are stored with an odd stride (n2 | 1) so the lanes of a group, reading A[l][j] for one
 // j, hit distinct banks. Per iteration a group reads n1 n2 floats from shared memory once per
-// player that moves: launch-free, shared-memory bound. Every sum is taken in the CPU backend's
+// player that moves: launch-free. Every sum is taken in the CPU backend's
 // order (math.hpp's dot for A y, the CPU's four-row groups for x^T A, entry order for the
 // expected utility, the strategy total and the value, each entry shuffled from its lane) and this
 // file is compiled without FMA contraction, so this kernel gives the CPU's results to the bit:
 // the dynamics of small games can be chaotic and would amplify any other rounding. It is
 // latency-bound (no floor is stated): the machine-code report (bench/sass_report.py) reads, for
 // one iteration of a game on one lane, 1674 instructions (inner loops counted once), 246
-// shared-memory accesses and 103 registers (19 warps per SM: 190 resident 3 x 3 games, where
-// power-of-two groups of 4 lanes at 86 registers held 184).
+// shared-memory accesses and 103 registers: two 8-warp blocks per SM, 160 resident 3 x 3 games,
+// where power-of-two groups of 4 lanes (86 registers, also two blocks) held 128.
 #include <algorithm>
 #include <cfloat>
 #include <climits>
