@@ -243,14 +243,16 @@ class Kernel:
     markers of one element (4 stores per entry of a regret move, say). whole: a kernel without a
     steady loop (each thread a fixed number of elements): the whole function is its path.
     elements: a fixed count of elements per pass of the steady loop, where no one instruction
-    marks an element; model None: no floor, the code's figures alone. measured: (the GPU suite's benchmark JSON, a pattern of benchmark names, the counter, and what
+    marks an element; model None: no floor, the code's figures alone. output_bytes: bytes written
+    per output of an "issue" kernel whose element is one of several per output (a pair's count
+    over its samples), for the reduction length below which its writes outrun HBM. measured: (the GPU suite's benchmark JSON, a pattern of benchmark names, the counter, and what
     it is: "fraction" of the floor, "elements/s" or "bytes/s"), which --measured reads.
     """
 
     def __init__(self, name, obj, function, marker, element, threads, model, floor=None, cold=(), budgets=None,
-                 note="", markers_per_element=1, whole=False, measured=None, elements=None):
+                 note="", markers_per_element=1, whole=False, measured=None, elements=None, output_bytes=None):
         self.name, self.obj, self.function, self.marker = name, obj, function, marker
-        self.measured, self.elements = measured, elements
+        self.measured, self.elements, self.output_bytes = measured, elements, output_bytes
         self.markers_per_element, self.whole = markers_per_element, whole
         self.element, self.threads, self.model, self.floor = element, threads, model, floor
         self.cold, self.budgets, self.note = cold, budgets or {}, note
@@ -274,11 +276,11 @@ KERNELS = [
     Kernel("similarity fused, int32 counts", SIMILARITY,
            r"similarity_fused_kernel<.*Store<hpcml::detail::similarity::Int32Output>, true, false, float>",
            "FSET.BF", "pair-sample", 256, "issue", floor=3.0, budgets=SIMILARITY_BUDGETS,
-           note="FADD d = x - y, FSET.BF |d| < t, FADD into the count",
+           note="FADD d = x - y, FSET.BF |d| < t, FADD into the count", output_bytes=4,
            measured=("bench_similarity_large_device.json", r"^similarity/fused/cuda/", "floor_fraction", "fraction")),
     Kernel("similarity fused, bool (mode all)", SIMILARITY,
            r"similarity_fused_kernel<.*Store<hpcml::detail::similarity::BoolOutput>, true, true, float>",
-           "FSET.BF", "pair-sample", 256, "issue", floor=3.0, budgets=SIMILARITY_ALL_BUDGETS),
+           "FSET.BF", "pair-sample", 256, "issue", floor=3.0, budgets=SIMILARITY_ALL_BUDGETS, output_bytes=1),
     Kernel("regret large game, matrix pass (both players)", REGRET_LARGE, r"dual_gemv_kernel<true, true, true>",
            "F2F.F64.F32", "entry of A", 256, "memory", floor=4.0,
            budgets={"widest global load (bits)": (128, "min"), "load bytes in flight per thread": (64, "min"),
@@ -442,6 +444,10 @@ def analyse(kernel, function, resources):
         result["predicted elements/s (H100)"] = f"{floor_rate * predicted:.3g}"
         result["floor elements/s (H100)"] = f"{floor_rate:.3g}"
         result["predicted fraction of floor"] = round(predicted, 3)
+    if kernel.output_bytes:
+        # The computation per output is per_element x samples issue slots; the write is fixed.
+        result["output-bound below (samples)"] = round(
+            kernel.output_bytes * 128 * H100["sms"] * H100["clock_hz"] / (H100["hbm_bytes_per_s"] * per_element), 1)
     if kernel.cold and kernel.model:
         # One cold element in a warp makes the warp walk both paths.
         result["warp cost of one cold element"] = round((len(steady) + cold) / len(steady), 1)
