@@ -237,16 +237,18 @@ class Kernel:
     function: a regular expression on the demangled name. marker: an opcode prefix occurring
     once per element in the steady loop (the loop with the most of them), so that markers per
     iteration count its elements. cold: source definitions (file, signature) whose inlined
-    instructions are off the steady path (a rare branch, a block's one-off work). model: "issue" (floor: instructions per element) or
-    "memory" (floor: bytes per element at HBM bandwidth) or "compute" (an element's bytes in and
-    out against its instructions). budgets: {metric: (limit, "max" or "min")}. markers_per_element:
-    markers of one element (4 stores per entry of a regret move, say). whole: a kernel without a
-    steady loop (each thread a fixed number of elements): the whole function is its path.
-    elements: a fixed count of elements per pass of the steady loop, where no one instruction
-    marks an element; model None: no floor, the code's figures alone. output_bytes: bytes written
-    per output of an "issue" kernel whose element is one of several per output (a pair's count
-    over its samples), for the reduction length below which its writes outrun HBM. measured: (the GPU suite's benchmark JSON, a pattern of benchmark names, the counter, and what
-    it is: "fraction" of the floor, "elements/s" or "bytes/s"), which --measured reads.
+    instructions are off the steady path (a rare branch, a block's one-off work). model:
+    "issue" (floor: instructions per element) or "memory" (floor: bytes per element at HBM
+    bandwidth) or "compute" (an element's bytes in and out against its instructions), or None
+    (no floor, the code's figures alone). budgets: {metric: (limit, "max" or "min")}.
+    markers_per_element: markers of one element (4 stores per entry of a regret move, say).
+    whole: a kernel without a steady loop (each thread a fixed number of elements): the whole
+    function is its path. elements: a fixed count of elements per pass of the steady loop, where
+    no one instruction marks an element. output_bytes: bytes written per output of an "issue"
+    kernel whose element is one of several per output (a pair's count over its samples), for the
+    reduction length below which its writes outrun HBM. measured: (the GPU suite's benchmark
+    JSON, a pattern of benchmark names, the counter, and what it is: "fraction" of the floor,
+    "elements/s" or "bytes/s"), which --measured reads.
     """
 
     def __init__(self, name, obj, function, marker, element, threads, model, floor=None, cold=(), budgets=None,
@@ -302,11 +304,13 @@ KERNELS = [
            budgets={"local memory bytes": (0, "max")},
            note="the iteration loop on one lane of a game's group (the loop with the most FP64 adds); inner loops "
                 "(over the runtime action counts) taken once"),
-    Kernel("inverse Gaussian pdf, float64", INVGAUSS, r"invgauss_elementwise_kernel<double, .*Apply<double, hpcml::detail::invgauss::PdfEntry>",
+    Kernel("inverse Gaussian pdf, float64", INVGAUSS,
+           r"invgauss_elementwise_kernel<double, .*Apply<double, hpcml::detail::invgauss::PdfEntry>",
            "STG", "element", 256, "compute", floor=16.0, budgets={"local memory bytes": (0, "max")},
            note="8 bytes in, 8 out (scalar parameters)",
            measured=("bench_invgauss.json", r"^invgauss/pdf/double/cuda/", "elements/s", "elements/s")),
-    Kernel("inverse Gaussian cdf, float64", INVGAUSS, r"invgauss_cdf_family_kernel<double, hpcml::detail::invgauss::CdfEntry>",
+    Kernel("inverse Gaussian cdf, float64", INVGAUSS,
+           r"invgauss_cdf_family_kernel<double, hpcml::detail::invgauss::CdfEntry>",
            "STG", "element", 256, "compute", floor=16.0,
            cold=[("kernels/invgauss/fused.cu", r"for \(unsigned pending = __ballot_sync")],
            budgets={"local memory bytes": (0, "max"), "inner loops on the steady path": (0, "max")},
