@@ -67,11 +67,11 @@ void cuda_solve_device(const float*, std::size_t, std::size_t, std::size_t, cons
 
 namespace invgauss {
 template <class T>
-void cuda_evaluate_host(Function, const Elementwise<T>&, std::size_t, std::size_t, const Context&, MemoryTracker&) {
+void cuda_evaluate_host(Function, const Elementwise<T>&, const Context&, MemoryTracker&) {
     no_cuda("evaluate");
 }
 template <class T>
-void cuda_sample_host(const Elementwise<T>&, std::size_t, std::size_t, std::uint64_t, const Context&, MemoryTracker&) {
+void cuda_sample_host(const Elementwise<T>&, std::uint64_t, const Context&, MemoryTracker&) {
     no_cuda("sample");
 }
 template <class T>
@@ -84,12 +84,10 @@ void cuda_sample_device(const Elementwise<T>&, std::uint64_t, const Context&) {
 }
 void cuda_distances(const DistanceProblem&, Method, const Context&, MemoryTracker&) { no_cuda("distance_to_normal"); }
 
-#define HPCML_INSTANTIATE(T)                                                                                          \
-    template void cuda_evaluate_host<T>(Function, const Elementwise<T>&, std::size_t, std::size_t, const Context&,    \
-                                        MemoryTracker&);                                                              \
-    template void cuda_sample_host<T>(const Elementwise<T>&, std::size_t, std::size_t, std::uint64_t, const Context&, \
-                                      MemoryTracker&);                                                                \
-    template void cuda_evaluate_device<T>(Function, const Elementwise<T>&, const Context&);                           \
+#define HPCML_INSTANTIATE(T)                                                                                 \
+    template void cuda_evaluate_host<T>(Function, const Elementwise<T>&, const Context&, MemoryTracker&);    \
+    template void cuda_sample_host<T>(const Elementwise<T>&, std::uint64_t, const Context&, MemoryTracker&); \
+    template void cuda_evaluate_device<T>(Function, const Elementwise<T>&, const Context&);                  \
     template void cuda_sample_device<T>(const Elementwise<T>&, std::uint64_t, const Context&);
 HPCML_INSTANTIATE(float)
 HPCML_INSTANTIATE(double)

@@ -61,7 +61,7 @@ RunStats evaluate(Function f, const T* x, std::size_t n, const T* mu, std::size_
         options, {"evaluate", true, false, false, false, {n}},
         [&](detail::MemoryTracker&) { detail::invgauss::cpu_evaluate(f, e); },
         [&](const Context& context, detail::MemoryTracker& tracker) {
-            detail::invgauss::cuda_evaluate_host(f, e, mu_count, lam_count, context, tracker);
+            detail::invgauss::cuda_evaluate_host(f, e, context, tracker);
         });
 }
 
@@ -91,7 +91,7 @@ RunStats sample(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, 
         options, {"sample", true, false, false, false, {n}},
         [&](detail::MemoryTracker&) { detail::invgauss::cpu_sample(e, seed); },
         [&](const Context& context, detail::MemoryTracker& tracker) {
-            detail::invgauss::cuda_sample_host(e, mu_count, lam_count, seed, context, tracker);
+            detail::invgauss::cuda_sample_host(e, seed, context, tracker);
         });
 }
 

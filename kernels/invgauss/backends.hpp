@@ -142,11 +142,9 @@ void cpu_distances_naive(const DistanceProblem& p, MemoryTracker& tracker);
 // CUDA backend (cuda_driver.cpp; without CUDA, common/no_cuda.cpp raises NoDevice). Host
 // arrays: copied in, computed, copied out.
 template <class T>
-void cuda_evaluate_host(Function f, const Elementwise<T>& e, std::size_t mu_count, std::size_t lam_count,
-                        const Context& context, MemoryTracker& tracker);
+void cuda_evaluate_host(Function f, const Elementwise<T>& e, const Context& context, MemoryTracker& tracker);
 template <class T>
-void cuda_sample_host(const Elementwise<T>& e, std::size_t mu_count, std::size_t lam_count, std::uint64_t seed,
-                      const Context& context, MemoryTracker& tracker);
+void cuda_sample_host(const Elementwise<T>& e, std::uint64_t seed, const Context& context, MemoryTracker& tracker);
 // Device arrays, on context.stream.
 template <class T>
 void cuda_evaluate_device(Function f, const Elementwise<T>& e, const Context& context);

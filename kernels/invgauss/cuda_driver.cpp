@@ -23,14 +23,14 @@ namespace {
 constexpr std::size_t kChunk = std::size_t{1} << 20;
 
 // One of the two: its stream, the event after its last download, its device and pinned buffers
-// (the inputs that vary per element, packed x, mu, lambda at kChunk-element offsets), and the
-// chunk whose results it still holds.
+// (the inputs, x, mu and lambda one after another: a chunk of each that varies per element, one
+// value of each that is broadcast), and the chunk whose results it still holds.
 template <class T>
 struct Slot {
     Slot(MemoryTracker& tracker, std::size_t inputs, std::size_t chunk)
-        : device_in(tracker, inputs * chunk, stream.get(), "invgauss inputs on device"),
+        : device_in(tracker, inputs, stream.get(), "invgauss inputs on device"),
           device_out(tracker, chunk, stream.get(), "invgauss output on device"),
-          host_in(tracker, inputs * chunk, "invgauss pinned inputs"),
+          host_in(tracker, inputs, "invgauss pinned inputs"),
           host_out(tracker, chunk, "invgauss pinned output") {}
     ~Slot() { (void)cudaStreamSynchronize(stream.get()); }  // nothing in flight into freed memory
     Stream stream;
@@ -41,38 +41,26 @@ struct Slot {
 };
 
 // Runs launch(device view, stream) over a host elementwise problem (x only when with_x), chunk
-// by chunk, into h.out. Broadcast parameters (step 0) are uploaded once.
+// by chunk, into h.out. Broadcast parameters (step 0) are uploaded once per slot, on its stream.
 template <class T, class Launch>
-void run_on_device_copy(const Elementwise<T>& h, std::size_t mu_count, std::size_t lam_count, bool with_x,
-                        const Context& context, MemoryTracker& tracker, Launch&& launch) {
+void run_on_device_copy(const Elementwise<T>& h, bool with_x, const Context& context, MemoryTracker& tracker,
+                        Launch&& launch) {
     if (h.n == 0) return;  // nothing to copy (and mu / lambda may be null with a count of 1)
     const DeviceGuard guard(context.device);
     // Both slots busy even for a short call, which then holds about n elements in all, as one copy would.
     const std::size_t chunk = std::min(kChunk, (h.n + 1) / 2), chunks = (h.n + chunk - 1) / chunk;
-    // The arrays that travel per chunk, at their offset in a slot's inputs.
-    struct Input {
-        const T* host;
-        std::size_t offset;
-    };
-    std::vector<Input> inputs;
-    for (const auto& [host, each] :
-         {std::pair{h.x, with_x}, std::pair{h.mu, h.mu_step != 0}, std::pair{h.lam, h.lam_step != 0}})
-        if (each) inputs.push_back({host, inputs.size() * chunk});
-    Slot<T> slots[2] = {Slot<T>(tracker, inputs.size(), chunk), Slot<T>(tracker, inputs.size(), chunk)};
-    const cudaStream_t first_stream = slots[0].stream.get();
-    DeviceBuffer<T> mu_one(tracker, h.mu_step == 0 ? mu_count : 0, first_stream, "invgauss mu on device");
-    DeviceBuffer<T> lam_one(tracker, h.lam_step == 0 ? lam_count : 0, first_stream, "invgauss lambda on device");
-    if (h.mu_step == 0)
-        HPCML_CUDA_CHECK(cudaMemcpyAsync(mu_one.data(), h.mu, mu_one.bytes(), cudaMemcpyHostToDevice, first_stream));
-    if (h.lam_step == 0)
-        HPCML_CUDA_CHECK(cudaMemcpyAsync(lam_one.data(), h.lam, lam_one.bytes(), cudaMemcpyHostToDevice, first_stream));
-    HPCML_CUDA_CHECK(cudaStreamSynchronize(first_stream));  // the broadcast values, for both streams
-    struct Drain {  // destroyed first: no stream still reads the broadcast values when they are freed
-        Slot<T>* slots;
-        ~Drain() {
-            for (int k = 0; k < 2; ++k) (void)cudaStreamSynchronize(slots[k].stream.get());
-        }
-    } drain{slots};
+    // x, mu, lambda: whether present, whether per element, and where in a slot's inputs.
+    const T* const host[3] = {h.x, h.mu, h.lam};
+    const bool present[3] = {with_x, true, true}, each[3] = {true, h.mu_step != 0, h.lam_step != 0};
+    std::size_t at[3] = {}, inputs = 0;
+    for (int k = 0; k < 3; ++k)
+        if (present[k]) at[k] = inputs, inputs += each[k] ? chunk : 1;
+    Slot<T> slots[2] = {Slot<T>(tracker, inputs, chunk), Slot<T>(tracker, inputs, chunk)};
+    for (Slot<T>& slot : slots)
+        for (int k = 0; k < 3; ++k)
+            if (present[k] && !each[k])
+                HPCML_CUDA_CHECK(cudaMemcpyAsync(slot.device_in.data() + at[k], host[k], sizeof(T),
+                                                 cudaMemcpyHostToDevice, slot.stream.get()));
 
     const auto collect = [&](Slot<T>& slot) {  // the slot's previous chunk, into h.out
         if (slot.count == 0) return;
@@ -80,31 +68,23 @@ void run_on_device_copy(const Elementwise<T>& h, std::size_t mu_count, std::size
         std::memcpy(h.out + slot.first, slot.host_out.data(), slot.count * sizeof(T));
         slot.count = 0;
     };
-    for (std::size_t k = 0; k < chunks; ++k) {
-        Slot<T>& slot = slots[k % 2];
+    for (std::size_t c = 0; c < chunks; ++c) {
+        Slot<T>& slot = slots[c % 2];
         const cudaStream_t s = slot.stream.get();
         collect(slot);
-        const std::size_t first = k * chunk, count = std::min(chunk, h.n - first);
+        const std::size_t first = c * chunk, count = std::min(chunk, h.n - first);
         const NvtxRange range(
-            [&] { return "hpcml::invgauss chunk " + std::to_string(k + 1) + " of " + std::to_string(chunks); });
-        for (const Input& in : inputs) {
-            std::memcpy(slot.host_in.data() + in.offset, in.host + first, count * sizeof(T));
-            HPCML_CUDA_CHECK(cudaMemcpyAsync(slot.device_in.data() + in.offset, slot.host_in.data() + in.offset,
+            [&] { return "hpcml::invgauss chunk " + std::to_string(c + 1) + " of " + std::to_string(chunks); });
+        const T* device[3] = {};
+        for (int k = 0; k < 3; ++k) {
+            if (!present[k]) continue;
+            device[k] = slot.device_in.data() + at[k];
+            if (!each[k]) continue;
+            std::memcpy(slot.host_in.data() + at[k], host[k] + first, count * sizeof(T));
+            HPCML_CUDA_CHECK(cudaMemcpyAsync(slot.device_in.data() + at[k], slot.host_in.data() + at[k],
                                              count * sizeof(T), cudaMemcpyHostToDevice, s));
         }
-        const auto device_input = [&](const T* host, const T* broadcast, bool each) -> const T* {
-            if (!each) return broadcast;
-            for (const Input& in : inputs)
-                if (in.host == host) return slot.device_in.data() + in.offset;
-            return nullptr;
-        };
-        Elementwise<T> view{device_input(h.x, nullptr, with_x),
-                            count,
-                            device_input(h.mu, mu_one.data(), h.mu_step != 0),
-                            device_input(h.lam, lam_one.data(), h.lam_step != 0),
-                            h.mu_step,
-                            h.lam_step,
-                            slot.device_out.data()};
+        Elementwise<T> view{device[0], count, device[1], device[2], h.mu_step, h.lam_step, slot.device_out.data()};
         view.first = h.first + first;
         launch(view, s);
         HPCML_CUDA_CHECK(cudaMemcpyAsync(slot.host_out.data(), slot.device_out.data(), count * sizeof(T),
@@ -120,9 +100,8 @@ void run_on_device_copy(const Elementwise<T>& h, std::size_t mu_count, std::size
 }  // namespace
 
 template <class T>
-void cuda_evaluate_host(Function f, const Elementwise<T>& e, std::size_t mu_count, std::size_t lam_count,
-                        const Context& context, MemoryTracker& tracker) {
-    run_on_device_copy(e, mu_count, lam_count, true, context, tracker,
+void cuda_evaluate_host(Function f, const Elementwise<T>& e, const Context& context, MemoryTracker& tracker) {
+    run_on_device_copy(e, true, context, tracker,
                        [&](const Elementwise<T>& d, cudaStream_t s) { launch_evaluate(f, d, s); });
 }
 
@@ -143,9 +122,8 @@ void cuda_sample_device(const Elementwise<T>& e, std::uint64_t seed, const Conte
 }
 
 template <class T>
-void cuda_sample_host(const Elementwise<T>& e, std::size_t mu_count, std::size_t lam_count, std::uint64_t seed,
-                      const Context& context, MemoryTracker& tracker) {
-    run_on_device_copy(e, mu_count, lam_count, false, context, tracker,
+void cuda_sample_host(const Elementwise<T>& e, std::uint64_t seed, const Context& context, MemoryTracker& tracker) {
+    run_on_device_copy(e, false, context, tracker,
                        [&](const Elementwise<T>& d, cudaStream_t s) { launch_sample(d, seed, s); });
 }
 
@@ -179,13 +157,11 @@ void cuda_distances(const DistanceProblem& p, Method method, const Context& cont
     HPCML_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
-#define HPCML_INSTANTIATE(T)                                                                                          \
-    template void cuda_evaluate_host<T>(Function, const Elementwise<T>&, std::size_t, std::size_t, const Context&,    \
-                                        MemoryTracker&);                                                              \
-    template void cuda_evaluate_device<T>(Function, const Elementwise<T>&, const Context&);                           \
-    template void cuda_sample_device<T>(const Elementwise<T>&, std::uint64_t, const Context&);                        \
-    template void cuda_sample_host<T>(const Elementwise<T>&, std::size_t, std::size_t, std::uint64_t, const Context&, \
-                                      MemoryTracker&);
+#define HPCML_INSTANTIATE(T)                                                                              \
+    template void cuda_evaluate_host<T>(Function, const Elementwise<T>&, const Context&, MemoryTracker&); \
+    template void cuda_evaluate_device<T>(Function, const Elementwise<T>&, const Context&);               \
+    template void cuda_sample_device<T>(const Elementwise<T>&, std::uint64_t, const Context&);            \
+    template void cuda_sample_host<T>(const Elementwise<T>&, std::uint64_t, const Context&, MemoryTracker&);
 HPCML_INSTANTIATE(float)
 HPCML_INSTANTIATE(double)
 #undef HPCML_INSTANTIATE

@@ -1,6 +1,6 @@
-// The regret-matching family's kernel launchers (batched.cu, large_games.cu, naive.cu), which cuda_driver.cpp
-// calls; pointers are device pointers. Every kernel follows the schedule of math.hpp; none of
-// them asks which variant runs.
+// The regret-matching family's kernel launchers (batched.cu, dual_gemv.cu, large_games.cu, naive.cu), which
+// cuda_driver.cpp calls; pointers are device pointers. Every kernel follows the schedule of math.hpp; none of them asks
+// which variant runs.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends.hpp"
+#include "common/cuda_check.hpp"
 #include "common/memory.hpp"
 #include "math.hpp"
 
@@ -43,6 +44,9 @@ struct BatchedArgs {
 void launch_batched(const BatchedArgs& args, cudaStream_t stream);
 // max_regret[g] = 2 max_regret[g] / iterations: the seed's eps bound, in place.
 void launch_eps_bound(double* max_regret, std::size_t games, int iterations, cudaStream_t stream);
+
+// Grids of the large-game path's elementwise kernels: at most 4096 blocks (grid-stride loops).
+inline unsigned grid_for(std::size_t n) { return blocks_for(n, 256, 4096); }
 
 // The large-game path's state for one player: each field holds `games` rows of n entries.
 struct PlayerDevice {

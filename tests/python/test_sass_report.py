@@ -1,5 +1,6 @@
-"""bench/sass_report.py: its parsing of nvdisasm's output, its budgets and its measured-beside-predicted
-lines, on small inputs written here (ctest's sass_budgets runs it on the build's own objects)."""
+"""bench/sass_report.py and bench/sass_reading.py: the parsing of nvdisasm's output, the budgets
+and the measured-beside-predicted lines, on small inputs written here (ctest's sass_budgets runs
+the report on the build's own objects)."""
 
 import json
 import os
@@ -11,7 +12,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "bench", "sass_report.py")
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-import sass_report  # noqa: E402
+import sass_reading  # noqa: E402
 
 # Three instructions of nvdisasm -c -gi -hex: a load that sets scoreboard 2, a loop label, a
 # compare that waits on it (wait mask 0b100) and a backward branch; line info before each.
@@ -30,22 +31,23 @@ DISASSEMBLY = """
 
 
 def test_parses_instructions_control_words_lines_and_loops():
-    functions = sass_report.parse_disassembly(DISASSEMBLY)
+    functions = sass_reading.parse_disassembly(DISASSEMBLY)
     code = functions["_Z6kernelv"]["code"]
     assert [i.opcode for i in code] == ["LDG.E.128", "FSET.BF.LT.AND", "BRA"]
     assert code[0].width_bits == 128 and code[0].write_barrier == 2 and code[0].klass == "global load"
     assert code[1].wait_mask == 0b100 and code[1].lines == (("x.hpp", 12), ("k.cu", 40))
     assert code[2].predicate == "@P0" and code[2].klass == "control"
-    assert sass_report.loops(functions["_Z6kernelv"]) == [(1, 2)]
-    assert sass_report.loads_in_flight_bits(code) == 128
-    assert sass_report.load_rounds(code) == 1
+    assert sass_reading.loops(functions["_Z6kernelv"]) == [(1, 2)]
+    assert sass_reading.loads_in_flight_bits(code) == 128
+    assert sass_reading.load_rounds(code) == 1
 
 
 def test_control_word_fields():
     # stall 3, yield 0, write scoreboard 5, no read scoreboard (7), waiting on scoreboards 1 and 4
-    instruction = sass_report.Instruction(0, "FADD R1, R2, R3", (3 << 41) | (5 << 46) | (7 << 49) | (0b10010 << 52), ())
+    control = (3 << 41) | (5 << 46) | (7 << 49) | (0b10010 << 52)
+    instruction = sass_reading.Instruction(0, "FADD R1, R2, R3", control, ())
     assert instruction.stall == 3 and instruction.write_barrier == 5 and instruction.wait_mask == 0b10010
-    assert sass_report.Instruction(0, "NOP", 7 << 46, ()).write_barrier is None
+    assert sass_reading.Instruction(0, "NOP", 7 << 46, ()).write_barrier is None
 
 
 def run_report(tmp_path, result, benchmarks=None, check=False):
