@@ -58,7 +58,8 @@ HPCML_HD inline T sqrt_ratio(T a, T b) {
 // erfcx(x) = exp(x^2) erfc(x), for x >= 0 (the only arguments the stable forms need).
 // Device: CUDA's erfcx (4 ulp). Host: exp(x^2) erfc(x) with x^2 split exactly into hi + lo (so
 // that exp's argument carries no rounding error) up to x = 26, where erfc would underflow; then
-// the asymptotic series 1 / (x sqrt pi) (1 - 1/(2x^2) + 3/(4x^4) - ...), which is converged there.
+// the asymptotic series 1 / (x sqrt pi) sum_k (-1)^k (2k - 1)!! t^k, t = 1 / (2x^2), k < 8, which is
+// converged there (by Estrin's scheme: one division, a short chain of multiply-adds).
 // Both are computed and one selected: no branch, so that the CPU's loops over it vectorise.
 HPCML_HD inline double erfcx_nonnegative(double x) {
 #if defined(__CUDA_ARCH__)
@@ -67,14 +68,22 @@ HPCML_HD inline double erfcx_nonnegative(double x) {
     const double hi = x * x;
     const double lo = std::fma(x, x, -hi);
     const double direct = std::exp(hi) * (1.0 + lo) * std::erfc(x);  // inf * 0 = NaN past 26.6: not selected
-    const double inv = 1.0 / (2.0 * hi);
-    double term = 1.0, sum = 1.0;
-    HPCML_UNROLL(7)
-    for (int k = 1; k < 8; ++k) {
-        term *= -(2.0 * k - 1.0) * inv;
-        sum += term;
-    }
-    return x < 26.0 ? direct : sum * Constants<double>::inv_sqrt_pi / x;
+    const double inv_x = 1.0 / x, t = 0.5 * inv_x * inv_x, t2 = t * t, t4 = t2 * t2;
+    const double sum = fma(t4, fma(t2, fma(t, -135135.0, 10395.0), fma(t, -945.0, 105.0)),
+                           fma(t2, fma(t, -15.0, 3.0), fma(t, -1.0, 1.0)));
+    return x < 26.0 ? direct : sum * Constants<double>::inv_sqrt_pi * inv_x;
+#endif
+}
+
+// c ? a : b. On the host as bit operations: for a select between two arguments of one call
+// GCC's vectoriser calls the function on both and selects the results (two vector logs for one).
+HPCML_HD inline double select_exact(bool c, double a, double b) {
+#if defined(__CUDA_ARCH__)
+    return c ? a : b;
+#else
+    const std::uint64_t mask = 0 - static_cast<std::uint64_t>(c);
+    return __builtin_bit_cast(double, (__builtin_bit_cast(std::uint64_t, a) & mask) |
+                                          (__builtin_bit_cast(std::uint64_t, b) & ~mask));
 #endif
 }
 
@@ -239,7 +248,7 @@ HPCML_HD inline T cdf_family(int kind, T x, T mu, T lam, double quadrature = 0.0
     // Vectorised, where both sides are computed: one log for both, log1p(-small) taken as
     // log(u) - ((u - 1) + small) / u with u = 1 - small rounded (the rounding's first-order
     // correction: about an ulp).
-    const double u = 1.0 - t.small, log_either = log(direct ? t.half_bracket : u);
+    const double u = 1.0 - t.small, log_either = log(select_exact(direct, t.half_bracket, u));
     const double value = logs ? (direct ? log_either - t.half_square : log_either - ((u - 1.0) + t.small) / u)
                               : (direct ? t.small : 1.0 - t.small);
     return T(value * t.finished);
