@@ -7,9 +7,8 @@ zmm register to the output), plus, for each call in it to glibc's vector math (l
 instructions of that function's fast path (its entry to its first ret, from libmvec.a), per
 element. At the core's issue rate (--per-cycle, default 4 instructions per cycle), clock (from
 /proc/cpuinfo unless --ghz) and core count, that is the time floor of 1e7 elements, which
-bench/compare_scipy_elementwise.py's measured times are set against. The cdf family adds its
-far-tail loop (a second loop, over the 0.99% of IG(1, 1) elements at or beyond 5 mu: their
-quadrature and the whole formula again).
+bench/compare_scipy_elementwise.py's measured times are set against. (The cdf family is one loop:
+its erfcx and erfcx difference are polynomials, math.hpp's erfcx_pair, with no far-tail pass.)
 """
 
 import argparse
@@ -25,9 +24,6 @@ FUNCTIONS = {  # name: the functor of its vectorised loop
     "logcdf": "ApplyCommon<double, hpcml::detail::invgauss::LogCdfEntry>",
     "logsf": "ApplyCommon<double, hpcml::detail::invgauss::LogSfEntry>",
 }
-TAIL = "FinishTail<hpcml::detail::invgauss::{}Entry>"  # the cdf family's far-tail loop, per function
-for _name in ("cdf", "sf", "logcdf", "logsf"):
-    FUNCTIONS[_name + " far tail"] = TAIL.format({"cdf": "Cdf", "sf": "Sf", "logcdf": "LogCdf", "logsf": "LogSf"}[_name])
 LANES = 8  # doubles per zmm register
 DEFAULT_OBJECT = "build/kernels/CMakeFiles/hpcml.dir/invgauss/cpu.cpp.o"
 DEFAULT_LIBMVEC = "/usr/lib/x86_64-linux-gnu/libmvec.a"
@@ -106,18 +102,15 @@ def instruction_counts(object_path, libmvec_path):
     return counts
 
 
-def floor_seconds(object_path, libmvec_path, elements, per_cycle=4.0, ghz=0.0, tail_fraction=0.0099):
-    """{function: the floor of `elements` elements, in seconds}, the cdf family with its tail's share."""
+def floor_seconds(object_path, libmvec_path, elements, per_cycle=4.0, ghz=0.0):
+    """{function: the floor of `elements` elements, in seconds}."""
     ghz = ghz or clock_ghz()
     counts = instruction_counts(object_path, libmvec_path)
     rate = per_cycle * ghz * 1e9 * os.cpu_count()
     floors = {}
     for name, count in counts.items():
-        if count is None or name.endswith(" far tail"):
-            continue
-        tail = counts.get(name + " far tail")
-        per_element = count[0] + (tail_fraction * tail[0] if tail else 0.0)
-        floors[name] = elements * per_element / rate
+        if count is not None:
+            floors[name] = elements * count[0] / rate
     return floors
 
 
@@ -127,8 +120,6 @@ def main():
     parser.add_argument("--libmvec", default=DEFAULT_LIBMVEC)
     parser.add_argument("--per-cycle", type=float, default=4.0, help="instructions issued per cycle per core")
     parser.add_argument("--ghz", type=float, default=0.0, help="clock (default: /proc/cpuinfo's)")
-    parser.add_argument("--tail-fraction", type=float, default=0.0099,
-                        help="fraction of elements in the far-tail loop (IG(1, 1) draws at or beyond 5 mu)")
     parser.add_argument("--require-vectorised", action="store_true",
                         help="exit 1 where a loop is not vectorised 8-wide (the test suite's check)")
     args = parser.parse_args()
@@ -151,11 +142,6 @@ def main():
     scalar = [name for name, count in counts.items() if count is None]
     if args.require_vectorised and scalar:
         sys.exit(f"invgauss_instruction_floor: not vectorised 8-wide: {', '.join(scalar)}")
-    tails = [count[0] for name, count in counts.items() if name.endswith(" far tail") and count]
-    if tails:
-        low, high = args.tail_fraction * min(tails), args.tail_fraction * max(tails)
-        print(f"The cdf family's floor on IG(1, 1) draws adds {args.tail_fraction:.2%} of its far-tail loop's:"
-              f" {low:.1f}-{high:.1f} instructions per element ({1e7 * high / rate * 1e3:.1f} ms per 1e7 at most).")
 
 
 if __name__ == "__main__":

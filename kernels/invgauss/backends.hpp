@@ -37,9 +37,9 @@ struct LogPdfEntry : FunctionEntry<Function::LogPdf, true> {
     static constexpr std::string_view name = "logpdf";
     HPCML_HD static double apply(double x, double m, double l) { return logpdf(x, m, l); }
 };
-// The cdf family: apply_common (math.hpp's TailPass::Common) over every element, then
-// apply_given over the few it left NaN, with their tail_quadrature (on the CPU vectorised over
-// a buffer of them, on the GPU each spread over 8 lanes of its warp).
+// The cdf family: apply_common (math.hpp's TailPass::Common) over every element, vectorised on the
+// CPU, where it is complete; on the GPU, then apply_given over the few it left NaN with their
+// far-tail quadrature, each spread over 8 lanes of its warp.
 template <Function F, int Kind>
 struct CdfFamilyEntry : FunctionEntry<F, true> {
     HPCML_HD static double apply(double x, double m, double l) { return cdf_family(Kind, x, m, l); }

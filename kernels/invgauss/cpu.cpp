@@ -97,7 +97,8 @@ HPCML_AVX512_CLONES [[gnu::flatten]] void evaluate_loop(Fn fn, const Elementwise
     }
 }
 
-// A cdf-family entry's vectorised pass (math.hpp's TailPass::Common) as a functor, in double as Apply.
+// A cdf-family entry's vectorised form (math.hpp's TailPass::Common, complete on the host: its
+// upper-side difference does not cancel, so no element is left to a second pass), in double as Apply.
 template <class T, class Entry>
 struct ApplyCommon {
     T operator()(T x, T m, T l) const {
@@ -106,48 +107,12 @@ struct ApplyCommon {
     }
 };
 
-// A cdf-family entry's elements in the far upper tail: their quadrature, then the whole formula
-// with it (math.hpp's TailPass::Given), vectorised over a buffer of them.
-template <class Entry>
-struct FinishTail {
-    double operator()(double x, double m, double l) const {
-        return Entry::apply_given(x, m, l, tail_quadrature(x, m, l));
-    }
-};
-
-// The cdf family in two passes: the common case, vectorised, over every element, then the
-// elements it left NaN (x >= 5 mu: 0.99% of IG(1, 1) samples, each 6 times the cost of the
-// rest), gathered into a short buffer so that they too run in vectors, and scattered back.
 template <class T, class Entry>
 void evaluate_block(Apply<T, Entry> fn, const Elementwise<T>& e, std::size_t begin, std::size_t end) {
-    if constexpr (requires { Entry::apply_common(0.0, 0.0, 0.0); }) {
+    if constexpr (requires { Entry::apply_common(0.0, 0.0, 0.0); })
         evaluate_loop(ApplyCommon<T, Entry>{}, e, begin, end);
-        constexpr std::size_t chunk = 256, scan = 8;  // scan: elements checked for NaN at once
-        double x[chunk], mu[chunk], lam[chunk], value[chunk];
-        std::size_t index[chunk], count = 0;
-        const auto flush = [&] {
-            evaluate_loop(FinishTail<Entry>{}, Elementwise<double>{x, count, mu, lam, 1, 1, value}, 0, count);
-            for (std::size_t k = 0; k < count; ++k) e.out[index[k]] = static_cast<T>(value[k]);
-            count = 0;
-        };
-        for (std::size_t i = begin; i < end; i += scan) {
-            const std::size_t stop = std::min(end, i + scan);
-            bool any = false;
-            for (std::size_t k = i; k < stop; ++k) any |= e.out[k] != e.out[k];
-            if (!any) continue;
-            for (std::size_t k = i; k < stop; ++k) {
-                if (e.out[k] == e.out[k]) continue;
-                index[count] = k;
-                x[count] = e.x[k];
-                mu[count] = e.mu[k * e.mu_step];
-                lam[count] = e.lam[k * e.lam_step];
-                if (++count == chunk) flush();
-            }
-        }
-        if (count > 0) flush();
-    } else {
+    else
         evaluate_loop(fn, e, begin, end);
-    }
 }
 
 template <class T>

@@ -55,24 +55,83 @@ HPCML_HD inline T sqrt_ratio(T a, T b) {
     return q >= smallest_normal<T>() && q < infinity<T>() ? sqrt(q) : sqrt(a) / sqrt(b);
 }
 
-// erfcx(x) = exp(x^2) erfc(x), for x >= 0 (the only arguments the stable forms need).
-// Device: CUDA's erfcx (4 ulp). Host: exp(x^2) erfc(x) with x^2 split exactly into hi + lo (so
-// that exp's argument carries no rounding error) up to x = 26, where erfc would underflow; then
-// the asymptotic series 1 / (x sqrt pi) sum_k (-1)^k (2k - 1)!! t^k, t = 1 / (2x^2), k < 8, which is
-// converged there (by Estrin's scheme: one division, a short chain of multiply-adds).
-// Both are computed and one selected: no branch, so that the CPU's loops over it vectorise.
+// erfcx(x) = exp(x^2) erfc(x) for x >= 0 on the host (the GPU has CUDA's erfcx): g(t) / (1 + 2x)
+// with t = (x - 3.5) / (x + 3.5), which maps [0, inf] onto [-1, 1], where g = erfcx(x) (1 + 2x)
+// is smooth and flat (from 1 to 2 / sqrt pi). kErfcxG: g's Chebyshev series at 50 digits
+// (bench/fit_erfcx.py), cut below 2e-18, as the coefficients of a polynomial of degree 25 in t,
+// from t^0; they sum to 1.8 in magnitude, so no cancellation. No exp, erfc or branch, so that the
+// CPU's loops over it vectorise (exp(x^2) erfc(x) took twice the time, and another formula past
+// x = 26, where erfc underflows). Within 3.2 x 2^-53 of long double (tests/test_invgauss_math.cpp).
+inline constexpr double kErfcxG[26] = {
+    1.2423492448711544,      -0.1400091801376194,    -0.010555596332218569,  0.09751909515325616,
+    -0.11508959816017852,    0.08798315382498854,    -0.04882332582812556,   0.019099330939674558,
+    -0.004215019906373612,   -0.0003022678446604841, 0.000564384418191686,   -0.0001215126588509358,
+    -4.278228563287069e-05,  2.4262038916276542e-05, 2.328626178388271e-06,  -3.817786378297826e-06,
+    -4.5143146280953446e-08, 6.070320817702346e-07,  -6.466973089768061e-09, -1.0185275898831116e-07,
+    -7.57017975707362e-10,   1.7051623945135418e-08, 6.021972015439118e-10,  -2.4119164858055925e-09,
+    -9.029888342508032e-11,  1.9939963150163616e-10,
+};
+// t, from u = x / (x + 3.5) (whose error vanishes with x, where g is steepest in t); for
+// erfcx_pair's difference, d = 1 - t = 7 / (x + 3.5) and yd = (1 + 2x) d = 7 (1 / (x + 3.5) + 2u),
+// accurate in relative terms (sums of positive terms) and finite at x = inf, where t = 1.
+struct ErfcxVariable {
+    double t, d, yd;
+};
+inline ErfcxVariable erfcx_variable(double x) {
+    const double inv = 1.0 / (x + 3.5), u = x < HUGE_VAL ? x * inv : 1.0;
+    return {fma(2.0, u, -1.0), 7.0 * inv, 7.0 * fma(2.0, u, inv)};
+}
+
+// g(t) = c_0 + t Q(t), Q by Estrin's scheme (a short chain of multiply-adds): Q's rounding is
+// damped by |t Q / g| <= 0.24.
+inline double erfcx_g(double t) {
+    const double* c = kErfcxG + 1;  // Q's coefficients
+    const double t2 = t * t, t4 = t2 * t2, t8 = t4 * t4, t16 = t8 * t8;
+    double p[13];
+    HPCML_UNROLL(12)
+    for (int i = 0; i < 12; ++i) p[i] = fma(t, c[2 * i + 1], c[2 * i]);
+    p[12] = c[24];
+    const double q[7] = {fma(t2, p[1], p[0]),
+                         fma(t2, p[3], p[2]),
+                         fma(t2, p[5], p[4]),
+                         fma(t2, p[7], p[6]),
+                         fma(t2, p[9], p[8]),
+                         fma(t2, p[11], p[10]),
+                         p[12]};
+    const double r[4] = {fma(t4, q[1], q[0]), fma(t4, q[3], q[2]), fma(t4, q[5], q[4]), q[6]};
+    return fma(t, fma(t16, fma(t8, r[3], r[2]), fma(t8, r[1], r[0])), kErfcxG[0]);
+}
+
 HPCML_HD inline double erfcx_nonnegative(double x) {
 #if defined(__CUDA_ARCH__)
     return ::erfcx(x);
 #else
-    const double hi = x * x;
-    const double lo = std::fma(x, x, -hi);
-    const double direct = std::exp(hi) * (1.0 + lo) * std::erfc(x);  // inf * 0 = NaN past 26.6: not selected
-    const double inv_x = 1.0 / x, t = 0.5 * inv_x * inv_x, t2 = t * t, t4 = t2 * t2;
-    const double sum = fma(t4, fma(t2, fma(t, -135135.0, 10395.0), fma(t, -945.0, 105.0)),
-                           fma(t2, fma(t, -15.0, 3.0), fma(t, -1.0, 1.0)));
-    return x < 26.0 ? direct : sum * Constants<double>::inv_sqrt_pi * inv_x;
+    return erfcx_g(erfcx_variable(x).t) / (1.0 + 2.0 * x);
 #endif
+}
+
+// erfcx(a) + erfcx(b) and erfcx(a) - erfcx(b) for 0 <= a < b = a + delta (delta passed exactly), on
+// the host. The difference without cancellation, however close a and b: with y = 1 + 2x and
+// d = 1 - t, t_b - t_a = delta d_a d_b / 7, so (y_b = y_a + 2 delta)
+//   erfcx(a) - erfcx(b) = (g_a y_b - g_b y_a) / (y_a y_b) = delta (2 g_a - y_a d_a d_b D / 7) / (y_a y_b),
+// where D = (g_b - g_a) / (t_b - t_a), g's divided difference, comes from Horner's scheme at t_a
+// over Horner's at t_b (which gives g_b); the bracket's second term is at most a few tenths of
+// the first. 1 / y as 0.5 / (x + 0.5), which stays finite up to x = inf (delta / y_b <= 1/2).
+// (The GPU, with CUDA's erfcx, integrates the difference where it cancels instead.)
+struct ErfcxPair {
+    double sum, difference;
+};
+inline ErfcxPair erfcx_pair(double a, double b, double delta) {
+    const ErfcxVariable va = erfcx_variable(a), vb = erfcx_variable(b);
+    const double ga = erfcx_g(va.t);
+    double gb = kErfcxG[25], slope = 0.0;
+    HPCML_UNROLL(25)
+    for (int k = 24; k >= 0; --k) {
+        slope = fma(slope, va.t, gb);
+        gb = fma(gb, vb.t, kErfcxG[k]);
+    }
+    const double inv_ya = 0.5 / (a + 0.5), inv_yb = 0.5 / (b + 0.5);
+    return {fma(ga, inv_ya, gb * inv_yb), delta * inv_yb * (2.0 * ga - va.yd * vb.d * slope * (1.0 / 7.0)) * inv_ya};
 }
 
 // c ? a : b. On the host as bit operations: for a select between two arguments of one call
@@ -82,8 +141,8 @@ HPCML_HD inline double select_exact(bool c, double a, double b) {
     return c ? a : b;
 #else
     const std::uint64_t mask = 0 - static_cast<std::uint64_t>(c);
-    return __builtin_bit_cast(double, (__builtin_bit_cast(std::uint64_t, a) & mask) |
-                                          (__builtin_bit_cast(std::uint64_t, b) & ~mask));
+    return __builtin_bit_cast(
+        double, (__builtin_bit_cast(std::uint64_t, a) & mask) | (__builtin_bit_cast(std::uint64_t, b) & ~mask));
 #endif
 }
 
@@ -109,9 +168,10 @@ HPCML_HD inline double erfcx_slope(double s) {
 }
 
 // erfcx(a) - erfcx(a + delta) for a >= 0, delta > 0 (delta passed exactly, not as b - a), where
-// delta <= a / 2: there the plain difference cancels (the upper tail of the cdf far right of the
-// mean, where (a + delta) / a = (x / mu + 1) / (x / mu - 1)), so it is the integral of -erfcx'
-// over [a, a + delta] by 8-point Gauss-Legendre.
+// delta <= a / 2: there the plain difference of CUDA's erfcx cancels (the upper tail of the cdf far
+// right of the mean, where (a + delta) / a = (x / mu + 1) / (x / mu - 1)), so the GPU takes the
+// integral of -erfcx' over [a, a + delta] by 8-point Gauss-Legendre. (The host, whose erfcx is a
+// polynomial, has the difference directly: erfcx_pair. The tests compare the two.)
 HPCML_HD inline bool erfcx_difference_cancels(double a, double delta) { return delta <= 0.5 * a; }
 // 8-point Gauss-Legendre on [-1, 1]: nodes -+node(k), weight(k), k < 4. Selects, not tables: a
 // table indexed in a loop the GPU compiler keeps rolled lands in local memory.
@@ -179,7 +239,7 @@ struct Tail {
     T small;
     bool lower;
     T half_bracket, half_square;  // small = half_bracket e^{-half_square}
-    T finished;                   // 1, or NaN where TailPass::Common leaves the element to a second pass
+    T finished;                   // 1, or NaN where the GPU's TailPass::Common leaves it to a second pass
     HPCML_HD T log_small() const { return log(half_bracket) - half_square; }
 };
 
@@ -196,17 +256,10 @@ HPCML_HD inline TailArguments tail_arguments(double x, double mu, double lam) {
             Constants<double>::sqrt2 * r};
 }
 
-// The erfcx difference of the upper side far right of the mean (x >= 5 mu, where delta <= a / 2), where it
-// cancels: by quadrature, 30 times the cost of the rest.
-HPCML_HD inline double tail_quadrature(double x, double mu, double lam) {
-    const TailArguments g = tail_arguments(x, mu, lam);
-    return erfcx_difference(g.a, g.delta);
-}
-
-// How the tail gets that difference: Branch, computed where needed (GPU, scalar calls); for the
-// CPU's two passes, Common (without branches, vectorised; NaN there, in every output, by a product
-// since GCC vectorises no select between two masks), then Given (the caller's, computed in a
-// vectorised loop of tail_quadrature over just those elements).
+// How the GPU's tail gets the upper side's difference where it cancels (x >= 5 mu): Branch, its
+// quadrature computed where needed; for the GPU's two passes, Common (every element; NaN there),
+// then Given (the caller's quadrature, spread over a warp's lanes). On the host every pass is
+// complete: erfcx_pair's difference does not cancel.
 enum class TailPass { Branch, Common, Given };
 
 template <TailPass Pass = TailPass::Branch>
@@ -215,6 +268,9 @@ HPCML_HD inline Tail<double> tail(double x, double mu, double lam, double quadra
     Tail<double> t;
     t.lower = g.z1 < 0;
     t.finished = 1.0;
+    t.half_square = 0.5 * g.z1 * g.z1;
+    const double scale = exp(-t.half_square);  // first: the CPU's vector exp is a call, which spills what is live
+#if defined(__CUDA_ARCH__)
     const double ea = erfcx_nonnegative(g.a), eb = erfcx_nonnegative(g.b);
     const bool cancels = !t.lower && erfcx_difference_cancels(g.a, g.delta);
     double bracket = t.lower ? ea + eb : ea - eb;
@@ -226,9 +282,13 @@ HPCML_HD inline Tail<double> tail(double x, double mu, double lam, double quadra
     } else {
         if (cancels) bracket = quadrature;
     }
+#else
+    (void)quadrature;  // the host's difference does not cancel: every pass is complete
+    const ErfcxPair e = erfcx_pair(g.a, g.b, g.delta);
+    const double bracket = select_exact(t.lower, e.sum, e.difference);  // no branch for GCC to thread
+#endif
     t.half_bracket = 0.5 * bracket;
-    t.half_square = 0.5 * g.z1 * g.z1;
-    t.small = t.half_bracket * exp(-t.half_square);
+    t.small = t.half_bracket * scale;
     return t;
 }
 

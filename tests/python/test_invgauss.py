@@ -75,10 +75,10 @@ def test_accuracy_against_mpmath_reference(backend):
 
 
 def test_accuracy_holds_in_long_arrays_of_mixed_elements():
-    # The CPU evaluates the cdf family in blocks of 32768 elements, vectorised, leaving the far
-    # upper tail (x beyond ~3 mu) to a second pass that gathers those elements 256 at a time:
-    # 50 shuffled copies of the reference table (41 400 elements, ~10 000 of them in that tail,
-    # per-element parameters) cross every block and buffer boundary, at the same bounds.
+    # The CPU evaluates the cdf family in blocks of 32768 elements, vectorised: 50 shuffled copies
+    # of the reference table (41 400 elements, ~10 000 of them in the far upper tail, where the
+    # GPU takes a second pass; per-element parameters) cross every block boundary and every
+    # vector's lanes, at the same bounds.
     rows = list(csv.DictReader(REFERENCE.open()))
     order = np.random.default_rng(0).permutation(np.tile(np.arange(len(rows)), 50))
     column = lambda key: np.array([float(r[key]) for r in rows])[order]  # noqa: E731
@@ -329,3 +329,11 @@ def test_evaluate_reads_the_library_table():
                                       getattr(ig, name)(*args, backend="cpu"))
     with pytest.raises(ValueError, match="function: expected pdf"):
         ig.evaluate("hazard", x, 1.0, 3.0)
+
+
+def test_the_cpu_erfcx_table_is_the_fit():
+    # kernels/invgauss/math.hpp's kErfcxG is what bench/fit_erfcx.py computes from mpmath.
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "bench"))
+    import fit_erfcx
+    assert fit_erfcx.table_in_header() == [float(c) for c in fit_erfcx.coefficients()]
