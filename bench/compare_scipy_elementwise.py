@@ -2,8 +2,8 @@
 """CPU comparison: the inverse Gaussian's cdf, sf, logcdf, logsf (1e7 elements) and ppf (1e6)
 in SciPy and in hpcml, in one run, alternating rounds, medians.
 
-x is drawn from the distribution itself (IG(1, 1): 0.99% of the elements lie at or beyond 5 mu,
-where the upper tail needs hpcml's quadrature), the probabilities of ppf uniformly. Each result
+x is drawn from the distribution itself (IG(1, 1); 0.99% of the elements lie at or beyond 5 mu,
+where the upper tail's erfcx difference would cancel), the probabilities of ppf uniformly. Each result
 is checked against SciPy's before it is timed (where SciPy is accurate: relative 1e-9 where its
 value exceeds 1e-300, to hpcml's own accuracy tests for the rest). The floor of each vectorised
 function is its instruction count per element, read from the build's machine code at 4
