@@ -153,7 +153,7 @@ HPCML_HD inline double select_exact(bool c, double a, double b) {
 // as the ratio of its convergents A_k / B_k, by their forward recurrence scaled by s^-k:
 // A_k = A_{k-1} + (k / 2s^2) A_{k-2}, positive terms (no cancellation), B_60 < 1e23 for s >= 2:
 // multiply-adds and one division, where the backward evaluation divides 60 times (3x the time).
-// Both forms computed and one selected, without branches, so that the CPU's loops vectorise.
+// Both forms computed and one selected, without branches (a warp's lanes do not diverge).
 HPCML_HD inline double erfcx_slope(double s) {
     const double direct = 2.0 * Constants<double>::inv_sqrt_pi - 2.0 * s * erfcx_nonnegative(s);
     const double h = 0.5 / (s * s);
