@@ -2,7 +2,9 @@
 // against long double, and the difference against the quadrature the GPU takes where it cancels.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <vector>
 
