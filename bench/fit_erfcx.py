@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""The coefficients of the CPU's erfcx (kernels/invgauss/math.hpp, kErfcxG), from mpmath.
+"""The coefficients of the CPU's erfcx (kernels/invgauss/erfcx_cpu.hpp, kErfcxG), from mpmath.
 
 erfcx(x) = exp(x^2) erfc(x) = g(t) / (1 + 2x) with t = (x - K) / (x + K), K = 3.5, which maps
 x in [0, inf] onto t in [-1, 1]; g = erfcx(x) (1 + 2x) is smooth and flat there (from 1 to
 2 / sqrt pi). g's Chebyshev series, from its values at the Chebyshev nodes at 50 digits, is cut
 below --cut (the next terms are below it), then written in powers of t: those coefficients sum to
 1.8 in magnitude, so evaluating them in double does not cancel. Prints the C++ table; --check
-compares it with the one in math.hpp (the test suite's check that the table is this script's).
+compares it with the one in erfcx_cpu.hpp (the test suite's check that the table is this script's).
 """
 
 import argparse
@@ -17,7 +17,7 @@ import sys
 import mpmath as mp
 
 K = mp.mpf("3.5")
-HEADER = pathlib.Path(__file__).parents[1] / "kernels" / "invgauss" / "math.hpp"
+HEADER = pathlib.Path(__file__).parents[1] / "kernels" / "invgauss" / "erfcx_cpu.hpp"
 
 
 def g(t):
@@ -58,14 +58,14 @@ def table_in_header(path=HEADER):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--check", action="store_true", help="exit 1 unless math.hpp's table is this one")
+    parser.add_argument("--check", action="store_true", help="exit 1 unless erfcx_cpu.hpp's table is this one")
     args = parser.parse_args()
     powers = [float(c) for c in coefficients()]
     if args.check:
         header = table_in_header()
         if header != powers:
-            sys.exit(f"fit_erfcx: math.hpp's kErfcxG ({len(header)} values) differs from the fit ({len(powers)})")
-        print(f"fit_erfcx: math.hpp's kErfcxG is the fit ({len(powers)} coefficients)")
+            sys.exit(f"fit_erfcx: erfcx_cpu.hpp's kErfcxG ({len(header)} values) differs from the fit ({len(powers)})")
+        print(f"fit_erfcx: erfcx_cpu.hpp's kErfcxG is the fit ({len(powers)} coefficients)")
         return
     print(f"inline constexpr double kErfcxG[{len(powers)}] = {{")
     for i in range(0, len(powers), 2):

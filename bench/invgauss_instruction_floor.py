@@ -8,7 +8,7 @@ instructions of that function's fast path (its entry to its first ret, from libm
 element. At the core's issue rate (--per-cycle, default 4 instructions per cycle), clock (from
 /proc/cpuinfo unless --ghz) and core count, that is the time floor of 1e7 elements, which
 bench/compare_scipy_elementwise.py's measured times are set against. (The cdf family is one loop:
-its erfcx and erfcx difference are polynomials, math.hpp's erfcx_pair, with no far-tail pass.)
+its erfcx and erfcx difference are polynomials, erfcx_cpu.hpp's erfcx_pair, with no far-tail pass.)
 """
 
 import argparse

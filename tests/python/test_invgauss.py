@@ -332,7 +332,7 @@ def test_evaluate_reads_the_library_table():
 
 
 def test_the_cpu_erfcx_table_is_the_fit():
-    # kernels/invgauss/math.hpp's kErfcxG is what bench/fit_erfcx.py computes from mpmath.
+    # kernels/invgauss/erfcx_cpu.hpp's kErfcxG is what bench/fit_erfcx.py computes from mpmath.
     import sys
     sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "bench"))
     import fit_erfcx
