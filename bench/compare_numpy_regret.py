@@ -10,7 +10,8 @@ seed does; its time for the batch is measured on --numpy-games games and scaled,
 
 NumPy runs at its full speed (peers.py removes OpenBLAS's CPU-type overrides before NumPy loads).
 The floor of hpcml's large game is its one pass over A per iteration at the machine's stream
-bandwidth (peers.stream_bandwidth, measured in every round).
+bandwidth (peers.stream_bandwidth), measured right after hpcml in every round: the fraction of
+the floor is taken round by round, so that a drift of the bandwidth between rounds cancels.
 """
 
 import peers  # first: NumPy at its full speed
@@ -56,13 +57,15 @@ def main():
                              "stream": lambda: bandwidths.append(peers.stream_bandwidth())}, args.rounds)
     t_np, t_hp = statistics.median(times["numpy"]), statistics.median(times["hpcml"])
     bandwidth = statistics.median(bandwidths)
-    floor = 4.0 * n1 * n2 * args.iterations / bandwidth
+    bytes_over_a = 4.0 * n1 * n2 * args.iterations
+    fractions = [bytes_over_a / b / t for b, t in zip(bandwidths, times["hpcml"])]
     print(f"one {n1} x {n2} game, {args.iterations} iterations (seed variant), median of {args.rounds} alternating "
           f"rounds; strategies agree:")
     print(f"  numpy transcription {t_np:8.3f} s   hpcml cpu {t_hp:8.3f} s   hpcml {t_np / t_hp:5.2f}x numpy   "
-          f"(hpcml {4.0 * n1 * n2 * args.iterations / t_hp / 1e9:.1f} GB/s over A, one pass per iteration:"
-          f" {floor / t_hp:.2f} of the floor at the {bandwidth / 1e9:.1f} GB/s stream bandwidth, the rounds' "
-          f"median; stream {min(bandwidths) / 1e9:.1f}-{max(bandwidths) / 1e9:.1f} GB/s; "
+          f"(hpcml {bytes_over_a / t_hp / 1e9:.1f} GB/s over A, one pass per iteration:"
+          f" {statistics.median(fractions):.2f} of the floor, the median of the rounds' "
+          f"{min(fractions):.2f}-{max(fractions):.2f}; stream {min(bandwidths) / 1e9:.1f}-"
+          f"{max(bandwidths) / 1e9:.1f} GB/s, median {bandwidth / 1e9:.1f}; "
           f"rounds: numpy {min(times['numpy']):.3f}-{max(times['numpy']):.3f} s, "
           f"hpcml {min(times['hpcml']):.3f}-{max(times['hpcml']):.3f} s)")
     if args.batch == 0:

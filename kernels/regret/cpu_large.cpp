@@ -3,12 +3,14 @@
 // games of at most 64 actions): both players' utilities from one load of each element of A,
 // with fused multiply-adds in double.
 //
-// Per 4 columns of 8 rows (AVX2): 8 loads of 4 floats, 8 conversions to double, 8 FMAs into the
-// rows' dot products (A y) and 8 into the columns' (x^T A), one load, add and store of the
-// column partial, one load of y: 36 instructions per 32 elements of A, 128 bytes, so a core at
-// 3 instructions per cycle keeps up with ~10 bytes per cycle; the pass is meant to run at
-// memory bandwidth (bench_regret's floor_fraction). Sums are in a fixed order that depends on
-// the game's shape only (lanes by column mod 4, rows in eights), never on threads.
+// Per 4 columns of 8 rows (AVX2): 8 conversions to double with their loads, 8 FMAs into the
+// rows' dot products (A y) and 8 into the columns' (x^T A), one load of y, one load, two adds and
+// a store of the column partial: 30 instructions per 32 elements of A (128 bytes). The 16 FMAs
+// bound it: two per cycle make 16 bytes per cycle and core, and one core sums a tile in L2 at
+// about 43 GB/s here (Zen 4), above a core's share of memory bandwidth, so the pass is meant to
+// run at memory bandwidth (bench_regret's cpu_bandwidth_fraction). Sums are in a fixed order
+// that depends on the game's shape only (lanes by column mod 4, rows in eights, even and odd
+// rows' column sums apart), never on threads.
 #include <algorithm>
 #include <cmath>
 
@@ -30,30 +32,39 @@ namespace {
 // the rows into L1-sized pieces made the hardware prefetcher start over on every piece.
 constexpr std::size_t kRows = 8;
 
-[[gnu::target("avx2,fma")]] void tile_sums_avx2(const Game& g, const double* x, const double* y, std::size_t i0,
-                                                std::size_t i1, std::size_t j0, std::size_t j1, double* u1_part,
-                                                double* u2_part) {
+// The rows' weights are memory operands of their FMAs, so that the eight row accumulators keep
+// their registers (16 ymm in AVX2: a spilled accumulator put a store and a load into its chain
+// and cost 30% in cache); the column sum runs as two chains (even and odd rows) for the same
+// reason. Which sums are wanted is a template parameter: no test in the loop.
+template <bool kRowSums, bool kColumnSums>
+[[gnu::target("avx2,fma")]] void sweep_avx2(const Game& g, const double* x, const double* y, std::size_t i0,
+                                            std::size_t i1, std::size_t j0, std::size_t j1, double* u1_part,
+                                            double* u2_part) {
     const std::size_t n2 = g.n2;
     const std::size_t j4 = j0 + (j1 - j0) / 4 * 4;  // columns done 4 at a time
-    if (u2_part) std::fill(u2_part + j0, u2_part + j1, 0.0);
+    if (kColumnSums) std::fill(u2_part + j0, u2_part + j1, 0.0);
     for (std::size_t i = i0; i < i1; i += kRows) {
         const std::size_t rows = std::min(kRows, i1 - i);
         const float* r[kRows];
-        __m256d xs[kRows], acc[kRows];
+        double w[kRows];
+        __m256d weight[kRows], acc[kRows];
         for (std::size_t q = 0; q < kRows; ++q) {
             r[q] = g.A + (i + std::min(q, rows - 1)) * n2;  // rows past i1 repeat the last: their weight is 0
-            xs[q] = _mm256_set1_pd(u2_part && q < rows ? x[i + q] : 0.0);
+            w[q] = kColumnSums && q < rows ? x[i + q] : 0.0;
+            weight[q] = _mm256_set1_pd(w[q]);
             acc[q] = _mm256_setzero_pd();
         }
         for (std::size_t j = j0; j < j4; j += 4) {
-            const __m256d yv = u1_part ? _mm256_loadu_pd(y + j) : _mm256_setzero_pd();
-            __m256d column = _mm256_setzero_pd();
+            const __m256d yv = kRowSums ? _mm256_loadu_pd(y + j) : _mm256_setzero_pd();
+            __m256d column[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
             for (std::size_t q = 0; q < kRows; ++q) {
                 const __m256d a = _mm256_cvtps_pd(_mm_loadu_ps(r[q] + j));
-                acc[q] = _mm256_fmadd_pd(a, yv, acc[q]);
-                column = _mm256_fmadd_pd(a, xs[q], column);
+                if (kRowSums) acc[q] = _mm256_fmadd_pd(a, yv, acc[q]);
+                if (kColumnSums) column[q % 2] = _mm256_fmadd_pd(a, weight[q], column[q % 2]);
             }
-            if (u2_part) _mm256_storeu_pd(u2_part + j, _mm256_add_pd(_mm256_loadu_pd(u2_part + j), column));
+            if (kColumnSums)
+                _mm256_storeu_pd(u2_part + j,
+                                 _mm256_add_pd(_mm256_loadu_pd(u2_part + j), _mm256_add_pd(column[0], column[1])));
         }
         double dots[kRows];
         for (std::size_t q = 0; q < kRows; ++q) {
@@ -65,14 +76,21 @@ constexpr std::size_t kRows = 8;
             double column = 0.0;
             for (std::size_t q = 0; q < kRows; ++q) {
                 const double a = r[q][j];
-                if (u1_part) dots[q] = std::fma(a, y[j], dots[q]);
-                column = std::fma(a, u2_part && q < rows ? x[i + q] : 0.0, column);
+                if (kRowSums) dots[q] = std::fma(a, y[j], dots[q]);
+                column = std::fma(a, w[q], column);
             }
-            if (u2_part) u2_part[j] += column;
+            if (kColumnSums) u2_part[j] += column;
         }
-        if (u1_part)
+        if (kRowSums)
             for (std::size_t q = 0; q < rows; ++q) u1_part[i + q] = dots[q];
     }
+}
+
+void tile_sums_avx2(const Game& g, const double* x, const double* y, std::size_t i0, std::size_t i1, std::size_t j0,
+                    std::size_t j1, double* u1_part, double* u2_part) {
+    if (u1_part && u2_part) sweep_avx2<true, true>(g, x, y, i0, i1, j0, j1, u1_part, u2_part);
+    if (u1_part && !u2_part) sweep_avx2<true, false>(g, x, y, i0, i1, j0, j1, u1_part, u2_part);
+    if (!u1_part && u2_part) sweep_avx2<false, true>(g, x, y, i0, i1, j0, j1, u1_part, u2_part);
 }
 #endif
 
