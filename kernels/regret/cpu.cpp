@@ -162,14 +162,16 @@ private:
         }
     }
 
-    // out[k] = sign * sum_p partials[p][k], p ascending, for k in [begin, min(end, n)).
+    // out[k] = sign * sum_p partials[p][k], p ascending, for k in [begin, min(end, n)): partial by
+    // partial, so that the additions run across k in vectors (summing each k's partials in turn
+    // was a chain of dependent additions, 1.5% of a large game's time).
     static void finish(const double* partials, std::size_t count, std::size_t n, double sign, double* out,
                        std::size_t begin, std::size_t end) {
-        for (std::size_t k = begin; k < std::min(n, end); ++k) {
-            double acc = partials[k];
-            for (std::size_t p = 1; p < count; ++p) acc += partials[p * n + k];
-            out[k] = sign * acc;
-        }
+        end = std::min(n, end);
+        std::copy(partials + begin, partials + end, out + begin);
+        for (std::size_t p = 1; p < count; ++p)
+            for (std::size_t k = begin; k < end; ++k) out[k] += partials[p * n + k];
+        for (std::size_t k = begin; k < end; ++k) out[k] *= sign;  // sign is +-1: exact
     }
 
     bool single_tile() const { return !large_ && blocks_ * strips_ == 1; }
