@@ -10,8 +10,10 @@ seed does; its time for the batch is measured on --numpy-games games and scaled,
 
 NumPy runs at its full speed (peers.py removes OpenBLAS's CPU-type overrides before NumPy loads).
 The floor of hpcml's large game is its one pass over A per iteration at the machine's stream
-bandwidth (peers.stream_bandwidth), measured right after hpcml in every round: the fraction of
-the floor is taken round by round, so that a drift of the bandwidth between rounds cancels.
+bandwidth (peers.stream_bandwidth), measured right before and right after hpcml in every round:
+the fraction of the floor is taken round by round against the mean of the two, over the rounds
+in which they agree within 10% (this machine kind's memory switches between two speeds within
+seconds; a round that spans a switch has no one floor).
 """
 
 import peers  # first: NumPy at its full speed
@@ -51,21 +53,23 @@ def main():
     (x_np, _, _), s = run_numpy(), run_hpcml()
     assert np.allclose(s.row_strategy, x_np, atol=1e-5), "hpcml's seed variant differs from the transcription"
     print(peers.header())
-    # This VM's memory bandwidth drifts (37-62 GB/s in one hour): it is measured in every round.
-    bandwidths = []
-    times = peers.alternate({"numpy": run_numpy, "hpcml": run_hpcml,
-                             "stream": lambda: bandwidths.append(peers.stream_bandwidth())}, args.rounds)
+    # This VM's memory bandwidth drifts (37-62 GB/s in one hour): it is measured around every round.
+    before, after = [], []
+    times = peers.alternate({"stream before": lambda: before.append(peers.stream_bandwidth()), "hpcml": run_hpcml,
+                             "stream after": lambda: after.append(peers.stream_bandwidth()), "numpy": run_numpy},
+                            args.rounds)
     t_np, t_hp = statistics.median(times["numpy"]), statistics.median(times["hpcml"])
-    bandwidth = statistics.median(bandwidths)
     bytes_over_a = 4.0 * n1 * n2 * args.iterations
-    fractions = [bytes_over_a / b / t for b, t in zip(bandwidths, times["hpcml"])]
+    steady = [bytes_over_a / ((b + a) / 2) / t for b, a, t in zip(before, after, times["hpcml"])
+              if max(b, a) <= 1.1 * min(b, a)]
+    fraction = (f"{statistics.median(steady):.2f} of the floor, the median of {len(steady)} rounds' "
+                f"{min(steady):.2f}-{max(steady):.2f}" if steady else "no round with a steady stream bandwidth")
+    streams = before + after
     print(f"one {n1} x {n2} game, {args.iterations} iterations (seed variant), median of {args.rounds} alternating "
           f"rounds; strategies agree:")
     print(f"  numpy transcription {t_np:8.3f} s   hpcml cpu {t_hp:8.3f} s   hpcml {t_np / t_hp:5.2f}x numpy   "
-          f"(hpcml {bytes_over_a / t_hp / 1e9:.1f} GB/s over A, one pass per iteration:"
-          f" {statistics.median(fractions):.2f} of the floor, the median of the rounds' "
-          f"{min(fractions):.2f}-{max(fractions):.2f}; stream {min(bandwidths) / 1e9:.1f}-"
-          f"{max(bandwidths) / 1e9:.1f} GB/s, median {bandwidth / 1e9:.1f}; "
+          f"(hpcml {bytes_over_a / t_hp / 1e9:.1f} GB/s over A, one pass per iteration: {fraction}; "
+          f"stream {min(streams) / 1e9:.1f}-{max(streams) / 1e9:.1f} GB/s; "
           f"rounds: numpy {min(times['numpy']):.3f}-{max(times['numpy']):.3f} s, "
           f"hpcml {min(times['hpcml']):.3f}-{max(times['hpcml']):.3f} s)")
     if args.batch == 0:
