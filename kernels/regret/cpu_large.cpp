@@ -5,12 +5,11 @@
 //
 // Per 4 columns of 8 rows (AVX2): 8 conversions to double with their loads, 8 FMAs into the
 // rows' dot products (A y) and 8 into the columns' (x^T A), one load of y, one load, two adds and
-// a store of the column partial: 30 instructions per 32 elements of A (128 bytes). The 16 FMAs
-// bound it: two per cycle make 16 bytes per cycle and core, and one core sums a tile in L2 at
-// about 43 GB/s here (Zen 4), above a core's share of memory bandwidth, so the pass is meant to
-// run at memory bandwidth (bench_regret's cpu_bandwidth_fraction). Sums are in a fixed order
-// that depends on the game's shape only (lanes by column mod 4, rows in eights, even and odd
-// rows' column sums apart), never on threads.
+// a store of the column partial, two prefetches: 41 instructions per 32 elements of A (128
+// bytes) as GCC 12 compiles it. The 16 FMAs bound it: two per cycle make 16 bytes per cycle and core, and one core sums
+// a tile in L2 at about 43 GB/s here (Zen 4), above a core's share of memory bandwidth, so the pass is meant to run at
+// memory bandwidth (bench_regret's cpu_bandwidth_fraction). Sums are in a fixed order that depends on the game's shape
+// only (lanes by column mod 4, rows in eights, even and odd rows' column sums apart), never on threads.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -39,10 +38,11 @@ constexpr std::size_t kRows = 8;
 // 0.85 with this (54 GB/s); 1, 4 and 8 KiB ahead, or into L1, gained less or lost.
 constexpr std::size_t kPrefetchBytes = 2048;
 
-// The rows' weights are memory operands of their FMAs, so that the eight row accumulators keep
-// their registers (16 ymm in AVX2: a spilled accumulator put a store and a load into its chain
-// and cost 30% in cache); the column sum runs as two chains (even and odd rows) for the same
-// reason. Which sums are wanted is a template parameter: no test in the loop.
+// Written so that the eight row accumulators keep their registers (AVX2 has 16 ymm; GCC reads
+// most of the rows' weights from memory inside their FMAs instead): when an accumulator was
+// spilled, its chain went through a store and a load every step, 30% slower in cache. Which sums
+// are wanted is a template parameter, with no test in the loop; the column sum runs as two
+// chains (even and odd rows), halving its chain of dependent FMAs.
 template <bool kRowSums, bool kColumnSums>
 [[gnu::target("avx2,fma")]] void sweep_avx2(const Game& g, const double* x, const double* y, std::size_t i0,
                                             std::size_t i1, std::size_t j0, std::size_t j1, double* u1_part,
