@@ -20,7 +20,6 @@ import peers  # first: NumPy and SciPy at their full speed
 import numpy as np
 from scipy import stats
 
-import hpcml
 from hpcml import invgauss as ig
 
 

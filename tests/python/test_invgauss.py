@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import hpcml
 from backends import BACKENDS, needs_cuda
 from hpcml import invgauss as ig
 
