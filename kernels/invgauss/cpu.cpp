@@ -84,15 +84,23 @@ double tv_sum(const Standardized& s, const Grid& grid, const double* phi) {
 // -fno-math-errno -fno-trapping-math (which change no value), the branches of math.hpp become
 // selects. Clones for AVX-512, AVX2 + FMA and the baseline (SSE2), chosen at load time; flatten
 // inlines the whole formula, without which GCC calls the larger ones out of the loop, scalar.
+//
+// Clang has no vector exp or log to call here: it leaves the loops scalar, and the pragma would
+// only make it warn that it could not vectorise them.
+#if defined(__clang__)
+#define HPCML_SIMD_LOOP
+#else
+#define HPCML_SIMD_LOOP _Pragma("omp simd")
+#endif
 template <class T, class Fn>
 HPCML_AVX512_CLONES [[gnu::flatten]] void evaluate_loop(Fn fn, const Elementwise<T>& e, std::size_t begin,
                                                         std::size_t end) {
     if (e.mu_step == 0 && e.lam_step == 0) {
         const T m = e.mu[0], l = e.lam[0];
-#pragma omp simd
+        HPCML_SIMD_LOOP
         for (std::size_t i = begin; i < end; ++i) e.out[i] = fn(e.x[i], m, l);
     } else {
-#pragma omp simd
+        HPCML_SIMD_LOOP
         for (std::size_t i = begin; i < end; ++i) e.out[i] = fn(e.x[i], e.mu[i * e.mu_step], e.lam[i * e.lam_step]);
     }
 }
