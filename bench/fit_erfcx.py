@@ -56,11 +56,16 @@ def table_in_header(path=HEADER):
     return [float(v) for v in re.findall(r"[-+0-9.e]+", body)]
 
 
+def fit():
+    """The table as doubles."""
+    return [float(c) for c in coefficients()]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="exit 1 unless erfcx_cpu.hpp's table is this one")
     args = parser.parse_args()
-    powers = [float(c) for c in coefficients()]
+    powers = fit()
     if args.check:
         header = table_in_header()
         if header != powers:
