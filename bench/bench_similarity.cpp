@@ -71,7 +71,7 @@ double instruction_floor(const hpcml::Context& context) {
     }
     if (mhz.empty()) return 0.0;
     const double count = cores.empty() ? std::thread::hardware_concurrency() : static_cast<double>(cores.size());
-    const std::string_view kernel = hpcml::similarity_cpu_kernel();
+    const std::string_view kernel = hpcml::cpu_kernel();
     const double per_cycle = kernel == "avx512" ? 16.0 : kernel == "avx2" ? 8.0 : 4.0;
     return per_cycle * count * std::stod(mhz) * 1e6;
 }
@@ -235,8 +235,7 @@ void print_symmetry(const RunResult& fused, const std::vector<RunResult>& result
         std::fprintf(hpcml::bench::summary_out(), "; fused without symmetry (y a copy of x) %.4g s: symmetry %.2fx",
                      plain->seconds, plain->seconds / fused.seconds);
     if (fused.name.find("/cpu/") != std::string::npos)
-        std::fprintf(hpcml::bench::summary_out(), "; CPU kernel %s",
-                     std::string(hpcml::similarity_cpu_kernel()).c_str());
+        std::fprintf(hpcml::bench::summary_out(), "; CPU kernel %s", std::string(hpcml::cpu_kernel()).c_str());
     std::fprintf(hpcml::bench::summary_out(), "\n");
 }
 

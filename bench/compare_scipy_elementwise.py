@@ -6,7 +6,8 @@ x is drawn from the distribution itself (IG(1, 1); 0.99% of the elements lie at 
 where the upper tail's erfcx difference would cancel), the probabilities of ppf uniformly. Each result
 is checked against SciPy's before it is timed (where SciPy is accurate: relative 1e-9 where its
 value exceeds 1e-300, to hpcml's own accuracy tests for the rest). The floor of each vectorised
-function is its instruction count per element, read from the build's machine code at 4
+function is its instruction count per element, read from the build's machine code (the instance
+of hpcml.cpu_kernel()'s level, which HPCML_CPU_KERNEL=avx2 caps) at 4
 instructions per cycle (bench/invgauss_instruction_floor.py). SciPy runs at its full speed
 (peers.py removes OpenBLAS's CPU-type overrides before NumPy loads).
 """
@@ -19,8 +20,9 @@ import peers  # first: NumPy at its full speed
 import numpy as np
 from scipy import stats
 
+import hpcml
 from hpcml import invgauss as ig
-from invgauss_instruction_floor import DEFAULT_LIBMVEC, DEFAULT_OBJECT, floor_seconds
+from invgauss_instruction_floor import DEFAULT_LIBMVEC, DEFAULT_OBJECT, LEVELS, floor_seconds
 
 FUNCTIONS = ["cdf", "sf", "logcdf", "logsf", "ppf"]
 
@@ -45,9 +47,11 @@ def main():
     p = rng.random(int(args.ppf_elements))
     print(peers.header())
     print(f"IG(mu=1, lambda=1); {args.rounds} alternating rounds, medians")
-    floors = {}
-    if os.path.exists(args.object) and os.path.exists(DEFAULT_LIBMVEC):
-        floors = floor_seconds(args.object, DEFAULT_LIBMVEC, 1.0)  # per element
+    floors, level = {}, hpcml.cpu_kernel()
+    if level not in LEVELS:
+        print(f"no floors: the {level} instance is not read")
+    elif os.path.exists(args.object) and os.path.exists(DEFAULT_LIBMVEC):
+        floors = floor_seconds(args.object, DEFAULT_LIBMVEC, 1.0, level=level)  # per element
     else:
         print(f"no floors: {args.object} or {DEFAULT_LIBMVEC} missing")
     print("| function | elements | SciPy (s) | hpcml CPU (s) | hpcml / SciPy | ns per element per core |"

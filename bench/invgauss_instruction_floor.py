@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The instruction floor of the CPU's vectorised inverse-Gaussian loops, read from the machine code.
 
-For each function, the AVX-512 clone of its elementwise loop in the build's object file
-(kernels/invgauss/cpu.cpp.o): the instructions of the innermost 8-wide loop (the one storing a
-zmm register to the output), plus, for each call in it to glibc's vector math (libmvec), the
+For each function, the instance of its elementwise loop for one instruction set (--level: the
+AVX-512 or the AVX2 one) in the build's object file (kernels/invgauss/cpu.cpp.o): the
+instructions of the innermost loop that is vectorised at that level's width (the one storing a
+zmm register, 8 doubles, or a ymm register, 4, to the output), plus, for each call in it to glibc's vector math (libmvec), the
 instructions of that function's fast path (its entry to its first ret, from libmvec.a), per
 element. At the core's issue rate (--per-cycle, default 4 instructions per cycle), clock (from
 /proc/cpuinfo unless --ghz) and core count, that is the time floor of 1e7 elements, which
@@ -24,7 +25,10 @@ FUNCTIONS = {  # name: the functor of its vectorised loop
     "logcdf": "ApplyCommon<double, hpcml::detail::invgauss::LogCdfEntry>",
     "logsf": "ApplyCommon<double, hpcml::detail::invgauss::LogSfEntry>",
 }
-LANES = 8  # doubles per zmm register
+LEVELS = {  # hpcml.cpu_kernel()'s name: (its instance in cpu.cpp.o, its vector register, doubles per register)
+    "avx512": ("run_avx512<", "%zmm", 8),
+    "avx2": ("run_avx2<", "%ymm", 4),
+}
 DEFAULT_OBJECT = "build/kernels/CMakeFiles/hpcml.dir/invgauss/cpu.cpp.o"
 DEFAULT_LIBMVEC = "/usr/lib/x86_64-linux-gnu/libmvec.a"
 
@@ -48,14 +52,14 @@ def instructions(text):
     return out
 
 
-def hot_loop(code):
-    """The smallest span closed by a backward jump that stores a zmm register to memory."""
+def hot_loop(code, register):
+    """The smallest span closed by a backward jump that stores a `register` vector to memory."""
     spans = []
     for address, mnemonic, operands, _ in code:
         target = re.match(r"([0-9a-f]+)", operands)
         if mnemonic.startswith("j") and target and int(target.group(1), 16) < address:
             span = [i for i in code if int(target.group(1), 16) <= i[0] <= address]
-            if any(i[1] == "vmovupd" and i[2].startswith("%zmm") and "%rbp" not in i[2] for i in span):
+            if any(i[1] == "vmovupd" and i[2].startswith(register) and "%rbp" not in i[2] for i in span):
                 spans.append(span)
     return min(spans, key=len) if spans else None
 
@@ -80,32 +84,33 @@ def clock_ghz():
     return 0.0
 
 
-def instruction_counts(object_path, libmvec_path):
+def instruction_counts(object_path, libmvec_path, level="avx512"):
     """{loop: (instructions per element, own per element, libmvec calls)}; None where not vectorised."""
+    instance, register, lanes = LEVELS[level]
     functions = re.split(r"\n(?=[0-9a-f]+ <)", disassemble(object_path))
     heads = [(f.split("\n", 1)[0], f) for f in functions]
     libmvec = subprocess.run(["objdump", "-d", "--no-show-raw-insn", libmvec_path], capture_output=True,
                              text=True, check=True).stdout
     counts = {}
     for name, functor in FUNCTIONS.items():
-        matches = [f for head, f in heads if "evaluate_loop<double" in head and "arch_x86_64_v4]" in head
+        matches = [f for head, f in heads if instance in head and "evaluate_loop<double" in head
                    and re.search(re.escape(functor) + r" ?>", head)]
-        loop = hot_loop(instructions(matches[0])) if matches else None
+        loop = hot_loop(instructions(matches[0]), register) if matches else None
         if loop is None:
             counts[name] = None
             continue
         calls = [i[3] for i in loop if i[1] == "call" and i[3]]
         vector_calls = [c for c in calls if c.startswith("_ZGV")]
-        own = (len(loop) - len(calls)) / LANES
-        total = own + sum(fast_path_length(libmvec, c) for c in vector_calls) / LANES
+        own = (len(loop) - len(calls)) / lanes
+        total = own + sum(fast_path_length(libmvec, c) for c in vector_calls) / lanes
         counts[name] = (total, own, vector_calls)
     return counts
 
 
-def floor_seconds(object_path, libmvec_path, elements, per_cycle=4.0, ghz=0.0):
+def floor_seconds(object_path, libmvec_path, elements, per_cycle=4.0, ghz=0.0, level="avx512"):
     """{function: the floor of `elements` elements, in seconds}."""
     ghz = ghz or clock_ghz()
-    counts = instruction_counts(object_path, libmvec_path)
+    counts = instruction_counts(object_path, libmvec_path, level)
     rate = per_cycle * ghz * 1e9 * os.cpu_count()
     floors = {}
     for name, count in counts.items():
@@ -118,31 +123,36 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--object", default=DEFAULT_OBJECT)
     parser.add_argument("--libmvec", default=DEFAULT_LIBMVEC)
+    parser.add_argument("--level", choices=[*LEVELS, "all"], default="all", help="the instance(s) to read")
     parser.add_argument("--per-cycle", type=float, default=4.0, help="instructions issued per cycle per core")
     parser.add_argument("--ghz", type=float, default=0.0, help="clock (default: /proc/cpuinfo's)")
     parser.add_argument("--require-vectorised", action="store_true",
-                        help="exit 1 where a loop is not vectorised 8-wide (the test suite's check)")
+                        help="exit 1 where a loop is not vectorised at its level's width (the test suite's check)")
     args = parser.parse_args()
     for path in (args.object, args.libmvec):
         if not os.path.exists(path):
             sys.exit(f"invgauss_instruction_floor: {path} not found (build first; libmvec.a is libc6-dev's)")
     ghz = args.ghz or clock_ghz()
     rate = args.per_cycle * ghz * 1e9 * os.cpu_count()
-    print(f"AVX-512 clones; {args.per_cycle:g} instructions per cycle at {ghz:.2f} GHz on {os.cpu_count()} cores")
-    print("| loop | instructions per element (loop + libmvec) | libmvec calls per 8 elements | floor of 1e7 elements |")
-    print("|---|---|---|---|")
-    counts = instruction_counts(args.object, args.libmvec)
-    for name, count in counts.items():
-        if count is None:
-            print(f"| {name} | not vectorised 8-wide | | |")
-            continue
-        total, own, calls = count
-        names = ", ".join(f"{calls.count(c)} {c.split('v_')[-1]}" for c in sorted(set(calls)))
-        print(f"| {name} | {total:.0f} ({own:.0f} + {total - own:.0f}) | {names} | {1e7 * total / rate * 1e3:.1f} ms |")
-    scalar = [name for name, count in counts.items() if count is None]
+    scalar = []
+    for level in LEVELS if args.level == "all" else [args.level]:
+        lanes = LEVELS[level][2]
+        print(f"{level} instances; {args.per_cycle:g} instructions per cycle at {ghz:.2f} GHz on {os.cpu_count()} cores")
+        print(f"| loop | instructions per element (loop + libmvec) | libmvec calls per {lanes} elements |"
+              " floor of 1e7 elements |")
+        print("|---|---|---|---|")
+        for name, count in instruction_counts(args.object, args.libmvec, level).items():
+            if count is None:
+                print(f"| {name} | not vectorised {lanes} wide | | |")
+                scalar.append(f"{name} ({level})")
+                continue
+            total, own, calls = count
+            names = ", ".join(f"{calls.count(c)} {c.split('v_')[-1]}" for c in sorted(set(calls)))
+            print(f"| {name} | {total:.0f} ({own:.0f} + {total - own:.0f}) | {names} |"
+                  f" {1e7 * total / rate * 1e3:.1f} ms |")
+        print()
     if args.require_vectorised and scalar:
-        sys.exit(f"invgauss_instruction_floor: not vectorised 8-wide: {', '.join(scalar)}")
-
+        sys.exit(f"invgauss_instruction_floor: not vectorised at their level's width: {', '.join(scalar)}")
 
 if __name__ == "__main__":
     main()

@@ -67,7 +67,8 @@ def header():
                   if line.startswith("model name")), "unknown CPU")
     flags = _cpuinfo()
     isa = "AVX-512" if " avx512f" in flags else "AVX2" if " avx2" in flags else "baseline x86-64 or other"
-    return f"{model}, {isa}, {physical_cores()} cores at {clock_hz() / 1e9:.2f} GHz (nominal); {_provenance()}"
+    cap = f" (HPCML_CPU_KERNEL={os.environ['HPCML_CPU_KERNEL']})" if os.environ.get("HPCML_CPU_KERNEL") else ""
+    return f"{model}, {isa}, hpcml CPU kernel {hpcml.cpu_kernel()}{cap}, {physical_cores()} cores at {clock_hz() / 1e9:.2f} GHz (nominal); {_provenance()}"
 
 
 def gpu_header(device=0):
@@ -118,7 +119,7 @@ def similarity_floor(pair_samples):
     vector instructions per vector of pairs on 4 vector pipes per core, so 16 pair-samples per
     cycle with AVX-512 (where 512-bit instructions run at full width), 8 with AVX2, 4 baseline,
     on every physical core at the clock /proc/cpuinfo gives (bench_similarity's floor_fraction)."""
-    per_cycle = {"avx512": 16, "avx2": 8}.get(hpcml.similarity_cpu_kernel(), 4)
+    per_cycle = {"avx512": 16, "avx2": 8}.get(hpcml.cpu_kernel(), 4)
     rate = per_cycle * physical_cores() * clock_hz()
     return pair_samples / rate if rate else float("nan")
 

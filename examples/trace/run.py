@@ -58,8 +58,11 @@ def main():
     os.makedirs(args.out_dir, exist_ok=True)
     seed_csv, hpcml_csv = os.path.join(args.out_dir, "seed.csv"), os.path.join(args.out_dir, "hpcml.csv")
 
+    # SIGINT restored in the child: a shell's background job (`... &`) starts with it ignored,
+    # which Python inherits, and the seed's loop would then never stop.
     tracer = subprocess.Popen([sys.executable, os.path.join(HERE, "gpu_trace.py"), str(args.device), seed_csv],
-                              stderr=subprocess.PIPE, text=True)
+                              stderr=subprocess.PIPE, text=True,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(1.0)  # pyNVML's import and init
     if tracer.poll() is not None:
         reason = (tracer.stderr.read().strip().splitlines() or ["no message"])[-1]
@@ -69,7 +72,11 @@ def main():
     subprocess.run(workload, shell=True, check=True)
     seed_seconds = time.perf_counter() - start
     tracer.send_signal(signal.SIGINT)  # KeyboardInterrupt: the seed's `with` closes the file
-    tracer.wait(timeout=30)
+    try:
+        tracer.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        tracer.kill()
+        sys.exit("run.py: the seed's trace did not stop within 30 s of SIGINT; killed")
 
     start = time.perf_counter()
     traced = subprocess.run([args.tool, "--device", str(args.device), "--output", hpcml_csv, "--", "sh", "-c", workload],

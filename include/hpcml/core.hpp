@@ -94,6 +94,12 @@ bool cuda_compiled() noexcept;
 // The backends usable now on this machine, Cpu first.
 std::vector<Backend> available_backends();
 
+// The instruction set the CPU backend's kernels use on this machine: "avx512" (x86-64-v4),
+// "avx2" (x86-64-v3: AVX2 with FMA) or "baseline" (x86-64's SSE2, or another CPU). The
+// environment variable HPCML_CPU_KERNEL=avx2 or =baseline caps it, for comparisons (another
+// value makes this and every CPU call raise InvalidArgument naming the variable).
+std::string_view cpu_kernel();
+
 // The library version, "MAJOR.MINOR.PATCH".
 std::string version();
 

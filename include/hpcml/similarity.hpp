@@ -98,12 +98,6 @@ std::array<std::size_t, 2> similarity_output_shape(std::size_t n, std::size_t m,
 // Every entry point checks this itself; a caller can check before it commits to a long job.
 void check_similarity_options(const SimilarityOptions& options, std::size_t samples);
 
-// The instruction set the CPU backend's fused kernel uses on this machine: "avx512" (16 pairs
-// per vector instruction), "avx2" (8) or "baseline" (x86-64's SSE2, or another CPU). The
-// environment variable HPCML_SIMILARITY_CPU_KERNEL=avx2 or =baseline caps the choice (another
-// value makes this and every CPU similarity call raise InvalidArgument naming the variable).
-std::string_view similarity_cpu_kernel();
-
 // Bytes of an n x m output of type `output` (rows packed; Bitmask rows are ceil(m / 8) bytes).
 std::size_t similarity_output_bytes(std::size_t n, std::size_t m, SimilarityOutput output);
 

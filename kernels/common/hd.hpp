@@ -17,15 +17,3 @@
 #else
 #define HPCML_UNROLL(n)
 #endif
-
-// A CPU function compiled twice, for x86-64-v3 (AVX2 with FMA) and for any x86-64, or three
-// times, with x86-64-v4 (AVX-512) first, the loader picking one by the CPU's features (GCC's
-// target_clones). Elsewhere (clang, which does not clone templates; other CPUs; ThreadSanitizer,
-// whose instrumented ifunc resolvers run before its runtime starts) one baseline build.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
-#define HPCML_AVX2_CLONES [[gnu::target_clones("arch=x86-64-v3", "default")]]
-#define HPCML_AVX512_CLONES [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
-#else
-#define HPCML_AVX2_CLONES
-#define HPCML_AVX512_CLONES
-#endif

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "backends.hpp"
+#include "common/cpu_kernel.hpp"
 
 #if HPCML_HAVE_LIBMVEC
 #include <immintrin.h>
@@ -63,14 +64,13 @@ namespace {
 #endif
 
 // The trapezoid sum of |f_Y - phi| for one pair.
-double tv_sum(const Standardized& s, const Grid& grid, const double* phi) {
+double tv_sum(const Standardized& s, const Grid& grid, const double* phi, [[maybe_unused]] CpuKernel level) {
     const std::size_t last = grid.points - 1;
     const double ends =
         0.5 * grid.step *
         (std::fabs(s.pdf_minus_normal(grid.at(0), phi[0])) + std::fabs(s.pdf_minus_normal(grid.at(last), phi[last])));
 #if HPCML_HAVE_LIBMVEC
-    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (avx2) return ends + tv_sum_avx2(s, grid, phi);
+    if (level >= CpuKernel::avx2) return ends + tv_sum_avx2(s, grid, phi);
 #endif
     double sum = 0.0;
     for (std::size_t g = 1; g < last; ++g) sum += std::fabs(s.pdf_minus_normal(grid.at(g), phi[g]));
@@ -82,8 +82,8 @@ double tv_sum(const Standardized& s, const Grid& grid, const double* phi) {
 // One thread's share of an elementwise call, vectorised by the compiler where the function
 // allows: with libmvec's vector exp, log, log1p, expm1 and erfc (declared above) and this file's
 // -fno-math-errno -fno-trapping-math (which change no value), the branches of math.hpp become
-// selects. Clones for AVX-512, AVX2 + FMA and the baseline (SSE2), chosen at load time; flatten
-// inlines the whole formula, without which GCC calls the larger ones out of the loop, scalar.
+// selects. Compiled for each instruction set (run_compiled_for, which inlines the whole formula;
+// otherwise GCC calls the larger ones out of the loop, scalar).
 //
 // Clang has no vector exp or log to call here: it leaves the loops scalar, and the pragma would
 // only make it warn that it could not vectorise them.
@@ -93,16 +93,17 @@ double tv_sum(const Standardized& s, const Grid& grid, const double* phi) {
 #define HPCML_SIMD_LOOP _Pragma("omp simd")
 #endif
 template <class T, class Fn>
-HPCML_AVX512_CLONES [[gnu::flatten]] void evaluate_loop(Fn fn, const Elementwise<T>& e, std::size_t begin,
-                                                        std::size_t end) {
-    if (e.mu_step == 0 && e.lam_step == 0) {
-        const T m = e.mu[0], l = e.lam[0];
-        HPCML_SIMD_LOOP
-        for (std::size_t i = begin; i < end; ++i) e.out[i] = fn(e.x[i], m, l);
-    } else {
-        HPCML_SIMD_LOOP
-        for (std::size_t i = begin; i < end; ++i) e.out[i] = fn(e.x[i], e.mu[i * e.mu_step], e.lam[i * e.lam_step]);
-    }
+void evaluate_loop(Fn fn, const Elementwise<T>& e, std::size_t begin, std::size_t end, CpuKernel level) {
+    run_compiled_for(level, [&] {
+        if (e.mu_step == 0 && e.lam_step == 0) {
+            const T m = e.mu[0], l = e.lam[0];
+            HPCML_SIMD_LOOP
+            for (std::size_t i = begin; i < end; ++i) e.out[i] = fn(e.x[i], m, l);
+        } else {
+            HPCML_SIMD_LOOP
+            for (std::size_t i = begin; i < end; ++i) e.out[i] = fn(e.x[i], e.mu[i * e.mu_step], e.lam[i * e.lam_step]);
+        }
+    });
 }
 
 // A cdf-family entry's vectorised form (math.hpp's TailPass::Common, complete on the host: its
@@ -116,11 +117,11 @@ struct ApplyCommon {
 };
 
 template <class T, class Entry>
-void evaluate_block(Apply<T, Entry> fn, const Elementwise<T>& e, std::size_t begin, std::size_t end) {
+void evaluate_block(Apply<T, Entry> fn, const Elementwise<T>& e, std::size_t begin, std::size_t end, CpuKernel level) {
     if constexpr (requires { Entry::apply_common(0.0, 0.0, 0.0); })
-        evaluate_loop(ApplyCommon<T, Entry>{}, e, begin, end);
+        evaluate_loop(ApplyCommon<T, Entry>{}, e, begin, end, level);
     else
-        evaluate_loop(fn, e, begin, end);
+        evaluate_loop(fn, e, begin, end, level);
 }
 
 template <class T>
@@ -130,9 +131,11 @@ void cpu_evaluate(Function f, const Elementwise<T>& e) {
     // thread, which spares it waking the others (tens of microseconds on a VM).
     const std::size_t block = vectorised(f) ? 32768 : 1024;
     const std::size_t blocks = (e.n + block - 1) / block;
+    const CpuKernel level = cpu_kernel_level();
     with_function<T>(f, [&](auto fn) {
 #pragma omp parallel for schedule(static) if (blocks > 1)
-        for (std::size_t b = 0; b < blocks; ++b) evaluate_block(fn, e, b * block, std::min(e.n, (b + 1) * block));
+        for (std::size_t b = 0; b < blocks; ++b)
+            evaluate_block(fn, e, b * block, std::min(e.n, (b + 1) * block), level);
     });
 }
 
@@ -159,10 +162,11 @@ void cpu_distances_fused(const DistanceProblem& p, MemoryTracker& tracker) {
     }
     const double* phi = normal.data();
     const double* Phi = normal.data() + p.grid.points;
+    const CpuKernel level = cpu_kernel_level();
 #pragma omp parallel for schedule(dynamic)
     for (std::size_t k = 0; k < p.pairs; ++k) {
         const Standardized s(p.mu[k], p.lam[k]);
-        const double tv = p.tv ? tv_sum(s, p.grid, phi) : 0.0;
+        const double tv = p.tv ? tv_sum(s, p.grid, phi, level) : 0.0;
         double ks = 0.0;
         if (p.ks)
             for (std::size_t g = 0; g < p.grid.points; ++g)

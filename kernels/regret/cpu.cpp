@@ -84,13 +84,6 @@ inline void tile_sums(const Game& g, const double* x, const double* y, std::size
     }
 }
 
-// tile_sums compiled for AVX2 and the baseline, for large games; neither contracts to FMA, so
-// both give the same bits (small games call tile_sums inline: no dispatch per call).
-HPCML_AVX2_CLONES void utilities_tile(const Game& g, const double* x, const double* y, std::size_t block,
-                                      std::size_t strip, double* u1_part, double* u2_part) {
-    tile_sums(g, x, y, block, strip, u1_part, u2_part);
-}
-
 // u1 = A y when u1 is non-null and u2 = -(x^T A) when u2 is non-null, by tiles (above).
 class Utilities {
 public:
@@ -127,7 +120,7 @@ public:
                     large_(g_, x, y, block * rows_, std::min(g_.n1, (block + 1) * rows_), strip * kTileColumns,
                            std::min(g_.n2, (strip + 1) * kTileColumns), u1_part, u2_part);
                 } else {
-                    utilities_tile(g_, x, y, block, strip, u1_part, u2_part);
+                    tile_sums(g_, x, y, block, strip, u1_part, u2_part);
                 }
             },
             chunks1 + chunks2,

@@ -18,6 +18,7 @@
 #include <immintrin.h>
 #endif
 
+#include "common/cpu_kernel.hpp"
 #include "cpu_large.hpp"
 
 namespace hpcml::detail::regret {
@@ -109,7 +110,7 @@ void tile_sums_avx2(const Game& g, const double* x, const double* y, std::size_t
 
 LargeTileSums large_tile_sums() {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return tile_sums_avx2;
+    if (cpu_kernel_level() >= CpuKernel::avx2) return tile_sums_avx2;
 #endif
     return nullptr;
 }

@@ -12,8 +12,8 @@ namespace hpcml::detail::regret {
 using LargeTileSums = void (*)(const Game& game, const double* x, const double* y, std::size_t i0, std::size_t i1,
                                std::size_t j0, std::size_t j1, double* u1_part, double* u2_part);
 
-// The kernel for this CPU (AVX2 with FMA), or null where there is none: then the small games'
-// exact tile sums serve large games too.
+// The kernel for hpcml::cpu_kernel()'s instruction set (AVX2 with FMA, or AVX-512), or null for
+// the baseline: then the small games' exact tile sums serve large games too.
 LargeTileSums large_tile_sums();
 
 }  // namespace hpcml::detail::regret

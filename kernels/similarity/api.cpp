@@ -233,8 +233,6 @@ RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* si
 
 }  // namespace
 
-std::string_view similarity_cpu_kernel() { return detail::similarity::cpu_fused_kernel(); }
-
 RunStats similarity(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options) {
     return run(x, y, out, nullptr, options);
 }

@@ -51,8 +51,6 @@ struct RegionOutput {
 void cpu_fused(const Problem& problem, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
                const RegionOutput* mirror = nullptr);
 void cpu_naive(const Problem& problem, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker);
-// The instruction set cpu_fused's inner kernel runs on here: "avx512", "avx2" or "baseline".
-std::string_view cpu_fused_kernel();
 
 // Where y is x, the fused method computes S on and above the diagonal only and mirrors the
 // rest, where that pays: with few samples a pair costs less than its mirrored copy, and the

@@ -69,12 +69,10 @@ private:
 
 }  // namespace
 
-std::string_view cpu_fused_kernel() { return block_kernel().name; }
-
 void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
                const RegionOutput* mirror) {
     if (region.rows == 0 || region.cols == 0) return;
-    const auto count_block = block_kernel().count;
+    const BlockKernel count_block = block_kernel();
     constexpr std::size_t kBandBlocks = kBandRows / kBlockRows;
     const std::size_t panels = (region.cols + kPanelCols - 1) / kPanelCols;
     const std::size_t groups = (panels + kGroupPanels - 1) / kGroupPanels;

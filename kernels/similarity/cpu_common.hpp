@@ -27,16 +27,14 @@ constexpr std::size_t kSampleChunk = 256;  // samples per pass over an item (its
 // region waits for all its threads), which small tiles would pay thousands of times.
 constexpr std::size_t kParallelMin = std::size_t{1} << 16;
 
-// The block kernel this CPU runs best, and its name (cpu_count.cpp). HPCML_SIMILARITY_CPU_KERNEL=avx2
-// or baseline caps the choice, for comparisons and so that the tests cover every kernel on one
-// machine. count(x_panel, ypack, samples, threshold, counts, stop_when_dead, seen):
+// The block kernel for hpcml::cpu_kernel()'s instruction set (cpu_count.cpp; HPCML_CPU_KERNEL
+// caps it, so that the tests cover every kernel on one machine): avx512 counts 16 pairs per
+// vector instruction, avx2 8, baseline 4. count(x_panel, ypack, samples, threshold, counts,
+// stop_when_dead, seen):
 // counts[a][b] += #{s < samples : |x_panel[s * 16 + a] - ypack[s * 16 + b]| < t} for a < 4,
 // b < 16; with stop_when_dead (All mode) it returns early once no pair has passed every sample
 // so far (`seen` samples were counted before), and returns whether any pair is still alive.
-struct BlockKernel {
-    bool (*count)(const float*, const float*, std::size_t, float, std::int32_t*, bool, std::int32_t);
-    const char* name;
-};
+using BlockKernel = bool (*)(const float*, const float*, std::size_t, float, std::int32_t*, bool, std::int32_t);
 BlockKernel block_kernel();
 
 template <class T>

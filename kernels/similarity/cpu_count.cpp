@@ -1,12 +1,9 @@
 // The CPU's similarity block kernels, one per instruction set, and the choice among them: a
 // 4 x 16 block of counts over a chunk of samples, from packed panels (cpu.cpp, whose header
 // gives the instruction counts and floors).
-#include <cstdlib>
 #include <cstring>
-#include <string>
-#include <string_view>
 
-#include "common/error.hpp"
+#include "common/cpu_kernel.hpp"
 #include "cpu_common.hpp"
 
 namespace hpcml::detail::similarity::cpu {
@@ -16,7 +13,7 @@ namespace {
 using f4 = float __attribute__((vector_size(16)));
 using i4 = std::int32_t __attribute__((vector_size(16)));
 
-// BlockKernel::count (cpu_common.hpp).
+// BlockKernel (cpu_common.hpp).
 //
 // This one for any CPU, with 16-byte vectors (x86-64's SSE2, Arm's NEON): two rows at a time,
 // so that the 8 accumulators and the panel's 4 vectors fit SSE2's 16 registers. (The AVX2
@@ -159,15 +156,12 @@ using i8 = std::int32_t __attribute__((vector_size(32)));
 }  // namespace
 
 BlockKernel block_kernel() {
-    const char* cap_variable = std::getenv("HPCML_SIMILARITY_CPU_KERNEL");
-    const std::string_view cap = cap_variable && *cap_variable ? cap_variable : "avx512";
-    detail::require(cap == "avx512" || cap == "avx2" || cap == "baseline",
-                    "HPCML_SIMILARITY_CPU_KERNEL: must be avx512, avx2 or baseline, got '" + std::string(cap) + "'");
+    const CpuKernel level = cpu_kernel_level();
 #if defined(__GNUC__) && defined(__x86_64__)
-    if (cap == "avx512" && __builtin_cpu_supports("avx512f")) return {count_block_4x16_avx512, "avx512"};
-    if (cap != "baseline" && __builtin_cpu_supports("avx2")) return {count_block_4x16_avx2, "avx2"};
+    if (level == CpuKernel::avx512) return count_block_4x16_avx512;
+    if (level == CpuKernel::avx2) return count_block_4x16_avx2;
 #endif
-    return {count_block_4x16_baseline, "baseline"};
+    return count_block_4x16_baseline;
 }
 
 }  // namespace hpcml::detail::similarity::cpu

@@ -94,6 +94,11 @@ NB_MODULE(_hpcml, m) {
         "The backends usable now, 'cpu' first, then 'cuda' where a device exists.");
 
     m.def(
+        "cpu_kernel", [] { return std::string(hpcml::cpu_kernel()); },
+        "The instruction set the CPU backend's kernels use here: 'avx512', 'avx2' or 'baseline' "
+        "(HPCML_CPU_KERNEL=avx2 or =baseline in the environment caps it).");
+
+    m.def(
         "cuda_status",
         [] {
             const hpcml::DeviceQuery q = hpcml::query_devices();

@@ -97,10 +97,6 @@ void bind_similarity(nb::module_& m) {
           nb::arg("device"), nb::arg("on_device"), nb::arg("stream"), nb::arg("progress").none(),
           nb::arg("progress_interval"), "Low-level pair list; use hpcml.similarity_pairs.");
     m.def(
-        "similarity_cpu_kernel", [] { return std::string(hpcml::similarity_cpu_kernel()); },
-        "The instruction set the CPU backend's fused similarity kernel uses here: 'avx512', 'avx2' or 'baseline' "
-        "(HPCML_SIMILARITY_CPU_KERNEL=avx2 or =baseline in the environment caps the choice).");
-    m.def(
         "_similarity_layout",
         [](const std::string& mode, const std::string& dtype, std::size_t n, std::size_t m) {
             hpcml::SimilarityOptions o;

@@ -9,3 +9,8 @@ import hpcml
 NO_CUDA = "no usable CUDA device: " + hpcml.cuda_status()["message"].split(". ")[0]  # its first sentence says why
 needs_cuda = pytest.mark.skipif("cuda" not in hpcml.backends(), reason=NO_CUDA)
 BACKENDS = ["cpu", pytest.param("cuda", marks=needs_cuda)]
+
+# The CPU's instruction sets here, best first: hpcml.cpu_kernel() and each lesser one, which the
+# environment variable HPCML_CPU_KERNEL selects (read at each call, so monkeypatch.setenv works).
+LEVELS = ["avx512", "avx2", "baseline"]
+CPU_KERNELS = LEVELS[LEVELS.index(hpcml.cpu_kernel()):]

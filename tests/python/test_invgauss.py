@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from backends import BACKENDS, needs_cuda
+from backends import BACKENDS, CPU_KERNELS, needs_cuda
+import hpcml
 from hpcml import invgauss as ig
 
 mp.mp.dps = 40
@@ -73,11 +74,14 @@ def test_accuracy_against_mpmath_reference(backend):
         assert worst <= bound, f"{name} {dtype} {region}: {worst:.1f} ulps"
 
 
-def test_accuracy_holds_in_long_arrays_of_mixed_elements():
+@pytest.mark.parametrize("kernel", CPU_KERNELS)
+def test_accuracy_holds_in_long_arrays_of_mixed_elements(kernel, monkeypatch):
     # The CPU evaluates the cdf family in blocks of 32768 elements, vectorised: 50 shuffled copies
     # of the reference table (41 400 elements, ~10 000 of them in the far upper tail, where the
     # GPU takes a second pass; per-element parameters) cross every block boundary and every
-    # vector's lanes, at the same bounds.
+    # vector's lanes, at the same bounds, on each instruction set this CPU has.
+    monkeypatch.setenv("HPCML_CPU_KERNEL", kernel)
+    assert hpcml.cpu_kernel() == kernel
     rows = list(csv.DictReader(REFERENCE.open()))
     order = np.random.default_rng(0).permutation(np.tile(np.arange(len(rows)), 50))
     column = lambda key: np.array([float(r[key]) for r in rows])[order]  # noqa: E731

@@ -59,16 +59,16 @@ def test_all_mode_bool_and_bitmask(backend, method):
 
 
 def test_cpu_kernel_is_named_and_every_kernel_agrees(monkeypatch):
-    assert hpcml.similarity_cpu_kernel() in ("avx512", "avx2", "baseline")
+    assert hpcml.cpu_kernel() in ("avx512", "avx2", "baseline")
     # The lesser kernels on this CPU too (the variable is read at each call).
     rng = np.random.default_rng(15)
     x = data(rng, (70, 90))
     for kernel, allowed in (("avx2", ("avx2", "baseline")), ("baseline", ("baseline",))):
-        monkeypatch.setenv("HPCML_SIMILARITY_CPU_KERNEL", kernel)
-        assert hpcml.similarity_cpu_kernel() in allowed
+        monkeypatch.setenv("HPCML_CPU_KERNEL", kernel)
+        assert hpcml.cpu_kernel() in allowed
         np.testing.assert_array_equal(hpcml.similarity(x, backend="cpu"), numpy_counts(x, x))
-    monkeypatch.setenv("HPCML_SIMILARITY_CPU_KERNEL", "sse")
-    with pytest.raises(ValueError, match="HPCML_SIMILARITY_CPU_KERNEL: must be avx512, avx2 or baseline, got 'sse'"):
+    monkeypatch.setenv("HPCML_CPU_KERNEL", "sse")
+    with pytest.raises(ValueError, match="HPCML_CPU_KERNEL: expected avx512, avx2 or baseline, got 'sse'"):
         hpcml.similarity(x, backend="cpu")
 
 

@@ -1,0 +1,43 @@
+// The CPU kernels' instruction set: this CPU's best, capped by HPCML_CPU_KERNEL.
+#include "cpu_kernel.hpp"
+
+#include <hpcml/core.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+
+#include "names.hpp"
+
+namespace hpcml {
+namespace detail {
+
+namespace {
+
+constexpr std::array<Named<CpuKernel>, 3> kCpuKernels{
+    {{CpuKernel::avx512, "avx512"}, {CpuKernel::avx2, "avx2"}, {CpuKernel::baseline, "baseline"}}};
+
+CpuKernel supported() {
+#if defined(__GNUC__) && defined(__x86_64__)
+    if (__builtin_cpu_supports("x86-64-v4")) return CpuKernel::avx512;
+    if (__builtin_cpu_supports("x86-64-v3")) return CpuKernel::avx2;
+#endif
+    return CpuKernel::baseline;
+}
+
+}  // namespace
+
+CpuKernel cpu_kernel_level() {
+    static const CpuKernel best = supported();
+    const char* cap = std::getenv("HPCML_CPU_KERNEL");
+    if (!cap || !*cap) return best;
+    return std::min(best, parse_in(kCpuKernels, cap, "HPCML_CPU_KERNEL"));
+}
+
+std::string_view to_string(CpuKernel level) noexcept { return name_in(kCpuKernels, level); }
+
+}  // namespace detail
+
+std::string_view cpu_kernel() { return detail::to_string(detail::cpu_kernel_level()); }
+
+}  // namespace hpcml
