@@ -3,10 +3,10 @@
 
 For each function, the instance of its elementwise loop for one instruction set (--level: the
 AVX-512 or the AVX2 one) in the build's object file (kernels/invgauss/cpu.cpp.o): the
-instructions of the innermost loop that is vectorised at that level's width (the one storing a
-zmm register, 8 doubles, or a ymm register, 4, to the output), plus, for each call in it to glibc's vector math (libmvec), the
-instructions of that function's fast path (its entry to its first ret, from libmvec.a), per
-element. At the core's issue rate (--per-cycle, default 4 instructions per cycle), clock (from
+instructions of the innermost loop vectorised at that level's width (the one storing a zmm
+register, 8 doubles, or a ymm register, 4, to the output), plus, for each call in it to glibc's
+vector math (libmvec), the instructions of that function's fast path (its entry to its first
+ret, from libmvec.a), per element. At the core's issue rate (--per-cycle, default 4 instructions per cycle), clock (from
 /proc/cpuinfo unless --ghz) and core count, that is the time floor of 1e7 elements, which
 bench/compare_scipy_elementwise.py's measured times are set against. (The cdf family is one loop:
 its erfcx and erfcx difference are polynomials, erfcx_cpu.hpp's erfcx_pair, with no far-tail pass.)
@@ -137,7 +137,8 @@ def main():
     scalar = []
     for level in LEVELS if args.level == "all" else [args.level]:
         lanes = LEVELS[level][2]
-        print(f"{level} instances; {args.per_cycle:g} instructions per cycle at {ghz:.2f} GHz on {os.cpu_count()} cores")
+        print(f"{level} instances; {args.per_cycle:g} instructions per cycle at {ghz:.2f} GHz"
+              f" on {os.cpu_count()} cores")
         print(f"| loop | instructions per element (loop + libmvec) | libmvec calls per {lanes} elements |"
               " floor of 1e7 elements |")
         print("|---|---|---|---|")
@@ -153,6 +154,7 @@ def main():
         print()
     if args.require_vectorised and scalar:
         sys.exit(f"invgauss_instruction_floor: not vectorised at their level's width: {', '.join(scalar)}")
+
 
 if __name__ == "__main__":
     main()

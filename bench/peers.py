@@ -68,7 +68,8 @@ def header():
     flags = _cpuinfo()
     isa = "AVX-512" if " avx512f" in flags else "AVX2" if " avx2" in flags else "baseline x86-64 or other"
     cap = f" (HPCML_CPU_KERNEL={os.environ['HPCML_CPU_KERNEL']})" if os.environ.get("HPCML_CPU_KERNEL") else ""
-    return f"{model}, {isa}, hpcml CPU kernel {hpcml.cpu_kernel()}{cap}, {physical_cores()} cores at {clock_hz() / 1e9:.2f} GHz (nominal); {_provenance()}"
+    return (f"{model}, {isa}, hpcml CPU kernel {hpcml.cpu_kernel()}{cap}, {physical_cores()} cores"
+            f" at {clock_hz() / 1e9:.2f} GHz (nominal); {_provenance()}")
 
 
 def gpu_header(device=0):

@@ -14,7 +14,7 @@ enum class CpuKernel { baseline, avx2, avx512 };
 CpuKernel cpu_kernel_level();  // InvalidArgument naming HPCML_CPU_KERNEL where its value is not a level
 std::string_view to_string(CpuKernel level) noexcept;
 
-// body() compiled for `level` (at most `highest`): each instance inlines body and everything it
+// body() compiled for `level`: each instance inlines body and everything it
 // calls (flatten), so its loops are vectorised for that level, and vector math calls the
 // matching libmvec variant. GCC on x86-64 only; elsewhere one baseline build.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
@@ -30,14 +30,14 @@ template <class Body>
 [[gnu::flatten]] void run_baseline(const Body& body) {
     body();
 }
-template <CpuKernel highest = CpuKernel::avx512, class Body>
+template <class Body>
 void run_compiled_for(CpuKernel level, const Body& body) {
-    if (highest >= CpuKernel::avx512 && level >= CpuKernel::avx512) return run_avx512(body);
+    if (level >= CpuKernel::avx512) return run_avx512(body);
     if (level >= CpuKernel::avx2) return run_avx2(body);
     run_baseline(body);
 }
 #else
-template <CpuKernel highest = CpuKernel::avx512, class Body>
+template <class Body>
 void run_compiled_for(CpuKernel, const Body& body) {
     body();
 }
