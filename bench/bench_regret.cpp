@@ -24,7 +24,7 @@ using hpcml::bench::RunResult;
 struct Workload {
     std::size_t batch, n, n2;  // n2: player 2's actions
     hpcml::RegretOptions options;
-    std::vector<float> A;
+    hpcml::bench::HugePageArray<float> A;  // as a NumPy user's large array
 };
 
 void run_regret(benchmark::State& state, const std::shared_ptr<Workload>& w, hpcml::Method method) {
@@ -118,7 +118,7 @@ void register_benchmarks(const Flags& flags) {
     o.device = hpcml::bench::device(flags);
     std::mt19937 rng(1);
     std::normal_distribution<float> normal;
-    w->A.resize(w->batch * w->n * w->n2);
+    w->A = hpcml::bench::HugePageArray<float>(w->batch * w->n * w->n2);
     for (float& a : w->A) a = normal(rng);
     check(*w);
     for (hpcml::Method method : hpcml::bench::methods(flags)) {

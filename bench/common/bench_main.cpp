@@ -10,8 +10,13 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <optional>
 #include <thread>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #if HPCML_WITH_CUDA
 #include <cuda_runtime.h>
@@ -200,10 +205,21 @@ void set_bandwidth_fraction(benchmark::State& state, int device, double bytes_pe
                                    benchmark::Counter::kIsIterationInvariantRate);
 }
 
+void* huge_page_allocate(std::size_t bytes) {
+    constexpr std::size_t kHugePage = std::size_t{2} << 20;
+    const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + kHugePage - 1) / kHugePage * kHugePage;
+    void* p = std::aligned_alloc(kHugePage, rounded);
+    if (!p) throw std::bad_alloc();
+#if defined(MADV_HUGEPAGE)
+    madvise(p, rounded, MADV_HUGEPAGE);  // advice only: where refused, 4 KiB pages
+#endif
+    return p;
+}
+
 double cpu_stream_bandwidth() {
     static const double bandwidth = [] {
-        const std::size_t n = std::size_t{1} << 24;  // 128 MiB of doubles per array
-        std::unique_ptr<double[]> a(new double[n]), b(new double[n]), c(new double[n]);
+        const std::size_t n = std::size_t{1} << 24;  // 128 MiB of doubles per array, like A in huge pages
+        HugePageArray<double> a(n), b(n), c(n);
         const long long count = static_cast<long long>(n);
 #pragma omp parallel for schedule(static)
         for (long long i = 0; i < count; ++i) a[i] = 0.0, b[i] = 1.0, c[i] = 2.0;  // first touch where they are used
