@@ -109,6 +109,29 @@ TEST(Core, ParseErrorsNameTheArgument) {
     EXPECT_NE(std::string(m.what()).find("method"), std::string::npos);
 }
 
+// HPCML_CPU_KERNEL caps the CPU's instruction set at each call; another value is refused by name.
+TEST(Core, CpuKernelIsCappedByTheEnvironment) {
+    const char* set_before = std::getenv("HPCML_CPU_KERNEL");
+    const std::string before = set_before ? set_before : "";
+    ::unsetenv("HPCML_CPU_KERNEL");
+    const std::string best(hpcml::cpu_kernel());
+    EXPECT_TRUE(best == "avx512" || best == "avx2" || best == "baseline") << best;
+    ::setenv("HPCML_CPU_KERNEL", "avx2", 1);
+    EXPECT_EQ(hpcml::cpu_kernel(), best == "baseline" ? "baseline" : "avx2");
+    ::setenv("HPCML_CPU_KERNEL", "baseline", 1);
+    EXPECT_EQ(hpcml::cpu_kernel(), "baseline");
+    ::setenv("HPCML_CPU_KERNEL", "sse", 1);
+    const auto e = capture_error([] { hpcml::cpu_kernel(); });
+    EXPECT_EQ(e.kind(), hpcml::ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("HPCML_CPU_KERNEL: expected avx512, avx2 or baseline, got 'sse'"),
+              std::string::npos)
+        << e.what();
+    if (set_before)
+        ::setenv("HPCML_CPU_KERNEL", before.c_str(), 1);
+    else
+        ::unsetenv("HPCML_CPU_KERNEL");
+}
+
 TEST(Core, CpuContextAlwaysResolves) {
     const hpcml::Context c = hpcml::make_context(hpcml::Backend::Cpu);
     EXPECT_EQ(c.backend, hpcml::Backend::Cpu);
