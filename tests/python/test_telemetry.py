@@ -142,7 +142,7 @@ def test_emissions_rows_match_the_ones_codecarbon_writes(tmp_path, monkeypatch):
 
     monkeypatch.delenv("HPCML_CARBON_INTENSITY", raising=False)
     tracker = codecarbon.OfflineEmissionsTracker(country_iso_code="FRA", output_dir=str(tmp_path), log_level="error",
-                                                 save_to_file=True)
+                                                 output_methods=[codecarbon.OutputMethod.CSV])
     tracker.start()
     time.sleep(0.5)
     tracker.stop()
