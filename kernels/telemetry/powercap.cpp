@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <regex>
+#include <string_view>
 
 namespace hpcml::telemetry {
 
@@ -23,6 +23,24 @@ using Clock = std::chrono::steady_clock;
 fs::path powercap_root() {
     const char* root = std::getenv("HPCML_POWERCAP_ROOT");
     return root && *root ? fs::path(root) : fs::path("/sys/class/powercap");
+}
+
+// 1 for a folder "intel-rapl:N" (a package), 2 for "intel-rapl:N:M" (one of its subzones), 0 for
+// any other (intel-rapl-mmio:N is a package again, through another interface).
+int zone_depth(std::string_view name) {
+    constexpr std::string_view prefix = "intel-rapl";
+    if (name.substr(0, prefix.size()) != prefix) return 0;
+    name.remove_prefix(prefix.size());
+    int depth = 0;
+    while (!name.empty()) {
+        if (name[0] != ':' || depth == 2) return 0;
+        name.remove_prefix(1);
+        const std::size_t digits = std::min(name.size(), name.find_first_not_of("0123456789"));
+        if (digits == 0) return 0;
+        name.remove_prefix(digits);
+        ++depth;
+    }
+    return depth;
 }
 
 // A whole-number file of the interface, or why it cannot be read.
@@ -60,18 +78,16 @@ CpuEnergyStatus find_domains(std::vector<Domain>& domains) {
                          " does not exist (no powercap interface: a virtual machine, or a kernel without RAPL)";
         return status;
     }
-    static const std::regex zone_name(R"(intel-rapl:(\d+)(:\d+)?)");
     std::vector<fs::path> zones;
     for (const fs::directory_entry& entry : fs::directory_iterator(root, error))
-        if (std::regex_match(entry.path().filename().string(), zone_name)) zones.push_back(entry.path());
+        if (zone_depth(entry.path().filename().string()) > 0) zones.push_back(entry.path());
     std::sort(zones.begin(), zones.end());
     for (const fs::path& zone : zones) {
         std::ifstream in(zone / "name");
         std::string name;
         in >> name;
         const std::string zone_id = zone.filename().string();
-        const bool subzone = std::count(zone_id.begin(), zone_id.end(), ':') == 2;
-        if (subzone ? name != "dram" : name.rfind("package", 0) != 0) continue;
+        if (zone_depth(zone_id) == 2 ? name != "dram" : name.rfind("package", 0) != 0) continue;
         Domain d{name + " (" + zone_id + ")", zone / "energy_uj", 0, 0};
         std::string why;
         const std::optional<std::uint64_t> range = read_number(zone / "max_energy_range_uj", why);

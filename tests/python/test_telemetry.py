@@ -70,6 +70,8 @@ def test_cpu_energy_sums_package_and_dram_of_a_fake_tree(tmp_path, monkeypatch):
     _zone(tmp_path, "intel-rapl:0", "package-0", 100)
     _zone(tmp_path, "intel-rapl:0:0", "core", 100)
     _zone(tmp_path, "intel-rapl:0:1", "dram", 100)
+    for other in ("intel-rapl-mmio:0", "intel-rapl:1:0:0", "intel-rapl:", "intel-rapl:x"):  # not zones
+        _zone(tmp_path, other, "package-0", 100)
     status = hpcml.telemetry.cpu_energy_status()
     assert status["available"] and status["domains"] == ["package-0 (intel-rapl:0)", "dram (intel-rapl:0:1)"]
     with hpcml.telemetry.cpu_energy() as e:
