@@ -18,9 +18,16 @@ constexpr std::array<Named<CpuKernel>, 3> kCpuKernels{
     {{CpuKernel::avx512, "avx512"}, {CpuKernel::avx2, "avx2"}, {CpuKernel::baseline, "baseline"}}};
 
 CpuKernel supported() {
-#if defined(__GNUC__) && defined(__x86_64__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    // The levels as GCC compiles them (run_compiled_for's target attributes).
     if (__builtin_cpu_supports("x86-64-v4")) return CpuKernel::avx512;
     if (__builtin_cpu_supports("x86-64-v3")) return CpuKernel::avx2;
+#elif defined(__x86_64__) && defined(__clang__)
+    // Clang knows no level names; its build has no run_compiled_for instances, and its kernels
+    // use these features only.
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (avx2 && __builtin_cpu_supports("avx512f")) return CpuKernel::avx512;
+    if (avx2) return CpuKernel::avx2;
 #endif
     return CpuKernel::baseline;
 }
