@@ -156,7 +156,7 @@ using i8 = std::int32_t __attribute__((vector_size(32)));
 }  // namespace
 
 BlockKernel block_kernel() {
-    const CpuKernel level = cpu_kernel_level();
+    [[maybe_unused]] const CpuKernel level = cpu_kernel_level();  // checks HPCML_CPU_KERNEL everywhere
 #if defined(__GNUC__) && defined(__x86_64__)
     if (level == CpuKernel::avx512) return count_block_4x16_avx512;
     if (level == CpuKernel::avx2) return count_block_4x16_avx2;
