@@ -98,7 +98,8 @@ void* huge_page_allocate(std::size_t bytes);  // std::bad_alloc where it cannot
 template <class T>
 class HugePageArray {
 public:
-    explicit HugePageArray(std::size_t n = 0) : n_(n), data_(static_cast<T*>(huge_page_allocate(n * sizeof(T)))) {}
+    explicit HugePageArray(std::size_t n = 0)
+        : n_(n), data_(n ? static_cast<T*>(huge_page_allocate(n * sizeof(T))) : nullptr) {}
     T* data() const { return data_.get(); }
     std::size_t size() const { return n_; }
     T* begin() const { return data(); }

@@ -90,8 +90,9 @@ public:
     Utilities(const Game& g, bool parallel, MemoryTracker& tracker)
         : g_(g),
           parallel_(parallel),
-          // Games of more than one tile have over 64 actions: FMA sums (cpu_large.cpp), where the
-          // CPU has them, over blocks of large_rows() rows (fewer column partials to add up).
+          // Games of more than one tile have over 64 actions: FMA sums (cpu_large.cpp), at the
+          // avx2 and avx512 levels (cpu_kernel.hpp), over blocks of large_rows() rows (fewer
+          // column partials to add up).
           large_(tiles_over(g.n1, kTileRows) * tiles_over(g.n2, kTileColumns) > 1 ? large_tile_sums() : nullptr),
           rows_(large_ ? large_rows(g.n1) : kTileRows),
           blocks_(tiles_over(g.n1, rows_)),
