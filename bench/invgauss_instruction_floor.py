@@ -18,12 +18,12 @@ import re
 import subprocess
 import sys
 
-FUNCTIONS = {  # name: the functor of its vectorised loop
-    "pdf": "Apply<double, hpcml::detail::invgauss::PdfEntry>",
-    "cdf": "ApplyCommon<double, hpcml::detail::invgauss::CdfEntry>",
-    "sf": "ApplyCommon<double, hpcml::detail::invgauss::SfEntry>",
-    "logcdf": "ApplyCommon<double, hpcml::detail::invgauss::LogCdfEntry>",
-    "logsf": "ApplyCommon<double, hpcml::detail::invgauss::LogSfEntry>",
+FUNCTIONS = {  # name: (the functor of its vectorised loop, the libmvec calls its formula needs per vector)
+    "pdf": ("Apply<double, hpcml::detail::invgauss::PdfEntry>", ["exp", "log"]),
+    "cdf": ("ApplyCommon<double, hpcml::detail::invgauss::CdfEntry>", ["exp"]),
+    "sf": ("ApplyCommon<double, hpcml::detail::invgauss::SfEntry>", ["exp"]),
+    "logcdf": ("ApplyCommon<double, hpcml::detail::invgauss::LogCdfEntry>", ["exp", "log"]),
+    "logsf": ("ApplyCommon<double, hpcml::detail::invgauss::LogSfEntry>", ["exp", "log"]),
 }
 LEVELS = {  # hpcml.cpu_kernel()'s name: (its instance in cpu.cpp.o, its vector register, doubles per register)
     "avx512": ("run_avx512<", "%zmm", 8),
@@ -92,7 +92,7 @@ def instruction_counts(object_path, libmvec_path, level="avx512"):
     libmvec = subprocess.run(["objdump", "-d", "--no-show-raw-insn", libmvec_path], capture_output=True,
                              text=True, check=True).stdout
     counts = {}
-    for name, functor in FUNCTIONS.items():
+    for name, (functor, _) in FUNCTIONS.items():
         matches = [f for head, f in heads if instance in head and "evaluate_loop<double" in head
                    and re.search(re.escape(functor) + r" ?>", head)]
         loop = hot_loop(instructions(matches[0]), register) if matches else None
@@ -127,14 +127,15 @@ def main():
     parser.add_argument("--per-cycle", type=float, default=4.0, help="instructions issued per cycle per core")
     parser.add_argument("--ghz", type=float, default=0.0, help="clock (default: /proc/cpuinfo's)")
     parser.add_argument("--require-vectorised", action="store_true",
-                        help="exit 1 where a loop is not vectorised at its level's width (the test suite's check)")
+                        help="exit 1 where a loop is not vectorised at its level's width, or calls libmvec other"
+                             " than its formula needs (the test suite's check)")
     args = parser.parse_args()
     for path in (args.object, args.libmvec):
         if not os.path.exists(path):
             sys.exit(f"invgauss_instruction_floor: {path} not found (build first; libmvec.a is libc6-dev's)")
     ghz = args.ghz or clock_ghz()
     rate = args.per_cycle * ghz * 1e9 * os.cpu_count()
-    scalar = []
+    faults = []
     for level in LEVELS if args.level == "all" else [args.level]:
         lanes = LEVELS[level][2]
         print(f"{level} instances; {args.per_cycle:g} instructions per cycle at {ghz:.2f} GHz"
@@ -145,15 +146,19 @@ def main():
         for name, count in instruction_counts(args.object, args.libmvec, level).items():
             if count is None:
                 print(f"| {name} | not vectorised {lanes} wide | | |")
-                scalar.append(f"{name} ({level})")
+                faults.append(f"{name} ({level}) is not vectorised {lanes} wide")
                 continue
             total, own, calls = count
+            called = sorted(c.split("v_")[-1] for c in calls)
+            if called != sorted(FUNCTIONS[name][1]):
+                faults.append(f"{name} ({level}) calls {', '.join(called)}; its formula needs"
+                              f" {', '.join(FUNCTIONS[name][1])}")
             names = ", ".join(f"{calls.count(c)} {c.split('v_')[-1]}" for c in sorted(set(calls)))
             print(f"| {name} | {total:.0f} ({own:.0f} + {total - own:.0f}) | {names} |"
                   f" {1e7 * total / rate * 1e3:.1f} ms |")
         print()
-    if args.require_vectorised and scalar:
-        sys.exit(f"invgauss_instruction_floor: not vectorised at their level's width: {', '.join(scalar)}")
+    if args.require_vectorised and faults:
+        sys.exit(f"invgauss_instruction_floor: {'; '.join(faults)}")
 
 
 if __name__ == "__main__":

@@ -68,13 +68,14 @@ HPCML_HD inline double erfcx_nonnegative(double x) {
 
 // c ? a : b. On the host as bit operations: for a select between two arguments of one call
 // GCC's vectoriser calls the function on both and selects the results (two vector logs for one).
-HPCML_HD inline double select_exact(bool c, double a, double b) {
+template <class T>
+HPCML_HD inline T select_exact(bool c, T a, T b) {
 #if defined(__CUDA_ARCH__)
     return c ? a : b;
 #else
-    const std::uint64_t mask = 0 - static_cast<std::uint64_t>(c);
-    return __builtin_bit_cast(
-        double, (__builtin_bit_cast(std::uint64_t, a) & mask) | (__builtin_bit_cast(std::uint64_t, b) & ~mask));
+    using Bits = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+    const Bits mask = 0 - static_cast<Bits>(c);
+    return __builtin_bit_cast(T, (__builtin_bit_cast(Bits, a) & mask) | (__builtin_bit_cast(Bits, b) & ~mask));
 #endif
 }
 
@@ -141,14 +142,16 @@ HPCML_HD inline bool valid(T mu, T lam) {
 
 // 0.5 log(lam / (2 pi x^3)): one log of one quotient where x^3 and the quotient are normal
 // numbers; in logs where they are not (in double, x^3 overflows above ~5.6e102 and underflows
-// below ~2.8e-103, which made pdf(1e-110; 1, 1) infinite).
+// below ~2.8e-103, which made pdf(1e-110; 1, 1) infinite). One log, of q or of x (log(lam) is
+// loop-invariant): the CPU's vector loop computes both sides.
 template <class T>
 HPCML_HD inline T log_normaliser(T x, T lam) {
     const T x3 = x * x * x;
     const T q = lam / (Constants<T>::two_pi * x3);
-    if (x3 >= smallest_normal<T>() && x3 < infinity<T>() && q >= smallest_normal<T>() && q < infinity<T>())
-        return T(0.5) * log(q);
-    return T(0.5) * (log(lam) - T(3) * log(x)) - Constants<T>::log_sqrt_2pi;
+    const bool normal =
+        x3 >= smallest_normal<T>() && x3 < infinity<T>() && q >= smallest_normal<T>() && q < infinity<T>();
+    const T log_q_or_x = log(select_exact(normal, q, x));
+    return normal ? T(0.5) * log_q_or_x : T(0.5) * (log(lam) - T(3) * log_q_or_x) - Constants<T>::log_sqrt_2pi;
 }
 
 template <class T>
