@@ -20,20 +20,20 @@ using hpcml::invgauss::DistanceOptions;
 using hpcml::invgauss::Function;
 using hpcml::invgauss::Metric;
 
-// The functions, one entry each: the public value, its name, whether the CPU's compiler
-// vectorises it (with libmvec; the quantile runs element by element), and its formula from
-// math.hpp. Adding a function is an entry here and in Functions, plus its formula; every
+// The functions, one entry each: the public value, its name, whether it iterates (the quantile's
+// solve: hundreds of ns per element on the CPU, where the others take a few), and its formula
+// from math.hpp. Adding a function is an entry here and in Functions, plus its formula; every
 // backend, the API and Python read this table.
-template <Function F, bool Vectorised>
+template <Function F, bool Iterative = false>
 struct FunctionEntry {
     static constexpr Function value = F;
-    static constexpr bool vectorised = Vectorised;
+    static constexpr bool iterative = Iterative;
 };
-struct PdfEntry : FunctionEntry<Function::Pdf, true> {
+struct PdfEntry : FunctionEntry<Function::Pdf> {
     static constexpr std::string_view name = "pdf";
     HPCML_HD static double apply(double x, double m, double l) { return pdf(x, m, l); }
 };
-struct LogPdfEntry : FunctionEntry<Function::LogPdf, true> {
+struct LogPdfEntry : FunctionEntry<Function::LogPdf> {
     static constexpr std::string_view name = "logpdf";
     HPCML_HD static double apply(double x, double m, double l) { return logpdf(x, m, l); }
 };
@@ -41,7 +41,7 @@ struct LogPdfEntry : FunctionEntry<Function::LogPdf, true> {
 // CPU, where it is complete; on the GPU, then apply_given over the few it left NaN with their
 // far-tail quadrature, each spread over 8 lanes of its warp.
 template <Function F, int Kind>
-struct CdfFamilyEntry : FunctionEntry<F, true> {
+struct CdfFamilyEntry : FunctionEntry<F> {
     HPCML_HD static double apply(double x, double m, double l) { return cdf_family(Kind, x, m, l); }
     HPCML_HD static double apply_common(double x, double m, double l) {
         return cdf_family<double, TailPass::Common>(Kind, x, m, l);
@@ -62,15 +62,15 @@ struct LogCdfEntry : CdfFamilyEntry<Function::LogCdf, 2> {
 struct LogSfEntry : CdfFamilyEntry<Function::LogSf, 3> {
     static constexpr std::string_view name = "logsf";
 };
-struct PpfEntry : FunctionEntry<Function::Ppf, false> {
+struct PpfEntry : FunctionEntry<Function::Ppf, true> {
     static constexpr std::string_view name = "ppf";
     HPCML_HD static double apply(double x, double m, double l) { return ppf(x, m, l); }
 };
-struct StandardizeEntry : FunctionEntry<Function::Standardize, true> {
+struct StandardizeEntry : FunctionEntry<Function::Standardize> {
     static constexpr std::string_view name = "standardize";
     HPCML_HD static double apply(double x, double m, double l) { return standardize(x, m, l); }
 };
-struct StandardizedPdfEntry : FunctionEntry<Function::StandardizedPdf, true> {
+struct StandardizedPdfEntry : FunctionEntry<Function::StandardizedPdf> {
     static constexpr std::string_view name = "standardized_pdf";
     HPCML_HD static double apply(double x, double m, double l) { return standardized_pdf(x, m, l); }
 };
@@ -97,10 +97,10 @@ bool with_function(Function f, Visit&& visit) {
     return Functions::visit(f, [&](auto entry) { visit(Apply<T, decltype(entry)>{}); });
 }
 
-// Whether the CPU's compiler vectorises f (false for a value that is no function).
-inline bool vectorised(Function f) {
+// Whether f iterates (false for a value that is no function).
+inline bool iterative(Function f) {
     bool result = false;
-    Functions::visit(f, [&](auto entry) { result = decltype(entry)::vectorised; });
+    Functions::visit(f, [&](auto entry) { result = decltype(entry)::iterative; });
     return result;
 }
 

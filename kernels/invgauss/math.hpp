@@ -227,15 +227,44 @@ HPCML_HD inline Tail<double> tail(double x, double mu, double lam, double quadra
     return t;
 }
 
+// cdf_family's value where it needs no tail (outside): NaN for NaN x or invalid parameters, else
+// at x <= 0 (the cdf 0) or x = inf (the cdf 1). In 64-bit masks: a branch here, or a && or ||,
+// becomes paths that GCC copies its caller's code into, and bool logic meets selects between
+// conditions; GCC 12 vectorises neither (the CPU's quantile steps).
+struct CdfEdge {
+    std::uint64_t outside;  // all ones or zero
+    double value;
+};
+HPCML_HD inline std::uint64_t mask_of(bool c) { return 0 - static_cast<std::uint64_t>(c); }
+HPCML_HD inline double select_masked(std::uint64_t mask, double a, double b) {
+#if defined(__CUDA_ARCH__)
+    return mask ? a : b;
+#else
+    return __builtin_bit_cast(
+        double, (__builtin_bit_cast(std::uint64_t, a) & mask) | (__builtin_bit_cast(std::uint64_t, b) & ~mask));
+#endif
+}
+HPCML_HD inline CdfEdge cdf_edge(bool upper, bool logs, double x, double mu, double lam) {
+    const double inf = infinity<double>();
+    const std::uint64_t valid_mask = mask_of(mu > 0) & mask_of(lam > 0) & mask_of(mu < inf) & mask_of(lam < inf),
+                        inside = valid_mask & mask_of(x > 0) & mask_of(x < inf);
+    // The asked-for side has probability 1 at x <= 0 for the sf, at x = inf for the cdf.
+    const std::uint64_t certain = mask_of(upper) ^ mask_of(x > 0);
+    const double one = logs ? 0.0 : 1.0, zero = logs ? -inf : 0.0;
+    return {~inside,
+            select_masked(valid_mask & ~mask_of(x != x), select_masked(certain, one, zero), quiet_nan<double>())};
+}
+
 // kind: 0 cdf, 1 sf, 2 logcdf, 3 logsf. Pass and quadrature: as tail's.
 template <class T, TailPass Pass = TailPass::Branch>
 HPCML_HD inline T cdf_family(int kind, T x, T mu, T lam, double quadrature = 0.0) {
-    if (!valid(mu, lam) || x != x) return quiet_nan<T>();
     const bool upper = kind == 1 || kind == 3, logs = kind >= 2;
-    if (x <= 0) return upper ? (logs ? T(0) : T(1)) : (logs ? -infinity<T>() : T(0));
-    if (x == infinity<T>()) return upper ? (logs ? -infinity<T>() : T(0)) : (logs ? T(0) : T(1));
-    const Tail<double> t = tail<Pass>(x, mu, lam, quadrature);
-    const bool direct = t.lower != upper;  // the asked-for side is the small one
+    const CdfEdge edge = cdf_edge(upper, logs, x, mu, lam);
+    if constexpr (Pass == TailPass::Branch) {
+        if (edge.outside) return T(edge.value);
+    }
+    const Tail<double> t = tail<Pass>(x, mu, lam, quadrature);  // vectorised: outside too, then dropped
+    const bool direct = t.lower != upper;                       // the asked-for side is the small one
     if constexpr (Pass == TailPass::Branch) {
         if (logs) return direct ? t.log_small() : log1p(-t.small);
         return direct ? t.small : T(1) - t.small;
@@ -246,7 +275,7 @@ HPCML_HD inline T cdf_family(int kind, T x, T mu, T lam, double quadrature = 0.0
     const double u = 1.0 - t.small, log_either = log(select_exact(direct, t.half_bracket, u));
     const double value = logs ? (direct ? log_either - t.half_square : log_either - ((u - 1.0) + t.small) / u)
                               : (direct ? t.small : 1.0 - t.small);
-    return T(value * t.finished);
+    return T(select_masked(edge.outside, edge.value, value * t.finished));
 }
 
 template <class T>
@@ -259,67 +288,113 @@ HPCML_HD inline T cdf(T x, T mu, T lam) {
 // A bracket [lo, hi] narrows with every evaluation; a Newton step is taken when it lands inside
 // and the tail's log is moderate (far in the tails log F ~ -lambda / 2x, and its derivative
 // from the difference of two huge logs is meaningless), else the bracket is bisected, or
-// stretched by 2 in t while one side is still open.
-template <class T>
-HPCML_HD inline T ppf(T p, T mu, T lam) {
-    if (!valid(mu, lam) || !(p >= 0 && p <= 1)) return quiet_nan<T>();
-    if (p == 0) return T(0);
-    if (p == 1) return infinity<T>();
-    const bool upper = p > T(0.5);
-    const double log_target = upper ? log1p(-static_cast<double>(p)) : log(static_cast<double>(p));
+// stretched by 2 in t while one side is still open. Then polished by Newton in x.
+//
+// In steps, so that the CPU can take each over many elements at once (cpu.cpp: vectorised, in
+// lock step); ppf takes them in turn for one element, as the GPU does. Each step computes every
+// value and selects (a vector loop computes both sides of a branch anyway), and joins conditions
+// with & and |: GCC 12 vectorises no select between two conditions, which && and || became.
+inline constexpr int kQuantileSteps = 300, kPolishSteps = 3;  // at most
+
+struct QuantileSetup {
+    double m, l, c;  // the law solved for, X / c ~ IG(m, l); c = 1 where it is not scaled
+    double log_target;
+    bool upper;  // solved for the sf
+    double t;    // the start: the bulk's scale
+};
+
+// false where p needs no solve: its quantile is then `value`.
+HPCML_HD inline bool quantile_setup(double p, double mu, double lam, QuantileSetup& s, double& value) {
+    value = quiet_nan<double>();
+    if (!valid(mu, lam) || !(p >= 0 && p <= 1)) return false;
+    if (p == 0 || p == 1) {
+        value = p == 0 ? 0.0 : infinity<double>();
+        return false;
+    }
+    s.upper = p > 0.5;
+    s.log_target = s.upper ? log1p(-p) : log(p);
     // Solved for X / c ~ IG(mu / c, lambda / c) with c = min(mu, lambda), the scale of the bulk
     // (near mu for a narrow law, near lambda for a wide one), where that law's other parameter is
     // finite: t = log(x / c) is then near 0 where the mass is, and its spacing there is an ulp of
     // x (at t = log 1e-127 = -292 it was 250 ulps of x).
-    const double c = fmin(static_cast<double>(mu), static_cast<double>(lam));
-    const double ratio = fmax(static_cast<double>(mu), static_cast<double>(lam)) / c;
-    const bool scaled = ratio < HUGE_VAL;
+    const bool scaled = fmax(mu, lam) / fmin(mu, lam) < HUGE_VAL;
     // lambda / mu past the doubles: sd / mu = sqrt(mu / lambda) < 1e-154, every quantile is mu.
-    if (!scaled && lam > mu) return mu;
-    const double m = scaled ? mu / c : mu, l = scaled ? lam / c : lam, sign = upper ? -1.0 : 1.0;
-    double lo = -HUGE_VAL, hi = HUGE_VAL, t = log(fmin(m, l));  // the bulk's scale (0 when scaled)
-    for (int iteration = 0; iteration < 300; ++iteration) {
-        const double x = exp(t);
-        const double log_tail = cdf_family(upper ? 3 : 2, x, m, l);
-        const double g = sign * (log_tail - log_target);
-        if (g == 0) break;
-        if (g < 0)
-            lo = t;
-        else
-            hi = t;
-        // d/dt log F(e^t) = x f(x) / F(x); for the sf, -x f(x) / SF(x): so dg/dt = x f / tail.
-        const double slope = exp(t + logpdf(x, m, l) - log_tail);
-        double next = t - g / slope;
-        const bool newton = fabs(log_tail) < 600 && slope > 0 && slope < HUGE_VAL && next > lo && next < hi;
-        if (!newton) {
-            if (lo == -HUGE_VAL)
-                next = hi - 2.0;
-            else if (hi == HUGE_VAL)
-                next = lo + 2.0;
-            else
-                next = 0.5 * (lo + hi);
-        }
-        // t = log x, so an absolute step of 2e-16 is an ulp of x; a bracket at the spacing of
-        // the doubles near t stops when its midpoint is t again.
-        const bool converged = fabs(next - t) <= 2e-16 || hi - lo <= 2e-16;
-        t = next;
-        if (converged) break;
+    if (!scaled && lam > mu) {
+        value = mu;
+        return false;
     }
-    // Polished by Newton in x itself: the spacing of t is |t| eps, coarser than an ulp of x in
-    // the tails. A step is kept only where it brings the tail closer to its target.
-    double x = scaled ? c * exp(t) : exp(t);
-    const double target = upper ? 1.0 - static_cast<double>(p) : static_cast<double>(p);  // exact for p > 1/2
-    double g = sign * (cdf_family(upper ? 1 : 0, x, static_cast<double>(mu), static_cast<double>(lam)) - target);
-    for (int step = 0; step < 3 && g != 0; ++step) {
-        const double next = x - g / pdf(x, static_cast<double>(mu), static_cast<double>(lam));
-        if (!(next > 0 && next < HUGE_VAL)) break;
-        const double g_next =
-            sign * (cdf_family(upper ? 1 : 0, next, static_cast<double>(mu), static_cast<double>(lam)) - target);
-        if (!(fabs(g_next) < fabs(g))) break;
-        x = next;
-        g = g_next;
-    }
-    return static_cast<T>(x);
+    s.c = scaled ? fmin(mu, lam) : 1.0;
+    s.m = mu / s.c;
+    s.l = lam / s.c;
+    s.t = log(fmin(s.m, s.l));  // 0 when scaled
+    return true;
+}
+
+struct QuantileBracket {
+    double lo, hi, t;
+};
+
+// One step of the solve in t; true when it has converged (t is then the solution).
+template <TailPass Pass>
+HPCML_HD inline bool quantile_step(QuantileBracket& b, const QuantileSetup& s) {
+    const double x = exp(b.t);
+    const double log_tail = cdf_family<double, Pass>(s.upper ? 3 : 2, x, s.m, s.l);
+    const double g = (s.upper ? -1.0 : 1.0) * (log_tail - s.log_target);
+    const double lo = g < 0 ? b.t : b.lo, hi = g < 0 ? b.hi : b.t;
+    // d/dt log F(e^t) = x f(x) / F(x); for the sf, -x f(x) / SF(x): so dg/dt = x f / tail.
+    const double slope = exp(b.t + logpdf(x, s.m, s.l) - log_tail);
+    const double newton = b.t - g / slope;
+    const double fallback = lo == -HUGE_VAL ? hi - 2.0 : (hi == HUGE_VAL ? lo + 2.0 : 0.5 * (lo + hi));
+    const bool take_newton = (fabs(log_tail) < 600) & (slope > 0) & (slope < HUGE_VAL) & (newton > lo) & (newton < hi);
+    const double next = take_newton ? newton : fallback;
+    // t = log x, so an absolute step of 2e-16 is an ulp of x; a bracket at the spacing of
+    // the doubles near t stops when its midpoint is t again.
+    const bool converged = (g == 0) | (fabs(next - b.t) <= 2e-16) | (hi - lo <= 2e-16);
+    b = {lo, hi, g == 0 ? b.t : next};
+    return converged;
+}
+
+// The polish, in x itself: the spacing of t is |t| eps, coarser than an ulp of x in the tails. A
+// step is kept only where it brings the tail closer to its target.
+struct QuantilePolish {
+    double x, g;  // the point and its tail's signed distance to the target
+};
+
+template <TailPass Pass>
+HPCML_HD inline double quantile_residual(double x, double p, double mu, double lam) {
+    const bool upper = p > 0.5;
+    const double target = upper ? 1.0 - p : p;  // exact for p > 1/2
+    return (upper ? -1.0 : 1.0) * (cdf_family<double, Pass>(upper ? 1 : 0, x, mu, lam) - target);
+}
+
+template <TailPass Pass>
+HPCML_HD inline QuantilePolish quantile_polish_start(double t, double c, double p, double mu, double lam) {
+    const double x = c * exp(t);
+    return {x, quantile_residual<Pass>(x, p, mu, lam)};
+}
+
+// One Newton step; true where none was taken (and none will be).
+template <TailPass Pass>
+HPCML_HD inline bool quantile_polish_step(QuantilePolish& q, double p, double mu, double lam) {
+    const double next = q.x - q.g / pdf(q.x, mu, lam);
+    const bool inside = (next > 0) & (next < HUGE_VAL);
+    const double g_next = quantile_residual<Pass>(next, p, mu, lam);  // any next: cdf_family takes NaN, inf, <= 0
+    const bool better = (q.g != 0) & inside & (fabs(g_next) < fabs(q.g));
+    q = {better ? next : q.x, better ? g_next : q.g};
+    return !better;
+}
+
+template <class T>
+HPCML_HD inline T ppf(T p, T mu, T lam) {
+    const double pd = p, m = mu, l = lam;
+    QuantileSetup s;
+    double value;
+    if (!quantile_setup(pd, m, l, s, value)) return static_cast<T>(value);
+    QuantileBracket b = {-HUGE_VAL, HUGE_VAL, s.t};
+    for (int iteration = 0; iteration < kQuantileSteps && !quantile_step<TailPass::Branch>(b, s); ++iteration) {}
+    QuantilePolish q = quantile_polish_start<TailPass::Branch>(b.t, s.c, pd, m, l);
+    for (int step = 0; step < kPolishSteps && !quantile_polish_step<TailPass::Branch>(q, pd, m, l); ++step) {}
+    return static_cast<T>(q.x);
 }
 
 // (x - mu) / sqrt(mu^3 / lambda)
