@@ -5,10 +5,10 @@ in SciPy and in hpcml, in one run, alternating rounds, medians.
 x is drawn from the distribution itself (IG(1, 1); 0.99% of the elements lie at or beyond 5 mu,
 where the upper tail's erfcx difference would cancel), the probabilities of ppf uniformly. Each result
 is checked against SciPy's before it is timed (where SciPy is accurate: relative 1e-9 where its
-value exceeds 1e-300, to hpcml's own accuracy tests for the rest). The floor of each vectorised
-function is its instruction count per element, read from the build's machine code (the instance
+value exceeds 1e-300, to hpcml's own accuracy tests for the rest). The floor of each function
+is its instruction count per element, read from the build's machine code (the instance
 of hpcml.cpu_kernel()'s level, which HPCML_CPU_KERNEL=avx2 caps) at 4
-instructions per cycle (bench/invgauss_instruction_floor.py). SciPy runs at its full speed
+instructions per cycle (bench/invgauss_instruction_floor.py; ppf's at its average step count). SciPy runs at its full speed
 (peers.py removes OpenBLAS's CPU-type overrides before NumPy loads).
 """
 
@@ -68,7 +68,7 @@ def main():
         medians = peers.medians(peers.alternate({"scipy": theirs, "hpcml": ours}, args.rounds))
         t_scipy, t_hpcml = medians["scipy"], medians["hpcml"]
         per_element = t_hpcml * os.cpu_count() / arg.size * 1e9
-        fraction = f"{floors[name] * arg.size / t_hpcml:.2f}" if name in floors else "n/a (iterative: docs/invgauss.md)"
+        fraction = f"{floors[name] * arg.size / t_hpcml:.2f}" if name in floors else "n/a (not vectorised)"
         print(f"| {name} | {arg.size:.0e} | {t_scipy:.3f} | {t_hpcml:.4f} | **{t_scipy / t_hpcml:.1f}x** faster"
               f" | {per_element:.1f} | {fraction} |")
 

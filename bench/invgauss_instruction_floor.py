@@ -10,6 +10,12 @@ ret, from libmvec.a), per element. At the core's issue rate (--per-cycle, defaul
 /proc/cpuinfo unless --ghz) and core count, that is the time floor of 1e7 elements, which
 bench/compare_scipy_elementwise.py's measured times are set against. (The cdf family is one loop:
 its erfcx and erfcx difference are polynomials, erfcx_cpu.hpp's erfcx_pair, with no far-tail pass.)
+
+The quantile (ppf) iterates, in lock step over blocks of elements (cpu.cpp's QuantileBlock): its
+floor is that of its three innermost vectorised loops, told apart by their libmvec calls, each
+times how often it runs per element: the solve step QUANTILE_STEPS times (the average at IG(1, 1)
+and uniform probabilities, the comparison's workload, counted element by element), the polish's
+start once and its step three times.
 """
 
 import argparse
@@ -25,10 +31,17 @@ FUNCTIONS = {  # name: (the functor of its vectorised loop, the libmvec calls it
     "logcdf": ("ApplyCommon<double, hpcml::detail::invgauss::LogCdfEntry>", ["exp", "log"]),
     "logsf": ("ApplyCommon<double, hpcml::detail::invgauss::LogSfEntry>", ["exp", "log"]),
 }
+QUANTILE_STEPS = 7.7
+QUANTILE_LOOPS = {  # name: (its libmvec calls per vector, its runs per element)
+    "solve step": (["exp", "exp", "exp", "log", "log", "log"], QUANTILE_STEPS),
+    "polish start": (["exp", "exp"], 1),
+    "polish step": (["exp", "exp", "log", "log"], 3),
+}
 LEVELS = {  # hpcml.cpu_kernel()'s name: (its instance in cpu.cpp.o, its vector register, doubles per register)
     "avx512": ("run_avx512<", "%zmm", 8),
     "avx2": ("run_avx2<", "%ymm", 4),
 }
+LIBMVEC_PREFIX = {8: "_ZGVeN8v_", 4: "_ZGVdN4v_"}  # libmvec's variant names, by doubles per register
 DEFAULT_OBJECT = "build/kernels/CMakeFiles/hpcml.dir/invgauss/cpu.cpp.o"
 DEFAULT_LIBMVEC = "/usr/lib/x86_64-linux-gnu/libmvec.a"
 
@@ -64,6 +77,26 @@ def hot_loop(code, register):
     return min(spans, key=len) if spans else None
 
 
+def innermost_vector_loops(code, prefix):
+    """The innermost spans closed by a backward jump that call libmvec variants named `prefix`..."""
+    spans = []
+    for address, mnemonic, operands, _ in code:
+        target = re.match(r"([0-9a-f]+)", operands)
+        if mnemonic.startswith("j") and target and int(target.group(1), 16) < address:
+            span = [i for i in code if int(target.group(1), 16) <= i[0] <= address]
+            if any(i[3] and i[3].startswith(prefix) for i in span):
+                spans.append(span)
+    return [s for s in spans if not any(o is not s and s[0][0] <= o[0][0] and o[-1][0] <= s[-1][0] for o in spans)]
+
+
+def loop_count(loop, libmvec, lanes):
+    """(instructions per element, own per element, libmvec calls) of one vectorised loop."""
+    calls = [i[3] for i in loop if i[1] == "call" and i[3]]
+    vector_calls = [c for c in calls if c.startswith("_ZGV")]
+    own = (len(loop) - len(calls)) / lanes
+    return own + sum(fast_path_length(libmvec, c) for c in vector_calls) / lanes, own, vector_calls
+
+
 def fast_path_length(libmvec, symbol):
     """Instructions from a libmvec variant's entry to its first ret (its in-range path)."""
     suffix = "_skx" if symbol.startswith("_ZGVe") else "_avx2"
@@ -96,15 +129,27 @@ def instruction_counts(object_path, libmvec_path, level="avx512"):
         matches = [f for head, f in heads if instance in head and "evaluate_loop<double" in head
                    and re.search(re.escape(functor) + r" ?>", head)]
         loop = hot_loop(instructions(matches[0]), register) if matches else None
-        if loop is None:
-            counts[name] = None
-            continue
-        calls = [i[3] for i in loop if i[1] == "call" and i[3]]
-        vector_calls = [c for c in calls if c.startswith("_ZGV")]
-        own = (len(loop) - len(calls)) / lanes
-        total = own + sum(fast_path_length(libmvec, c) for c in vector_calls) / lanes
-        counts[name] = (total, own, vector_calls)
+        counts[name] = None if loop is None else loop_count(loop, libmvec, lanes)
+    counts["ppf"] = quantile_count([f for head, f in heads if instance in head and "quantile_loop<double>" in head],
+                                   libmvec, lanes)
     return counts
+
+
+def quantile_count(functions, libmvec, lanes):
+    """ppf's (instructions per element, own, libmvec calls) over QUANTILE_LOOPS; None where one is missing."""
+    prefix = LIBMVEC_PREFIX[lanes]
+    loops = {}
+    for loop in innermost_vector_loops(instructions(functions[0]), prefix) if functions else []:
+        count = loop_count(loop, libmvec, lanes)
+        called = sorted(c.split("v_")[-1] for c in count[2] if c.startswith(prefix))
+        for name, (needs, _) in QUANTILE_LOOPS.items():
+            if called == needs:
+                loops[name] = count
+    if len(loops) < len(QUANTILE_LOOPS):
+        return None
+    total = sum(loops[name][0] * runs for name, (_, runs) in QUANTILE_LOOPS.items())
+    own = sum(loops[name][1] * runs for name, (_, runs) in QUANTILE_LOOPS.items())
+    return total, own, [c for name in QUANTILE_LOOPS for c in loops[name][2]]
 
 
 def floor_seconds(object_path, libmvec_path, elements, per_cycle=4.0, ghz=0.0, level="avx512"):
@@ -150,10 +195,12 @@ def main():
                 continue
             total, own, calls = count
             called = sorted(c.split("v_")[-1] for c in calls)
-            if called != sorted(FUNCTIONS[name][1]):
+            if name in FUNCTIONS and called != sorted(FUNCTIONS[name][1]):
                 faults.append(f"{name} ({level}) calls {', '.join(called)}; its formula needs"
                               f" {', '.join(FUNCTIONS[name][1])}")
             names = ", ".join(f"{calls.count(c)} {c.split('v_')[-1]}" for c in sorted(set(calls)))
+            if name == "ppf":
+                names = ", ".join(f"{runs:g} x {loop} ({', '.join(needs)})" for loop, (needs, runs) in QUANTILE_LOOPS.items())
             print(f"| {name} | {total:.0f} ({own:.0f} + {total - own:.0f}) | {names} |"
                   f" {1e7 * total / rate * 1e3:.1f} ms |")
         print()
