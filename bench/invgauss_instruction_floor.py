@@ -78,7 +78,7 @@ def hot_loop(code, register):
 
 
 def innermost_vector_loops(code, prefix):
-    """The innermost spans closed by a backward jump that call libmvec variants named `prefix`..."""
+    """The innermost spans closed by a backward jump that call a libmvec variant whose name starts with prefix."""
     spans = []
     for address, mnemonic, operands, _ in code:
         target = re.match(r"([0-9a-f]+)", operands)
