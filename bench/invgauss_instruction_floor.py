@@ -24,12 +24,14 @@ import re
 import subprocess
 import sys
 
-FUNCTIONS = {  # name: (the functor of its vectorised loop, the libmvec calls its formula needs per vector)
-    "pdf": ("Apply<double, hpcml::detail::invgauss::PdfEntry>", ["exp", "log"]),
-    "cdf": ("ApplyCommon<double, hpcml::detail::invgauss::CdfEntry>", ["exp"]),
-    "sf": ("ApplyCommon<double, hpcml::detail::invgauss::SfEntry>", ["exp"]),
-    "logcdf": ("ApplyCommon<double, hpcml::detail::invgauss::LogCdfEntry>", ["exp", "log"]),
-    "logsf": ("ApplyCommon<double, hpcml::detail::invgauss::LogSfEntry>", ["exp", "log"]),
+FUNCTIONS = {  # name: (its vectorised loop's function, as a pattern of its name; the libmvec calls it needs per vector)
+    "pdf": (r"evaluate_loop<double, .*\bApply<double, hpcml::detail::invgauss::PdfEntry> ?>", ["exp", "log"]),
+    "cdf": (r"evaluate_loop<double, .*\bApplyCommon<double, hpcml::detail::invgauss::CdfEntry> ?>", ["exp"]),
+    "sf": (r"evaluate_loop<double, .*\bApplyCommon<double, hpcml::detail::invgauss::SfEntry> ?>", ["exp"]),
+    "logcdf": (r"evaluate_loop<double, .*\bApplyCommon<double, hpcml::detail::invgauss::LogCdfEntry> ?>",
+               ["exp", "log"]),
+    "logsf": (r"evaluate_loop<double, .*\bApplyCommon<double, hpcml::detail::invgauss::LogSfEntry> ?>", ["exp", "log"]),
+    "sample": (r"cpu_sample<double>", ["cos", "log"]),
 }
 QUANTILE_STEPS = 7.7
 QUANTILE_LOOPS = {  # name: (its libmvec calls per vector, its runs per element)
@@ -65,6 +67,11 @@ def instructions(text):
     return out
 
 
+def output_stores(span, register):
+    """The instructions of `span` that store a `register` vector of doubles to memory (not the stack)."""
+    return [i for i in span if i[1] == "vmovupd" and i[2].startswith(register) and "%rbp" not in i[2]]
+
+
 def hot_loop(code, register):
     """The smallest span closed by a backward jump that stores a `register` vector to memory."""
     spans = []
@@ -72,7 +79,7 @@ def hot_loop(code, register):
         target = re.match(r"([0-9a-f]+)", operands)
         if mnemonic.startswith("j") and target and int(target.group(1), 16) < address:
             span = [i for i in code if int(target.group(1), 16) <= i[0] <= address]
-            if any(i[1] == "vmovupd" and i[2].startswith(register) and "%rbp" not in i[2] for i in span):
+            if output_stores(span, register):
                 spans.append(span)
     return min(spans, key=len) if spans else None
 
@@ -89,12 +96,13 @@ def innermost_vector_loops(code, prefix):
     return [s for s in spans if not any(o is not s and s[0][0] <= o[0][0] and o[-1][0] <= s[-1][0] for o in spans)]
 
 
-def loop_count(loop, libmvec, lanes):
-    """(instructions per element, own per element, libmvec calls) of one vectorised loop."""
+def loop_count(loop, libmvec, lanes, elements):
+    """(instructions per element, own per element, libmvec calls, vectors per iteration) of one
+    vectorised loop of `elements` per iteration."""
     calls = [i[3] for i in loop if i[1] == "call" and i[3]]
     vector_calls = [c for c in calls if c.startswith("_ZGV")]
-    own = (len(loop) - len(calls)) / lanes
-    return own + sum(fast_path_length(libmvec, c) for c in vector_calls) / lanes, own, vector_calls
+    own = (len(loop) - len(calls)) / elements
+    return own + sum(fast_path_length(libmvec, c) for c in vector_calls) / elements, own, vector_calls, elements // lanes
 
 
 def fast_path_length(libmvec, symbol):
@@ -125,11 +133,11 @@ def instruction_counts(object_path, libmvec_path, level="avx512"):
     libmvec = subprocess.run(["objdump", "-d", "--no-show-raw-insn", libmvec_path], capture_output=True,
                              text=True, check=True).stdout
     counts = {}
-    for name, (functor, _) in FUNCTIONS.items():
-        matches = [f for head, f in heads if instance in head and "evaluate_loop<double" in head
-                   and re.search(re.escape(functor) + r" ?>", head)]
+    for name, (pattern, _) in FUNCTIONS.items():
+        matches = [f for head, f in heads if instance in head and re.search(pattern, head)]
         loop = hot_loop(instructions(matches[0]), register) if matches else None
-        counts[name] = None if loop is None else loop_count(loop, libmvec, lanes)
+        # Elements per iteration: GCC may unroll (sample's 32-bit draws fill a register with 16 lanes).
+        counts[name] = None if loop is None else loop_count(loop, libmvec, lanes, lanes * len(output_stores(loop, register)))
     counts["ppf"] = quantile_count([f for head, f in heads if instance in head and "quantile_loop<double>" in head],
                                    libmvec, lanes)
     return counts
@@ -140,7 +148,7 @@ def quantile_count(functions, libmvec, lanes):
     prefix = LIBMVEC_PREFIX[lanes]
     loops = {}
     for loop in innermost_vector_loops(instructions(functions[0]), prefix) if functions else []:
-        count = loop_count(loop, libmvec, lanes)
+        count = loop_count(loop, libmvec, lanes, lanes)
         called = sorted(c.split("v_")[-1] for c in count[2] if c.startswith(prefix))
         for name, (needs, _) in QUANTILE_LOOPS.items():
             if called == needs:
@@ -149,7 +157,7 @@ def quantile_count(functions, libmvec, lanes):
         return None
     total = sum(loops[name][0] * runs for name, (_, runs) in QUANTILE_LOOPS.items())
     own = sum(loops[name][1] * runs for name, (_, runs) in QUANTILE_LOOPS.items())
-    return total, own, [c for name in QUANTILE_LOOPS for c in loops[name][2]]
+    return total, own, [c for name in QUANTILE_LOOPS for c in loops[name][2]], 1
 
 
 def floor_seconds(object_path, libmvec_path, elements, per_cycle=4.0, ghz=0.0, level="avx512"):
@@ -193,12 +201,12 @@ def main():
                 print(f"| {name} | not vectorised {lanes} wide | | |")
                 faults.append(f"{name} ({level}) is not vectorised {lanes} wide")
                 continue
-            total, own, calls = count
+            total, own, calls, per_vector = count
             called = sorted(c.split("v_")[-1] for c in calls)
-            if name in FUNCTIONS and called != sorted(FUNCTIONS[name][1]):
-                faults.append(f"{name} ({level}) calls {', '.join(called)}; its formula needs"
-                              f" {', '.join(FUNCTIONS[name][1])}")
-            names = ", ".join(f"{calls.count(c)} {c.split('v_')[-1]}" for c in sorted(set(calls)))
+            if name in FUNCTIONS and called != sorted(FUNCTIONS[name][1] * per_vector):
+                faults.append(f"{name} ({level}) calls {', '.join(called)} per {per_vector} vectors; its formula"
+                              f" needs {', '.join(FUNCTIONS[name][1])} per vector")
+            names = ", ".join(f"{calls.count(c) / per_vector:g} {c.split('v_')[-1]}" for c in sorted(set(calls)))
             if name == "ppf":
                 names = ", ".join(f"{runs:g} x {loop} ({', '.join(needs)})" for loop, (needs, runs) in QUANTILE_LOOPS.items())
             print(f"| {name} | {total:.0f} ({own:.0f} + {total - own:.0f}) | {names} |"

@@ -17,6 +17,7 @@ double log(double) noexcept __attribute__((simd("notinbranch")));
 double log1p(double) noexcept __attribute__((simd("notinbranch")));
 double expm1(double) noexcept __attribute__((simd("notinbranch")));
 double erfc(double) noexcept __attribute__((simd("notinbranch")));
+double cos(double) noexcept __attribute__((simd("notinbranch")));
 __m256d _ZGVdN4v_exp(__m256d);
 }
 #endif
@@ -256,10 +257,21 @@ void cpu_evaluate(Function f, const Elementwise<T>& e) {
 
 template <class T>
 void cpu_sample(const Elementwise<T>& e, std::uint64_t seed) {
-#pragma omp parallel for schedule(static)
-    for (std::size_t i = 0; i < e.n; ++i)
-        e.out[i] = static_cast<T>(sample(seed, e.first + i, static_cast<double>(e.mu[i * e.mu_step]),
-                                         static_cast<double>(e.lam[i * e.lam_step])));
+    // Vectorised as the elementwise loops are (Philox's multiplies, libmvec's log and cos), in
+    // blocks as cpu_evaluate's; the API has checked every parameter (sample_valid).
+    constexpr std::size_t block = 32768;
+    const std::size_t blocks = (e.n + block - 1) / block;
+    const CpuKernel level = cpu_kernel_level();
+#pragma omp parallel for schedule(static) if (blocks > 1)
+    for (std::size_t b = 0; b < blocks; ++b) {
+        run_compiled_for(level, [&] {
+            const std::size_t end = std::min(e.n, (b + 1) * block);
+            HPCML_SIMD_LOOP
+            for (std::size_t i = b * block; i < end; ++i)
+                e.out[i] = static_cast<T>(sample_valid(seed, e.first + i, static_cast<double>(e.mu[i * e.mu_step]),
+                                                       static_cast<double>(e.lam[i * e.lam_step])));
+        });
+    }
 }
 
 template void cpu_evaluate<float>(Function, const Elementwise<float>&);
