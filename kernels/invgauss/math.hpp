@@ -445,8 +445,8 @@ struct Standardized {
 // Michael-Schucany-Haas on Philox4x32-10 draws for element `index`: two uniforms for a
 // Box-Muller normal nu, one for the acceptance test. In the form without cancellation:
 // t = |nu| sqrt(mu / lambda), r = 2 / (t + sqrt(t^2 + 4)); mu r^2 if U (1 + r^2) <= 1, else mu / r^2.
-// For valid parameters (the CPU's vector loop, behind the API's check: GCC 12 vectorises no
-// select of NaN on a condition that does not vary in the loop).
+// For valid parameters: the CPU's vector loop, behind the API's check (GCC 12 left the loop
+// scalar with sample's NaN select in it).
 HPCML_HD inline double sample_valid(std::uint64_t seed, std::uint64_t index, double mu, double lam) {
     r123::Philox4x32 philox;
     const r123::Philox4x32::ctr_type counter = {
