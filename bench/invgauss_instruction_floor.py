@@ -33,7 +33,7 @@ FUNCTIONS = {  # name: (its vectorised loop's function, as a pattern of its name
     "logsf": (r"evaluate_loop<double, .*\bApplyCommon<double, hpcml::detail::invgauss::LogSfEntry> ?>", ["exp", "log"]),
     "sample": (r"cpu_sample<double>", ["cos", "log"]),
 }
-QUANTILE_STEPS = 7.7
+QUANTILE_STEPS = 7.3
 QUANTILE_LOOPS = {  # name: (its libmvec calls per vector, its runs per element)
     "solve step": (["exp", "exp", "exp", "log", "log", "log"], QUANTILE_STEPS),
     "polish start": (["exp", "exp"], 1),

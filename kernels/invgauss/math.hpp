@@ -345,12 +345,15 @@ HPCML_HD inline bool quantile_step(QuantileBracket& b, const QuantileSetup& s) {
     const double slope = exp(b.t + logpdf(x, s.m, s.l) - log_tail);
     const double newton = b.t - g / slope;
     const double fallback = lo == -HUGE_VAL ? hi - 2.0 : (hi == HUGE_VAL ? lo + 2.0 : 0.5 * (lo + hi));
-    const bool take_newton = (fabs(log_tail) < 600) & (slope > 0) & (slope < HUGE_VAL) & (newton > lo) & (newton < hi);
-    const double next = take_newton ? newton : fallback;
+    const bool trusted = (fabs(log_tail) < 600) & (slope > 0) & (slope < HUGE_VAL);
+    const double next = trusted & (newton > lo) & (newton < hi) ? newton : fallback;
     // t = log x, so an absolute step of 2e-16 is an ulp of x; a bracket at the spacing of
-    // the doubles near t stops when its midpoint is t again.
-    const bool converged = (g == 0) | (fabs(next - b.t) <= 2e-16) | (hi - lo <= 2e-16);
-    b = {lo, hi, g == 0 ? b.t : next};
+    // the doubles near t stops when its midpoint is t again. A Newton step that rounds to t
+    // itself has converged too: it would fall on the bracket's end, and the bisection that
+    // followed came back to the same t after 30 to 55 more steps (1% of the elements).
+    const bool settled = (g == 0) | (trusted & (newton == b.t));
+    const bool converged = settled | (fabs(next - b.t) <= 2e-16) | (hi - lo <= 2e-16);
+    b = {lo, hi, settled ? b.t : next};
     return converged;
 }
 
