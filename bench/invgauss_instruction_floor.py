@@ -72,27 +72,23 @@ def output_stores(span, register):
     return [i for i in span if i[1] == "vmovupd" and i[2].startswith(register) and "%rbp" not in i[2]]
 
 
-def hot_loop(code, register):
-    """The smallest span closed by a backward jump that stores a `register` vector to memory."""
-    spans = []
+def loops(code):
+    """Each span of `code` closed by a backward jump: the instructions from its target to the jump."""
     for address, mnemonic, operands, _ in code:
         target = re.match(r"([0-9a-f]+)", operands)
         if mnemonic.startswith("j") and target and int(target.group(1), 16) < address:
-            span = [i for i in code if int(target.group(1), 16) <= i[0] <= address]
-            if output_stores(span, register):
-                spans.append(span)
+            yield [i for i in code if int(target.group(1), 16) <= i[0] <= address]
+
+
+def hot_loop(code, register):
+    """The smallest loop that stores a `register` vector to memory."""
+    spans = [span for span in loops(code) if output_stores(span, register)]
     return min(spans, key=len) if spans else None
 
 
 def innermost_vector_loops(code, prefix):
-    """The innermost spans closed by a backward jump that call a libmvec variant whose name starts with prefix."""
-    spans = []
-    for address, mnemonic, operands, _ in code:
-        target = re.match(r"([0-9a-f]+)", operands)
-        if mnemonic.startswith("j") and target and int(target.group(1), 16) < address:
-            span = [i for i in code if int(target.group(1), 16) <= i[0] <= address]
-            if any(i[3] and i[3].startswith(prefix) for i in span):
-                spans.append(span)
+    """The innermost loops that call a libmvec variant whose name starts with prefix."""
+    spans = [span for span in loops(code) if any(i[3] and i[3].startswith(prefix) for i in span)]
     return [s for s in spans if not any(o is not s and s[0][0] <= o[0][0] and o[-1][0] <= s[-1][0] for o in spans)]
 
 

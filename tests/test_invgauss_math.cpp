@@ -1,6 +1,6 @@
 // The host's erfcx (a polynomial in t = (x - 3.5) / (x + 3.5)) and its pair of sum and difference
 // against long double, and the difference against the quadrature the GPU takes where it cancels;
-// the CPU's quantile in lock step against math.hpp's ppf element by element, as the GPU runs it.
+// the CPU's quantile in lock step against quantile.hpp's ppf element by element, as the GPU runs it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <hpcml/invgauss.hpp>
 
 #include "invgauss/math.hpp"
+#include "invgauss/quantile.hpp"
 
 namespace {
 

@@ -13,6 +13,7 @@
 #include "common/memory.hpp"
 #include "common/names.hpp"
 #include "math.hpp"
+#include "quantile.hpp"
 
 namespace hpcml::detail::invgauss {
 

@@ -108,7 +108,7 @@ void evaluate_loop(Fn fn, const Elementwise<T>& e, std::size_t begin, std::size_
 }
 
 // The quantile, a block of elements at a time, solved in lock step: each step of the solve
-// (math.hpp's quantile_step) is one vectorised loop over the block's elements still being
+// (quantile.hpp's quantile_step) is one vectorised loop over the block's elements still being
 // solved, packed to the front whenever a quarter of them have converged (their step counts vary
 // from 3 to 16, and to 70 where p < 1e-260 bisects); then each polish step is one loop over the block.
 struct QuantileBlock {
