@@ -246,8 +246,7 @@ HPCML_HD inline double select_masked(std::uint64_t mask, double a, double b) {
 }
 HPCML_HD inline CdfEdge cdf_edge(bool upper, bool logs, double x, double mu, double lam) {
     const double inf = infinity<double>();
-    const std::uint64_t valid_mask = mask_of(mu > 0) & mask_of(lam > 0) & mask_of(mu < inf) & mask_of(lam < inf),
-                        inside = valid_mask & mask_of(x > 0) & mask_of(x < inf);
+    const std::uint64_t valid_mask = mask_of(valid(mu, lam)), inside = valid_mask & mask_of(x > 0) & mask_of(x < inf);
     // The asked-for side has probability 1 at x <= 0 for the sf, at x = inf for the cdf.
     const std::uint64_t certain = mask_of(upper) ^ mask_of(x > 0);
     const double one = logs ? 0.0 : 1.0, zero = logs ? -inf : 0.0;
