@@ -78,12 +78,15 @@ def test_solve_matrix_games_opcheck_and_values():
 def test_a_compiled_graph_of_every_operator_has_no_break_and_gives_the_eager_result():
     torch._dynamo.reset()
 
+    # torch's own work after each operator is exact in any order (integer sums, max), so the
+    # comparison is bit for bit: Inductor sums floats in another order than eager (a mean of 64
+    # doubles differs by an ulp on an AVX2 CPU), which says nothing of hpcml's operators.
     def program(x, v, A):
         S = ht.similarity(x, mode="count").float()
         cdf = ht.invgauss("cdf", v, 1.0, 2.0)
         row, col, value, gap, eps = ht.solve_matrix_games(A, iterations=30)
         draws = ht.invgauss_sample(64, 1.0, 2.0, seed=3)
-        return S.mean(dim=0), cdf * 2, row.sum(dim=1), value + gap, draws.mean()
+        return S.mean(dim=0), cdf * 2, row.amax(dim=1), value + gap, draws.amax()
 
     x = features(8, 33)
     v = torch.linspace(0.1, 3.0, 50, dtype=torch.float64)
