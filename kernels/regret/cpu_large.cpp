@@ -5,8 +5,8 @@
 //
 // Per 4 columns of 8 rows (AVX2): 8 conversions to double with their loads, 8 FMAs into the rows'
 // dot products (A y) and 8 into the columns' (x^T A), one load of y, one load, two adds and a
-// store of the column partial, two prefetches: 41 instructions per 32 elements of A (128 bytes) as
-// GCC 12 compiles it. The 16 FMAs bound it: two per cycle make 16 bytes per cycle and core, and
+// store of the column partial, two prefetches (where prefetch_bytes asks): 41 instructions per 32
+// elements of A (128 bytes) as GCC 12 compiles it. The 16 FMAs bound it: two per cycle make 16 bytes per cycle and core, and
 // one core sums a tile in L2 at about 43 GB/s here (Zen 4), above a core's share of memory
 // bandwidth, so the pass is meant to run at memory bandwidth (bench_regret's
 // cpu_bandwidth_fraction). Sums are in a fixed order that depends on the game's shape only (lanes
@@ -34,11 +34,19 @@ namespace {
 // the rows into L1-sized pieces made the hardware prefetcher start over on every piece.
 constexpr std::size_t kRows = 8;
 
-// Each row's line 2 KiB ahead is asked into L2 (two rows per column step, so every row once
-// per 64 bytes): with the FMAs keeping the core busy, the hardware prefetcher alone left the
-// pass at 0.67 of a read-only stream when the memory was fast (43 of 64 GB/s on Zen 4), and
-// 0.85 with this (54 GB/s); 1, 4 and 8 KiB ahead, or into L1, gained less or lost.
-constexpr std::size_t kPrefetchBytes = 2048;
+// How far ahead each row's line is asked into L2 (two rows per column step, so every row once
+// per 64 bytes), or 0 for none: a policy that changes speed, never results, set by what was
+// measured on each CPU this project has run (bench_regret, 4096 x 4096 and 16384 x 4096):
+// - Zen 4 (AVX-512): 2 KiB. With the FMAs keeping the core busy, the hardware prefetcher alone
+//   left the pass at 0.67 of a read-only stream when the memory was fast (43 of 64 GB/s), and
+//   0.85 with this (54 GB/s); 1, 4 and 8 KiB ahead, or into L1, gained less or lost.
+// - Zen 3 (AVX2 only): none. 256 and 512 bytes ahead ran as fast as none, 768 bytes to 2 KiB
+//   5-20% slower (2 KiB: 2.1x the NumPy seed loop at 16384 x 4096, none 2.6x).
+// AVX-512 is what a program can ask that tells the two apart; other CPUs take their class's.
+std::size_t prefetch_bytes() {
+    static const std::size_t bytes = __builtin_cpu_supports("avx512f") ? 2048 : 0;
+    return bytes;
+}
 
 // Written so that the eight row accumulators keep their registers (AVX2 has 16 ymm; GCC reads
 // most of the rows' weights from memory inside their FMAs instead): when an accumulator was
@@ -48,7 +56,7 @@ constexpr std::size_t kPrefetchBytes = 2048;
 template <bool kRowSums, bool kColumnSums>
 [[gnu::target("avx2,fma")]] void sweep_avx2(const Game& g, const double* x, const double* y, std::size_t i0,
                                             std::size_t i1, std::size_t j0, std::size_t j1, double* u1_part,
-                                            double* u2_part) {
+                                            double* u2_part, std::size_t prefetch) {
     const std::size_t n2 = g.n2;
     const std::size_t j4 = j0 + (j1 - j0) / 4 * 4;  // columns done 4 at a time
     if (kColumnSums) std::fill(u2_part + j0, u2_part + j1, 0.0);
@@ -67,9 +75,10 @@ template <bool kRowSums, bool kColumnSums>
             const __m256d yv = kRowSums ? _mm256_loadu_pd(y + j) : _mm256_setzero_pd();
             __m256d column[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
             const std::size_t pair = j / 4 % 4 * 2;
-            for (std::size_t q : {pair, pair + 1})  // a prefetch never faults: past A's end is harmless
-                _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(r[q] + j) + kPrefetchBytes),
-                             _MM_HINT_T1);
+            if (prefetch)
+                for (std::size_t q : {pair, pair + 1})  // a prefetch never faults: past A's end is harmless
+                    _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(r[q] + j) + prefetch),
+                                 _MM_HINT_T1);
             for (std::size_t q = 0; q < kRows; ++q) {
                 const __m256d a = _mm256_cvtps_pd(_mm_loadu_ps(r[q] + j));
                 if (kRowSums) acc[q] = _mm256_fmadd_pd(a, yv, acc[q]);
@@ -101,9 +110,10 @@ template <bool kRowSums, bool kColumnSums>
 
 void tile_sums_avx2(const Game& g, const double* x, const double* y, std::size_t i0, std::size_t i1, std::size_t j0,
                     std::size_t j1, double* u1_part, double* u2_part) {
-    if (u1_part && u2_part) sweep_avx2<true, true>(g, x, y, i0, i1, j0, j1, u1_part, u2_part);
-    if (u1_part && !u2_part) sweep_avx2<true, false>(g, x, y, i0, i1, j0, j1, u1_part, u2_part);
-    if (!u1_part && u2_part) sweep_avx2<false, true>(g, x, y, i0, i1, j0, j1, u1_part, u2_part);
+    const std::size_t prefetch = prefetch_bytes();
+    if (u1_part && u2_part) sweep_avx2<true, true>(g, x, y, i0, i1, j0, j1, u1_part, u2_part, prefetch);
+    if (u1_part && !u2_part) sweep_avx2<true, false>(g, x, y, i0, i1, j0, j1, u1_part, u2_part, prefetch);
+    if (!u1_part && u2_part) sweep_avx2<false, true>(g, x, y, i0, i1, j0, j1, u1_part, u2_part, prefetch);
 }
 #endif
 
