@@ -4,12 +4,12 @@
 // with fused multiply-adds in double.
 //
 // Per 4 columns of 8 rows (AVX2): 8 conversions to double with their loads, 8 FMAs into the rows'
-// dot products (A y) and 8 into the columns' (x^T A), one load of y, one load, two adds and a
-// store of the column partial, two prefetches (where prefetch_bytes asks): 41 instructions per 32
+// dot products (A y) and 8 into the columns' (x^T A), one load of y, one load, two adds and a store
+// of the column partial, two prefetches (where prefetch_bytes asks): 41 instructions per 32
 // elements of A (128 bytes) as GCC 12 compiles it. The 16 FMAs bound it: two per cycle make 16
-// bytes per cycle and core, and one core sums a tile in L2 at about 43 GB/s here (Zen 4), above
-// a core's share of memory bandwidth, so the pass is meant to run at memory bandwidth
-// (bench_regret's cpu_bandwidth_fraction). Sums are in a fixed order that depends on the game's shape only (lanes
+// bytes per cycle and core, and one core sums a tile in L2 at about 43 GB/s here (Zen 4), above a
+// core's share of memory bandwidth, so the pass is meant to run at memory bandwidth (bench_regret's
+// cpu_bandwidth_fraction). Sums are in a fixed order that depends on the game's shape only (lanes
 // by column mod 4, rows in eights, even and odd rows' column sums apart), never on threads.
 #include <algorithm>
 #include <cmath>
