@@ -34,11 +34,15 @@ CpuKernel supported() {
 
 }  // namespace
 
-CpuKernel cpu_kernel_level() {
+CpuKernel cpu_kernel_supported() {
     static const CpuKernel best = supported();
+    return best;
+}
+
+CpuKernel cpu_kernel_level() {
     const char* cap = std::getenv("HPCML_CPU_KERNEL");
-    if (!cap || !*cap) return best;
-    return std::min(best, parse_in(kCpuKernels, cap, "HPCML_CPU_KERNEL"));
+    if (!cap || !*cap) return cpu_kernel_supported();
+    return std::min(cpu_kernel_supported(), parse_in(kCpuKernels, cap, "HPCML_CPU_KERNEL"));
 }
 
 std::string_view to_string(CpuKernel level) noexcept { return name_in(kCpuKernels, level); }

@@ -12,6 +12,7 @@ namespace hpcml::detail {
 enum class CpuKernel { baseline, avx2, avx512 };
 
 CpuKernel cpu_kernel_level();  // InvalidArgument naming HPCML_CPU_KERNEL where its value is not a level
+CpuKernel cpu_kernel_supported();  // the best level this CPU runs, whatever the cap
 std::string_view to_string(CpuKernel level) noexcept;
 
 // body() compiled for `level`: each instance inlines body and everything it

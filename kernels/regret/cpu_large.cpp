@@ -42,11 +42,9 @@ constexpr std::size_t kRows = 8;
 //   0.85 with this (54 GB/s); 1, 4 and 8 KiB ahead, or into L1, gained less or lost.
 // - Zen 3 (AVX2 only): none. 256 and 512 bytes ahead ran as fast as none, 768 bytes to 2 KiB
 //   5-20% slower (2 KiB: 2.1x the NumPy seed loop at 16384 x 4096, none 2.6x).
-// AVX-512 is what a program can ask that tells the two apart; other CPUs take their class's.
-std::size_t prefetch_bytes() {
-    static const std::size_t bytes = __builtin_cpu_supports("avx512f") ? 2048 : 0;
-    return bytes;
-}
+// AVX-512 is what a program can ask that tells the two apart (the CPU's own level: a cap on the
+// instruction set leaves its memory system as it is); other CPUs take their class's.
+std::size_t prefetch_bytes() { return cpu_kernel_supported() >= CpuKernel::avx512 ? 2048 : 0; }
 
 // Written so that the eight row accumulators keep their registers (AVX2 has 16 ymm; GCC reads
 // most of the rows' weights from memory inside their FMAs instead): when an accumulator was
