@@ -68,7 +68,7 @@ HPCML_HD inline bool quantile_step(QuantileBracket& b, const QuantileSetup& s) {
     const double newton = b.t - g / slope;
     const double fallback = lo == -HUGE_VAL ? hi - 2.0 : (hi == HUGE_VAL ? lo + 2.0 : 0.5 * (lo + hi));
     const bool trusted = (fabs(log_tail) < 600) & (slope > 0) & (slope < HUGE_VAL);
-    const double next = trusted & (newton > lo) & (newton < hi) ? newton : fallback;
+    const double next = (trusted & (newton > lo) & (newton < hi)) ? newton : fallback;
     // t = log x, so an absolute step of 2e-16 is an ulp of x; a bracket at the spacing of
     // the doubles near t stops when its midpoint is t again. A Newton step that rounds to t
     // itself has converged too: it would fall on the bracket's end, and the bisection that
