@@ -306,6 +306,14 @@ TEST(Cuda, CublasIsLoadedWhenNeededAndItsAbsenceExplained) {
     EXPECT_EQ(&hpcml::detail::cublas(), &blas) << "loaded once";
 }
 
+// The test program's own CUDA calls (device arrays, streams, the teardown's device reset) and the
+// library's go through one runtime: a second one, hidden inside a shared libhpcml, would not see
+// the reset, and compute-sanitizer's leak check would miss what it holds (tests/CMakeLists.txt).
+TEST(Cuda, OneRuntimeServesTheLibraryAndTheTest) {
+    EXPECT_EQ(hpcml::detail::library_cuda_runtime_entry(), reinterpret_cast<const void*>(&cudaGetDeviceCount))
+        << "this test program holds two CUDA runtimes: the library's and its own";
+}
+
 TEST(Cuda, DeviceAndPinnedBuffersAreTracked) {
     HPCML_SKIP_WITHOUT_GPU();
     hpcml::detail::MemoryTracker tracker;

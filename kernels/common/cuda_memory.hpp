@@ -41,6 +41,10 @@ void pinned_give(void* block, std::size_t capacity) noexcept;
 // would create afresh. Not for use while other threads may be in a call.
 void destroy_device_pools() noexcept;
 
+// cudaGetDeviceCount as the library's own code reaches it: a process holds one CUDA runtime when
+// its other code reaches the same function (a test checks this of its own program).
+const void* library_cuda_runtime_entry() noexcept;
+
 // Makes `device` current for a scope and restores the previous device on exit.
 class DeviceGuard {
 public:

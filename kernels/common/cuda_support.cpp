@@ -166,6 +166,8 @@ DeviceGuard::DeviceGuard(int device) {
 
 DeviceGuard::~DeviceGuard() { (void)cudaSetDevice(previous_); }
 
+const void* library_cuda_runtime_entry() noexcept { return reinterpret_cast<const void*>(&cudaGetDeviceCount); }
+
 void destroy_device_pools() noexcept {
     ::hpcml::release_cached_memory();
     Caches& c = caches();
