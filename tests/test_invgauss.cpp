@@ -299,6 +299,31 @@ TEST(InvGauss, BadArgumentsRaise) {
     expect_invalid([&] { ig::distance_to_normal(&good, &good, 1, o); }, "grid:");
 }
 
+// Misaligned device operands are refused before any CUDA call (a misaligned access in a kernel
+// is a sticky error that would end every later GPU call of the process): runs on any machine.
+TEST(InvGauss, DeviceEntryPointsRefuseMisalignedOperands) {
+    alignas(16) static unsigned char memory[256];
+    const auto* x = reinterpret_cast<const double*>(memory);
+    const auto* odd = reinterpret_cast<const double*>(memory + 4);
+    auto* out = reinterpret_cast<double*>(memory + 128);
+    auto* odd_out = reinterpret_cast<double*>(memory + 132);
+    ig::InvGaussOptions gpu;
+    gpu.backend = hpcml::Backend::Cuda;
+    expect_invalid([&] { ig::evaluate_device<double>(Function::Cdf, odd, 4, x, 1, x, 1, out, gpu); },
+                   "x: its elements need 8-byte alignment, but the pointer is 4 bytes past");
+    expect_invalid([&] { ig::evaluate_device<double>(Function::Cdf, x, 4, odd, 1, x, 1, out, gpu); }, "mu:");
+    expect_invalid([&] { ig::evaluate_device<double>(Function::Cdf, x, 4, x, 1, odd, 1, out, gpu); }, "lam:");
+    expect_invalid([&] { ig::evaluate_device<double>(Function::Cdf, x, 4, x, 1, x, 1, odd_out, gpu); }, "out:");
+    expect_invalid([&] { ig::sample_device<double>(4, x, 1, x, 1, 0, odd_out, gpu); }, "out:");
+    const auto* odd_float = reinterpret_cast<const float*>(memory + 2);
+    expect_invalid(
+        [&] {
+            ig::evaluate_device<float>(Function::Pdf, odd_float, 4, reinterpret_cast<const float*>(memory), 1,
+                                       reinterpret_cast<const float*>(memory), 1, reinterpret_cast<float*>(out), gpu);
+        },
+        "x: its elements need 4-byte");
+}
+
 TEST_P(InvGaussOnBackend, NaiveDistancesFailCleanlyWhenTooLarge) {
     std::vector<double> mu(100000, 1.0), lam(100000, 10.0);
     ig::DistanceOptions o;

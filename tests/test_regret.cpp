@@ -338,6 +338,16 @@ TEST(Regret, DeviceEntryPointRefusesCurvesAndBadShapes) {
     EXPECT_EQ(hpcml::solve_matrix_games_device_workspace(5, 64, 3, o), 0u) << "small games need no workspace";
     o.record_every = 5;
     expect_invalid([&] { hpcml::solve_matrix_games_device(A, 2, 3, 3, out, o); }, "record_every");
+    // Misaligned operands, refused before any CUDA call (a misaligned access is a sticky error).
+    o.record_every = 0;
+    alignas(16) static unsigned char memory[256];
+    hpcml::DeviceGameResults results{reinterpret_cast<double*>(memory), reinterpret_cast<double*>(memory + 64),
+                                     reinterpret_cast<double*>(memory + 128), reinterpret_cast<double*>(memory + 160),
+                                     reinterpret_cast<double*>(memory + 192)};
+    expect_invalid([&] { hpcml::solve_matrix_games_device(reinterpret_cast<const float*>(memory + 2), 2, 3, 3, results, o); },
+                   "A: its elements need 4-byte alignment");
+    results.gap = reinterpret_cast<double*>(memory + 164);
+    expect_invalid([&] { hpcml::solve_matrix_games_device(A, 2, 3, 3, results, o); }, "gap: its elements need 8-byte");
 }
 
 TEST(Regret, SimultaneousUpdates) {

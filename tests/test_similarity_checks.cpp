@@ -79,6 +79,32 @@ TEST(Similarity, BadArgumentsNameThemselves) {
     expect_invalid([&] { hpcml::similarity(xv, yv, hpcml::SimilarityTileSink{}, with([](auto&) {})); }, "sink");
 }
 
+// A misaligned operand of the device entry points is refused before any CUDA call (a kernel's
+// misaligned access is a sticky error that would end every later GPU call of the process), so
+// this runs on any machine. The pointers are never read.
+TEST(Similarity, DeviceEntryPointsRefuseMisalignedOperands) {
+    alignas(16) static unsigned char memory[4096];
+    const auto* x = reinterpret_cast<const float*>(memory);
+    const auto* odd = reinterpret_cast<const float*>(memory + 2);
+    SimilarityOptions o;
+    o.backend = Backend::Cuda;
+    expect_invalid([&] { hpcml::similarity_device({odd, 4, 3}, {}, memory + 2048, o); }, "x: its elements need 4-byte");
+    expect_invalid([&] { hpcml::similarity_device({x, 4, 3}, {odd, 4, 3}, memory + 2048, o); }, "y:");
+    // The output's alignment is its element's: 4 bytes for int32, 2 for uint16, 1 for the rest.
+    expect_invalid([&] { hpcml::similarity_device({x, 4, 3}, {}, memory + 2050, o); },
+                   "out: its elements need 4-byte alignment, but the pointer is 2 bytes past");
+    o.output = SimilarityOutput::UInt16;
+    expect_invalid([&] { hpcml::similarity_device({x, 4, 3}, {}, memory + 2049, o); }, "out: its elements need 2-byte");
+    expect_invalid([&] { hpcml::similarity_pairs_device({odd, 4, 3}, {}, o); }, "x:");
+    o.mode = SimilarityMode::All;
+    o.output = SimilarityOutput::Bitmask;
+    try {  // a byte output takes any address: past the alignment check to the device check
+        hpcml::similarity_device({x, 4, 3}, {}, memory + 2049, o);
+    } catch (const hpcml::Error& e) {
+        EXPECT_EQ(std::string(e.what()).find("alignment"), std::string::npos) << e.what();
+    }
+}
+
 TEST(Similarity, OptionsCanBeCheckedBeforeAJob) {
     SimilarityOptions o;
     o.output = SimilarityOutput::UInt8;

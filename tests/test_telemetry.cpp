@@ -126,7 +126,9 @@ TEST(TelemetryFake, SamplerEndToEnd) {
     EXPECT_THROW(tel::Sampler(7), hpcml::Error);  // the fake has one device
 }
 #else
-TEST(Telemetry, AbsentNvmlIsAStatusNotACrash) {
+// The real NVML: on a GPU machine, readings while kernels run (one of the GPU suite's C++ GPU
+// cases, `*Cuda*`); elsewhere, its absence is a status and a NoDevice error, not a crash.
+TEST(TelemetryCuda, RealNvmlReadsTheGpuOrSaysWhyNot) {
     const tel::Status st = tel::status(0);
     if (st.availability == tel::Availability::Ok) {
         // A machine with a GPU: real readings, and energy that grows while kernels run.

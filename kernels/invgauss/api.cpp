@@ -36,6 +36,15 @@ Elementwise<T> make_elementwise(const T* x, std::size_t n, const T* mu, std::siz
             out};
 }
 
+// The device entry points' operands, aligned for their elements, checked before any CUDA call.
+template <class T>
+void require_aligned_operands(const Elementwise<T>& e) {
+    detail::require_aligned(e.x, "x");
+    detail::require_aligned(e.mu, "mu");
+    detail::require_aligned(e.lam, "lam");
+    detail::require_aligned(e.out, "out");
+}
+
 // The batch APIs raise on invalid parameters (the elementwise ones give NaN instead).
 template <class T>
 void require_parameters(const T* values, std::size_t count, const char* name) {
@@ -70,6 +79,7 @@ RunStats evaluate_device(Function f, const T* x, std::size_t n, const T* mu, std
                          std::size_t lam_count, T* out, const InvGaussOptions& options) {
     check_function(f);
     const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
+    require_aligned_operands(e);
     return detail::dispatch(
         options, {"evaluate_device", true, false, true, false, {n}}, [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker&) {
@@ -99,6 +109,7 @@ template <class T>
 RunStats sample_device(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, std::size_t lam_count,
                        std::uint64_t seed, T* out, const InvGaussOptions& options) {
     const Elementwise<T> e = make_elementwise<T>(nullptr, n, mu, mu_count, lam, lam_count, out, false);
+    require_aligned_operands(e);
     return detail::dispatch(
         options, {"sample_device", true, false, true, false, {n}}, [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker&) {

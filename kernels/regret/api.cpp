@@ -1,5 +1,6 @@
 // The public regret-matching entry points: argument checks, backend choice, batching.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -124,6 +125,17 @@ std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, 
     return solutions;
 }
 
+namespace {
+// The device entry point's result arrays, by name.
+std::array<std::pair<const double*, const char*>, 5> device_results(const DeviceGameResults& out) {
+    return {{{out.row_strategy, "row_strategy"},
+             {out.col_strategy, "col_strategy"},
+             {out.value, "value"},
+             {out.gap, "gap"},
+             {out.eps_bound, "eps_bound"}}};
+}
+}  // namespace
+
 RunStats solve_matrix_games_device(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
                                    const DeviceGameResults& out, const RegretOptions& options, void* workspace,
                                    std::size_t workspace_bytes) {
@@ -131,17 +143,14 @@ RunStats solve_matrix_games_device(const float* A, std::size_t batch, std::size_
     detail::require(A != nullptr, "A: null pointer");
     detail::require(options.record_every == 0,
                     "record_every: solve_matrix_games_device records no gap curve; use solve_matrix_games");
+    detail::require_aligned(A, "A");
+    for (const auto& [pointer, name] : device_results(out)) detail::require_aligned(pointer, name);
     return detail::dispatch(
         options, {"solve_matrix_games_device", true, false, true, false, {batch, n1, n2}},
         [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker&) {
             detail::require_device_pointer(A, context.device, "A");
-            const std::pair<const double*, const char*> results[] = {{out.row_strategy, "row_strategy"},
-                                                                     {out.col_strategy, "col_strategy"},
-                                                                     {out.value, "value"},
-                                                                     {out.gap, "gap"},
-                                                                     {out.eps_bound, "eps_bound"}};
-            for (const auto& [pointer, name] : results) {
+            for (const auto& [pointer, name] : device_results(out)) {
                 detail::require(pointer != nullptr, std::string(name) + ": null pointer");
                 detail::require_device_pointer(pointer, context.device, name);
             }

@@ -253,6 +253,10 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
     const bool count = o.mode == SimilarityMode::Count;
     o.output = count ? SimilarityOutput::Int32 : SimilarityOutput::Bool;
     Problem p = make_problem(x, y, o);
+    if (on_device) {
+        detail::require_aligned(p.x, "x");
+        detail::require_aligned(p.y, "y");
+    }
     detail::Progress progress(o, std::uint64_t{p.n} * p.m);
     p.progress = &progress;  // the CPU's tiles report; the GPU's pair lists only at the end
     // Counts are at most samples (<= 2^31 - 1): a larger min_count passes nothing.
@@ -343,6 +347,9 @@ void similarity_transpose(const SimilarityTile& tile, void* dst, std::size_t dst
 RunStats similarity_device(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options) {
     const Problem p = make_problem(x, y, options);
     detail::require(out || p.n == 0 || p.m == 0, "out: null output pointer");
+    detail::require_aligned(p.x, "x");
+    detail::require_aligned(p.y, "y");
+    detail::require_aligned(out, similarity_output_info(p.output).element_bytes, "out");
     return detail::dispatch(
         options, {"similarity_device", true, true, true, false, {p.samples, p.n, p.m}}, [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker& tracker) {

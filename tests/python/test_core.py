@@ -17,6 +17,7 @@ def test_backends_start_with_cpu():
     assert set(backends) <= {"cpu", "cuda"}
 
 
+@pytest.mark.cuda  # on a GPU machine, the GPU side
 def test_devices_agree_with_status():
     status = hpcml.cuda_status()
     devices = hpcml.devices()
@@ -34,6 +35,7 @@ def test_devices_agree_with_status():
         assert "cuda" not in hpcml.backends()
 
 
+@pytest.mark.cuda  # on a GPU machine, the GPU side
 def test_release_cached_memory_is_always_callable():
     hpcml.release_cached_memory()  # a no-op where nothing is cached or there is no GPU
     if "cuda" in hpcml.backends():
@@ -49,6 +51,7 @@ def test_auto_resolves_to_a_concrete_backend():
     assert hpcml.resolve_backend("cpu") == "cpu"
 
 
+@pytest.mark.cuda  # on a GPU machine, the GPU side
 def test_errors_map_to_python_exceptions():
     with pytest.raises(ValueError, match="expected auto, cpu or cuda"):
         hpcml.resolve_backend("gpu")

@@ -241,6 +241,7 @@ def test_cupy_arrays_and_cupy_streams():
         np.testing.assert_array_equal(cupy.asnumpy(got), numpy_counts(x, y))
 
 
+@pytest.mark.cuda
 @pytest.mark.skipif(len(hpcml.devices()) < 2, reason="fewer than two usable CUDA devices")
 def test_arrays_on_a_second_device():
     torch = pytest.importorskip("torch")

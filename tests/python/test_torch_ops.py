@@ -108,8 +108,12 @@ def test_pair_lists_compile_with_their_data_dependent_size():
     torch.testing.assert_close(compiled(x), program(x))
 
 
-cuda = pytest.mark.skipif(not torch.cuda.is_available() or hpcml.cuda_status()["status"] != "ok",
-                          reason="needs a CUDA device that torch and hpcml both see")
+_skip_without_cuda = pytest.mark.skipif(not torch.cuda.is_available() or hpcml.cuda_status()["status"] != "ok",
+                                        reason="needs a CUDA device that torch and hpcml both see")
+
+
+def cuda(test):
+    return pytest.mark.cuda(_skip_without_cuda(test))
 
 
 @cuda
