@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Rehearses the GPU suite's three calls here, as a lent GPU machine runs them, but without a GPU
+# Rehearses the GPU suite's calls here, as a GPU machine runs them, but without a GPU
 # (docs/gpu-suite.md), so that the first real GPU window does not end on a missing file, module,
-# library or tool:
+# library or tool, or on a budget that does not fit the window:
 #   - in a scratch folder holding only what travels: the files git would send (tracked, and
 #     untracked but not ignored) and .gpu/bundle.tar.xz;
 #   - in a clean environment: PATH holds the system's folders and a stand-in folder only, no
@@ -10,12 +10,40 @@
 #   - with a stand-in compute-sanitizer that runs the program it is given;
 #   - every program at a tiny size (HPCML_GPU_SUITE_SCALE=tiny), the GPU parts asking for the CUDA
 #     backend, so that here they end with "no CUDA device" (HPCML_GPU_SUITE_EXPECT_GPU=0).
-# Every part must pass or be skipped with "no CUDA device"; and the bundle must name no path of
-# this machine (the build root nowhere, the checkout in no text file). Exit 0 when all hold.
+# Every part must pass or be skipped with "no CUDA device"; the bundle must name no path of this
+# machine (the build root nowhere, the checkout in no text file); and the budgets must fit the
+# window: each call at most 270 s, the two calls and two machine starts at most 840 s, and
+# first's parts' minimums with the unpacking and installing that this rehearsal measures within
+# first's budget. Exit 0 when all hold.
 # Usage: scripts/gpu-rehearse.sh    (after scripts/gpu-prepare.sh; PYTHON312 as there)
+#        scripts/gpu-rehearse.sh --check-budgets SETUP_SECONDS < BUDGETS
+#            only the budget check, of a listing like gpu-suite.sh --budgets prints
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
+
+# check_budgets SETUP_SECONDS < BUDGETS: the budgets (gpu-suite.sh --budgets) fit the window.
+check_budgets() {
+  awk -v setup="$1" '
+    $1 == "call" { budget[$2] = $3; if ($3 > 270) bad = bad " call " $2 " has " $3 " s, over 270;" }
+    $1 == "start" { start = $2 }
+    $1 == "pack" { pack = $2 }
+    $1 == "part" && $2 == "first" { minimums += $3 }
+    END {
+      if (!("first" in budget) || !("second" in budget)) bad = bad " no first or second call;"
+      window = budget["first"] + budget["second"] + 2 * start
+      if (window > 840) bad = bad " first, second and two starts take " window " s, over 840;"
+      need = minimums + setup + pack
+      if (need > budget["first"])
+        bad = bad " first needs " need " s (its parts\047 minimums " minimums ", setup " setup ", packing " pack "), over its " budget["first"] ";"
+      if (bad) { print "gpu-rehearse: the budgets do not fit the window:" bad > "/dev/stderr"; exit 1 }
+      printf "gpu-rehearse: budgets fit: first and second %d s with two starts (at most 840); first needs %d s of its %d\n", window, need, budget["first"]
+    }'
+}
+if [ "${1:-}" = --check-budgets ]; then
+  check_budgets "${2:?--check-budgets needs the setup seconds}"
+  exit
+fi
 [ -f .gpu/bundle.tar.xz ] || { echo "gpu-rehearse: no .gpu/bundle.tar.xz: run scripts/gpu-prepare.sh first" >&2; exit 1; }
 python312="$(scripts/find-python312.sh)"
 # What the GPU machine's Python has and the suite uses (torch and CuPy are left out: the parts
@@ -79,18 +107,15 @@ if "${clean_env[@]}" python3 -c "import hpcml" 2>/dev/null; then
   fail "python3 (3.12) imports an hpcml of this machine's: $("${clean_env[@]}" python3 -c 'import hpcml; print(hpcml.__file__)')"
 fi
 
-# 4. The budgets fit one device session: three calls of at most 25 minutes together, the first
-# at most 8 (its results alone are worth committing), each within the device tool's 10 minutes.
-bash scripts/gpu-suite.sh --budgets | awk '
-  { total += $2; if ($2 > 600) bad = bad " " $1 " over 600 s;"; if (NR == 1 && $2 > 480) bad = bad " the first over 480 s;" }
-  END { if (NR != 3) bad = bad " not three calls;"; if (total > 1500) bad = bad " over 1500 s together;";
-        if (bad) { print "gpu-rehearse: the budgets do not fit:" bad > "/dev/stderr"; exit 1 } }' || fail "see above"
+# 4. The budgets fit the window before anything runs (the setup time is added once measured).
+bash scripts/gpu-suite.sh --budgets > "$scratch/budgets.txt"
+check_budgets 0 < "$scratch/budgets.txt" || fail "see above"
 
-# 5. The three calls, each on a bare machine (nothing left by the one before), as the device tool
-# runs them (at most 600 s a command); then the sanitizers on a machine that refuses them.
+# 5. The calls, each on a bare machine (nothing left by the one before), as a GPU machine runs
+# them (at most 600 s a command); then first again on a machine that refuses compute-sanitizer.
 commit="$(tar -xJOf .gpu/bundle.tar.xz ./bundle-info.txt | sed -n 's/^commit: //p')"
 status=0
-for run in tests sanitize bench sanitize-refused; do
+for run in first second extra first-refused; do
   call="${run%-refused}"
   refuse=0
   [ "$run" = "$call" ] || refuse=1
@@ -98,9 +123,9 @@ for run in tests sanitize bench sanitize-refused; do
   rm -rf "$scratch/checkout/.gpu/bundle" "$scratch/checkout/.gpu/site" "$scratch/checkout/.gpu/unpacked" "$scratch/results"
   mkdir -p "$scratch/out/$run"
   set +e
-  (cd "$scratch/checkout" && "${clean_env[@]}" "OUT=$scratch/out/$run" HPCML_GPU_SUITE_SCALE=tiny HPCML_GPU_SUITE_EXPECT_GPU=0 \
-     "HPCML_REHEARSE_REFUSE=$refuse" timeout 600 bash scripts/gpu-suite.sh "$call" --results "$scratch/results") \
-     > "$scratch/$run.log" 2>&1
+  (cd "$scratch/checkout" && "${clean_env[@]}" HPCML_GPU_SUITE_SCALE=tiny HPCML_GPU_SUITE_EXPECT_GPU=0 \
+     "HPCML_REHEARSE_REFUSE=$refuse" timeout 600 bash scripts/gpu-suite.sh "$call" --results "$scratch/results" \
+     --archive "$scratch/out/$run") > "$scratch/$run.log" 2>&1
   rc=$?
   set -e
   summary="$scratch/results/summary-$call.txt"
@@ -110,18 +135,36 @@ for run in tests sanitize bench sanitize-refused; do
     status=1
     continue
   fi
-  # Every part passed or was skipped for the absent GPU (or the refusing sanitizer), no other way.
+  # Every part passed or was skipped for the absent GPU; the sanitizers' parts, where the
+  # sanitizer refuses the device, were skipped naming the refusal; no other way.
   expected='pass|skip \(no CUDA device\)'
-  [ $refuse = 0 ] || expected='skip \(compute-sanitizer: .*Device not supported.*\)'
-  if grep -v '^#' "$summary" | grep -vE "^.{37}($expected) "; then
-    echo "gpu-rehearse: the parts above of the $run call did not end as expected ($expected)" >&2
+  refused='skip \(compute-sanitizer: .*Device not supported.*\)'
+  sanitizer_part='^(memcheck|racecheck|synccheck|initcheck) '
+  parts="$(grep -v -e '^#' -e '^setup ' "$summary")"
+  if { [ $refuse = 0 ] && grep -vE "^.{37}($expected) " <<<"$parts"; } ||
+     { [ $refuse = 1 ] && { grep -E "$sanitizer_part" <<<"$parts" | grep -vE "^.{37}$refused";
+                            grep -vE "$sanitizer_part" <<<"$parts" | grep -vE "^.{37}($expected) "; }; }; then
+    echo "gpu-rehearse: the parts above of the $run call did not end as expected" >&2
     status=1
   fi
-  grep -v '^#' "$summary"
-  # Every carried binary finds its libraries on the path the suite built (LD_LIBRARY_PATH), not
-  # through this machine's loader cache, which lists CUDA's folder where a GPU machine may not.
-  if [ "$run" = tests ]; then
-    ld_path="$(sed -n 's/^LD_LIBRARY_PATH: //p' "$scratch/results/environment-tests.txt")"
+  grep -v "^#" "$summary"
+  if [ "$run" = first ]; then
+    # first's minimums, with the setup it took here, fit its budget.
+    setup="$(sed -n 's/^setup .*: \([0-9]*\)s$/\1/p' "$summary")"
+    check_budgets "${setup:?no setup time in $summary}" < "$scratch/budgets.txt" || status=1
+    # first runs the GPU cases only: a named CPU-only case of each suite is absent from its logs,
+    # and the same case's GPU instance is there.
+    for pair in "cpp_gpu_cases.log:SimilarityOnBackend.OneByOne/" \
+                "pytest_gpu_cases.log:test_counts_equal_numpy[1-1-1-None-fused-"; do
+      log="$scratch/results/${pair%%:*}" case="${pair#*:}"
+      if grep -qF "${case}cpu" "$log" || ! grep -qF "${case}cuda" "$log"; then
+        echo "gpu-rehearse: first's ${pair%%:*} should name ${case}cuda and not ${case}cpu" >&2
+        status=1
+      fi
+    done
+    # Every carried binary finds its libraries on the path the suite built (LD_LIBRARY_PATH),
+    # not through this machine's loader cache, which lists CUDA's folder where a GPU machine may not.
+    ld_path="$(sed -n 's/^LD_LIBRARY_PATH: //p' "$scratch/results/environment-first.txt")"
     for binary in "$scratch"/checkout/.gpu/bundle/build/bin/* "$scratch"/checkout/.gpu/site/hpcml/_hpcml*.so; do
       if LD_LIBRARY_PATH="$ld_path" LD_TRACE_LOADED_OBJECTS=1 /lib64/ld-linux-x86-64.so.2 --inhibit-cache "$binary" | grep "not found"; then
         echo "gpu-rehearse: $(basename "$binary") misses the libraries above without the loader's cache" >&2
@@ -138,4 +181,4 @@ for run in tests sanitize bench sanitize-refused; do
 done
 [ $status -eq 0 ] || fail "the rehearsal failed"
 rm -rf "$scratch"
-echo "gpu-rehearse: every part of the three calls passed or skipped with 'no CUDA device'; the bundle is relocatable"
+echo "gpu-rehearse: every part of first, second and extra passed or skipped with 'no CUDA device'; the budgets fit; the bundle is relocatable"

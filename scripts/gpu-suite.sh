@@ -1,25 +1,32 @@
 #!/usr/bin/env bash
-# The GPU suite: three calls on a lent GPU machine, from the bundle scripts/gpu-prepare.sh built
-# (carry ".gpu"); docs/gpu-suite.md says how to run it and what to commit. Each call works on a
-# bare machine by itself: it unpacks the bundle into .gpu/bundle (filling in this checkout's paths),
+# The GPU suite: what hpcml can only learn on a GPU, in two calls shaped for a GPU machine lent
+# for a short window (docs/gpu-suite.md: the procedure, the parts, the cut list), from the bundle
+# scripts/gpu-prepare.sh built (.gpu/bundle.tar.xz, beside scripts/). Each call works on a bare
+# machine by itself: it unpacks the bundle into .gpu/bundle (filling in this checkout's paths),
 # installs the wheel into .gpu/site, finds CUDA's libraries, records the environment, then runs
-# its parts, each under a time limit derived from the call's budget.
+# its parts in order, most wanted first, each under a time limit derived from the call's budget.
 #
-#   scripts/gpu-suite.sh tests     budget 450 s: devicequery, ctest (every C++ test, the GPU ones
-#                                  too), pytest (CuPy and torch arrays included), the main job
-#   scripts/gpu-suite.sh sanitize  budget 540 s: compute-sanitizer memcheck (leaks, stream-ordered
-#                                  races), racecheck, synccheck, initcheck over the GPU test cases
-#   scripts/gpu-suite.sh bench     budget 510 s: the similarity kernel against its floor, the real
-#                                  case (bitmask and pairs) beside the seed's torch.compile program,
-#                                  regret at 16384^2, the main job under hpcml-trace, comparisons
-#   scripts/gpu-suite.sh CALL [--results DIR]
-#   scripts/gpu-suite.sh --budgets      each call's budget in seconds (they add up to 25 minutes)
+#   scripts/gpu-suite.sh first   270 s: devicequery; the C++ GPU cases; the main job; the
+#                                similarity kernel, regret and the inverse Gaussian against their
+#                                floors, and the machine-code report's predictions beside them;
+#                                the real case to a bitmask file; the Python GPU cases;
+#                                compute-sanitizer memcheck over similarity's and regret's GPU cases
+#   scripts/gpu-suite.sh second  270 s: racecheck, synccheck, initcheck; memcheck over the rest; the
+#                                pair list; the seed's torch.compile programs beside hpcml; the main
+#                                job under hpcml-trace; the examples
+#   scripts/gpu-suite.sh extra   270 s: the benchmarks cut from the two, for a window with time
+#                                left after both
+#   scripts/gpu-suite.sh CALL [--results DIR] [--archive DIR]
+#   scripts/gpu-suite.sh --budgets   each call's budget, a machine start's cost and every part's
+#                                    minimum, in seconds (scripts/gpu-rehearse.sh checks that they fit)
 #
-# Results go to bench/results/gpu-<date>-<commit>/ (--results DIR to choose): a log per part,
-# JSON per benchmark, environment.txt and summary-CALL.txt; under the device tool they are packed
-# into $OUT/gpu-results-CALL.tgz after every part, so a call cut short still returns its parts.
-# A part's limit is its weight's share of what is left of the budget, so time a part leaves
-# unused goes to the next. Exit 0 when every part passed (or was skipped for a stated reason).
+# Results go to bench/results/gpu-<date>-<commit>/ (--results DIR to choose): a log per part, JSON
+# per benchmark, environment-CALL.txt and summary-CALL.txt. --archive DIR: the results folder is
+# packed into DIR/gpu-results-CALL.tgz after every part, so a call cut short still returns every
+# part it finished (name the folder your GPU machine sends back). A part's limit is its weight's
+# share of what is left of the budget, at least its minimum, and never so much that a later part
+# would get less than its own; a part whose minimum no longer fits is NOT RUN. Exit 0 when every
+# part passed (or was skipped for a stated reason).
 #
 # For the rehearsal on a machine without a GPU (scripts/gpu-rehearse.sh):
 #   HPCML_GPU_SUITE_SCALE=tiny      every program at a tiny size: proves it loads and starts
@@ -27,26 +34,133 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 root="$PWD"
+budget_seconds=270  # each call's budget: two calls and two machine starts fit a 15-minute window
+start_seconds=150   # a machine start, with the idle wait before an unused machine goes back
+pack_seconds=15     # kept at the end of a call to pack its results
+usage() { sed -n '2,32p' "$0"; }
 call=""
 results=""
+archive=""
+budgets=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --results) results="${2:?--results needs a folder}"; shift 2 ;;
-    tests|sanitize|bench) [ -z "$call" ] || { echo "gpu-suite: one call at a time" >&2; exit 1; }; call="$1"; shift ;;
-    --budgets) echo "tests 450"; echo "sanitize 540"; echo "bench 510"; exit 0 ;;  # seconds a call may take
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    --archive) archive="${2:?--archive needs a folder}"; shift 2 ;;
+    first|second|extra) [ -z "$call" ] || { echo "gpu-suite: one call at a time" >&2; exit 1; }; call="$1"; shift ;;
+    --budgets) budgets=1; shift ;;
+    -h|--help) usage; exit 0 ;;
     *) echo "gpu-suite: unknown call or option '$1' (see --help)" >&2; exit 1 ;;
   esac
 done
-[ -n "$call" ] || { sed -n '2,30p' "$0"; exit 1; }
-budget="$("$0" --budgets | sed -n "s/^$call //p")"
+[ -n "$call" ] || [ "$budgets" = 1 ] || { usage; exit 1; }
 scale="${HPCML_GPU_SUITE_SCALE:-full}"
 expect_gpu="${HPCML_GPU_SUITE_EXPECT_GPU:-1}"
 [ "$scale" = full ] || [ "$scale" = tiny ] || { echo "gpu-suite: HPCML_GPU_SUITE_SCALE is full or tiny" >&2; exit 1; }
 
+# --- the parts ---------------------------------------------------------------------------------
+# part WEIGHT MINIMUM NAME LOG COMMAND...: MINIMUM is the seconds below which the part cannot give
+# a result on an H100 (a process's CUDA start, a compile, the data it must make), estimated until
+# a GPU run measures it; WEIGHT shares out the rest of the budget. Later issues that add a GPU
+# case or benchmark add it here, and the rehearsal checks that first still fits.
+
+# The sizes: the real ones, or tiny ones for the rehearsal (every program still starts).
+if [ "$scale" = full ]; then
+  main_job=(--tile 1000)
+  sim_large=(--dim 16384 --tile 4096)
+  real=(256 270725) real_bands=2
+  regret_large=(--actions 16384 --iterations 20) regret_batch=(--actions 3 --batch 100000 --iterations 1000)
+  torch_regret_batch=(--actions 3 --batch 100000 --iterations 200)
+  invgauss=(--elements 100000000 --params 10000 --grid 100000)
+else
+  main_job=(--samples 16 --dim 64 --tile 16)
+  sim_large=(--samples 16 --dim 128 --tile 64)
+  real=(16 2500) real_bands=1
+  regret_large=(--actions 64 --iterations 2) regret_batch=(--actions 3 --batch 100 --iterations 10)
+  torch_regret_batch=(--actions 3 --batch 100 --iterations 10)
+  invgauss=(--elements 10000 --params 10 --grid 100)
+fi
+gpu_case_filter='*/cuda:*Cuda*'  # every C++ GPU case (the CPU cases run in CI on every commit)
+gpu_case_programs="test_core test_similarity test_regret test_invgauss test_telemetry"
+build="" common=()  # set once the bundle is unpacked (--budgets only lists the parts)
+
+parts_first() {  # in the order of what matters most
+  part 1 5 devicequery devicequery.txt devicequery
+  part 8 30 "C++ GPU cases" cpp_gpu_cases.log cpp_gpu_cases
+  part 2 10 "main job" bench_similarity_tile1000.log "$build/bin/bench_similarity" "${main_job[@]}" --backend cuda \
+    "${common[@]}" --benchmark_out="$results/bench_similarity_tile1000.json"
+  part 2 10 "similarity kernel floor" bench_similarity_large_device.log "$build/bin/bench_similarity" \
+    "${sim_large[@]}" --where device --method fused --backend cuda "${common[@]}" \
+    --benchmark_out="$results/bench_similarity_large_device.json"
+  part 2 10 "regret 16384^2" bench_regret_large.log "$build/bin/bench_regret" "${regret_large[@]}" --alternating false \
+    --backend cuda "${common[@]}" --benchmark_out="$results/bench_regret_large.json"
+  part 2 8 "invgauss 1e8" bench_invgauss.log "$build/bin/bench_invgauss" "${invgauss[@]}" --backend cuda "${common[@]}" \
+    --benchmark_out="$results/bench_invgauss.json"
+  part 1 2 "predicted beside measured" sass_measured.log sass_measured
+  part 4 25 "real case: bitmask file" real_case_bitmask.log real_case "${real[@]}" --dtype bitmask
+  part 6 40 "Python GPU cases" pytest_gpu_cases.log python3 -m pytest tests/python -m cuda -v -rs -p no:cacheprovider
+  part 3 20 "memcheck test_similarity" memcheck_test_similarity.log sanitize memcheck test_similarity
+  part 3 20 "memcheck test_regret" memcheck_test_regret.log sanitize memcheck test_regret
+}
+parts_second() {
+  part 2 10 "memcheck test_invgauss" memcheck_test_invgauss.log sanitize memcheck test_invgauss
+  part 1 5 "memcheck test_core" memcheck_test_core.log sanitize memcheck test_core
+  part 1 5 "memcheck test_telemetry" memcheck_test_telemetry.log sanitize memcheck test_telemetry
+  part 3 15 "racecheck test_similarity" racecheck_test_similarity.log sanitize racecheck test_similarity
+  part 2 10 "racecheck test_regret" racecheck_test_regret.log sanitize racecheck test_regret
+  part 2 10 "synccheck test_similarity" synccheck_test_similarity.log sanitize synccheck test_similarity
+  part 1 5 "synccheck test_regret" synccheck_test_regret.log sanitize synccheck test_regret
+  part 2 10 "initcheck test_similarity" initcheck_test_similarity.log sanitize initcheck test_similarity
+  part 1 5 "initcheck test_regret" initcheck_test_regret.log sanitize initcheck test_regret
+  part 1 5 "initcheck test_invgauss" initcheck_test_invgauss.log sanitize initcheck test_invgauss
+  part 3 15 "real case: pair list" real_case_pairs.log real_case "${real[@]}" --pairs
+  part 5 35 "real case: the seed's program" compare_torch_real_case.log python3 bench/compare_torch_real_case.py \
+    --samples "${real[0]}" --dim "${real[1]}" --bands "$real_bands"
+  part 3 20 "regret 16384^2: the seed's program" compare_torch_regret_large.log python3 bench/compare_torch_regret.py \
+    "${regret_large[@]}"
+  part 2 10 "main job under hpcml-trace" trace.log "$build/bin/hpcml-trace" --output "$results/trace_main_job.csv" -- \
+    "$build/bin/bench_similarity" "${main_job[@]}" --backend cuda --benchmark_min_time=1
+  part 4 30 "examples: the seeds beside hpcml" examples.log examples
+}
+parts_extra() {
+  # The host side of a call: the main job on device arrays (kernels only, beside first's
+  # host-array run), and a call so small that it is all overhead.
+  part 1 5 "main job on device arrays" bench_similarity_tile1000_device.log "$build/bin/bench_similarity" "${main_job[@]}" \
+    --where device --method fused --backend cuda "${common[@]}" --benchmark_out="$results/bench_similarity_tile1000_device.json"
+  part 1 5 "similarity per-call overhead" bench_similarity_overhead.log "$build/bin/bench_similarity" --samples 16 --dim 128 \
+    --method fused --symmetric on --backend cuda "${common[@]}" --benchmark_out="$results/bench_similarity_overhead.json"
+  part 3 30 "similarity beside torch.compile" compare_torch.log python3 bench/compare_torch.py "${sim_large[@]}" --skip-eager
+  part 2 10 "regret 1e5 games of 3x3" bench_regret_batch.log "$build/bin/bench_regret" "${regret_batch[@]}" --method fused \
+    --backend cuda "${common[@]}" --benchmark_out="$results/bench_regret_batch.json"
+  part 3 25 "regret 1e5 x 3x3 beside PyTorch" compare_torch_regret_batch.log python3 bench/compare_torch_regret.py \
+    "${torch_regret_batch[@]}"
+}
+
+# weights_left and minimums_left: what the parts after the current one weigh and need.
+weights_left=0
+minimums_left=0
+counting=0
+part() {
+  local weight=$1 minimum=$2 name=$3
+  if [ "$counting" = 1 ]; then
+    weights_left=$((weights_left + weight)); minimums_left=$((minimums_left + minimum))
+    [ "$budgets" = 0 ] || printf 'part %s %s %s\n' "$listing" "$minimum" "$name"
+    return 0
+  fi
+  run_part "$@"
+}
+
+if [ "$budgets" = 1 ]; then
+  for listing in first second extra; do echo "call $listing $budget_seconds"; done
+  echo "start $start_seconds"
+  echo "pack $pack_seconds"
+  counting=1
+  for listing in first second extra; do "parts_$listing"; done
+  exit 0
+fi
+
 # --- the bundle, unpacked where this checkout is ---------------------------------------------
 bundle="$root/.gpu/bundle"
-[ -f .gpu/bundle.tar.xz ] || { echo "gpu-suite: no .gpu/bundle.tar.xz: run scripts/gpu-prepare.sh and carry .gpu" >&2; exit 1; }
+[ -f .gpu/bundle.tar.xz ] || { echo "gpu-suite: no .gpu/bundle.tar.xz: run scripts/gpu-prepare.sh and copy .gpu/ here" >&2; exit 1; }
 stamp="$(sha256sum .gpu/bundle.tar.xz | cut -d' ' -f1) $root"
 if [ "$(cat .gpu/unpacked 2>/dev/null)" != "$stamp" ]; then  # a warm machine keeps the last one
   rm -rf "$bundle" .gpu/site && mkdir -p "$bundle" && tar -xJf .gpu/bundle.tar.xz -C "$bundle" ||
@@ -65,6 +179,9 @@ commit_note="hpcml ${bundle_commit:-unknown} (uncommitted changes: ${bundle_dirt
 results="${results:-bench/results/gpu-$(date -u +%Y-%m-%d)-${bundle_commit:0:12}}"
 mkdir -p "$results" || exit 1
 results="$(cd "$results" && pwd)"
+if [ -n "$archive" ]; then
+  mkdir -p "$archive" && archive="$(cd "$archive" && pwd)" || exit 1
+fi
 
 # --- the environment: CUDA's libraries, the wheel ---------------------------------------------
 # libcublas.so.13 and the rest: the toolkit's folders and the NVIDIA wheels of this Python
@@ -77,7 +194,7 @@ done
 export LD_LIBRARY_PATH="$library_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="/usr/local/cuda/bin:$PATH" HPCML_QUIET=1 PIP_ROOT_USER_ACTION=ignore PYTHONUNBUFFERED=1
 export PYTHONPATH="$root/.gpu/site" HPCML_BIN_DIR="$build/bin" HPCML_FAKE_NVML="$build/tests/libfake_nvml.so"
-export HPCML_TEST_DATA="$root/tests/data"  # for test_telemetry run outside ctest (the sanitizers)
+export HPCML_TEST_DATA="$root/tests/data"  # for test_telemetry run outside ctest
 if [ ! -d .gpu/site ]; then
   echo "# $commit_note" > "$results/pip-$call.log"
   python3 -m pip install -q --no-index --no-deps --target .gpu/site "$bundle"/wheels/*.whl >> "$results/pip-$call.log" 2>&1 ||
@@ -100,87 +217,110 @@ fi
     echo "$binary:"; ldd "$binary" 2>&1 | sed 's/^/  /'
   done
 } > "$results/environment-$call.txt" 2>&1
+setup_seconds=$SECONDS  # unpacking, installing and the environment: the rehearsal checks first's budget with it
 
-# --- parts -----------------------------------------------------------------------------------
-summary=()
+# --- running a part ----------------------------------------------------------------------------
+summary=("setup (unpack, install, environment): ${setup_seconds}s")
 failed=0
 no_device='no (usable )?CUDA device|no GPU telemetry'
 common=(--benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_out_format=json
         "--benchmark_context=hpcml_bundle_commit=${bundle_commit:-unknown}")
-weights_left=0
-counting=0
-skip_reason=""  # set by a call whose remaining parts cannot run (compute-sanitizer refused)
+sanitizer_probed=0
+sanitizer_refused=""  # set by the probe where compute-sanitizer cannot run here
 
-# part WEIGHT NAME LOG COMMAND...: runs COMMAND with a limit of WEIGHT's share of what is left.
-part() {
-  local weight=$1 name=$2 log="$results/$3"; shift 3
-  if [ "$counting" = 1 ]; then weights_left=$((weights_left + weight)); return 0; fi
-  local left=$((budget - SECONDS - 15))  # the budget counts from the script's start; 15 s to pack up
-  local limit=$((left * weight / weights_left))
-  weights_left=$((weights_left - weight))
+save_results() {
+  printf '%s\n' "# $commit_note" "${summary[@]}" > "$results/summary-$call.txt"
+  [ -z "$archive" ] || tar -czf "$archive/gpu-results-$call.tgz" -C "$(dirname "$results")" "$(basename "$results")"
+}
+
+run_part() {
+  local weight=$1 minimum=$2 name=$3 log="$results/$4"; shift 4
+  weights_left=$((weights_left - weight)); minimums_left=$((minimums_left - minimum))
+  if [ "$1" = sanitize ] && [ "$sanitizer_probed" = 0 ]; then probe_sanitizer; sanitizer_probed=1; fi
+  local left=$((budget_seconds - SECONDS - pack_seconds))  # the budget counts from the call's start
+  local limit=$((left * weight / (weights_left + weight)))
+  [ "$limit" -ge "$minimum" ] || limit=$minimum
+  [ "$limit" -le $((left - minimums_left)) ] || limit=$((left - minimums_left))  # the parts after it keep theirs
   local start=$SECONDS rc outcome
   echo "== $name (limit ${limit}s)"
   echo "# $name | $commit_note | $(date -u +%Y-%m-%dT%H:%M:%SZ) | limit ${limit}s | $*" > "$log"
-  if [ -n "$skip_reason" ]; then
-    echo "skipped: $skip_reason" >> "$log"
-    outcome="skip ($skip_reason)"
-  elif [ "$limit" -lt 5 ]; then
-    echo "not run: the call's budget is spent" >> "$log"
+  if [ -n "$sanitizer_refused" ] && [ "$1" = sanitize ]; then
+    echo "skipped: $sanitizer_refused" >> "$log"
+    outcome="skip ($sanitizer_refused)"
+  elif [ "$limit" -lt "$minimum" ] || [ "$limit" -lt 2 ]; then
+    echo "not run: ${limit}s of the call's budget are left for it, below its minimum of ${minimum}s" >> "$log"
     outcome="NOT RUN (budget spent)"; failed=1
   else
     # bash -c, so that this script's functions (exported below) run under the limit too.
     timeout --kill-after=10 "$limit" bash -c '"$@"' part "$@" >> "$log" 2>&1
     rc=$?
-    if [ $rc -eq 0 ]; then
-      outcome=pass
-    elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
       outcome="TIMED OUT"; failed=1
-    elif [ $rc -eq 2 ] && grep -qiE "$no_device" "$log"; then
+    elif grep -qiE "$no_device" "$log" && { [ $rc -eq 2 ] || [ $rc -eq 0 ]; }; then
+      # A program asked for the CUDA backend exits 2 saying "no CUDA device"; a test program
+      # passes with its GPU cases skipped, saying the same: on a GPU machine, both are failures.
       if [ "$expect_gpu" = 1 ]; then outcome="FAIL (no CUDA device)"; failed=1; else outcome="skip (no CUDA device)"; fi
+    elif [ $rc -eq 0 ]; then
+      outcome=pass
     else
       outcome="FAIL ($rc)"; failed=1
     fi
   fi
   summary+=("$(printf '%-36s %-26s %4ds  %s' "$name" "$outcome" $((SECONDS - start)) "$(basename "$log")")")
-  printf '%s\n' "# $commit_note" "${summary[@]}" > "$results/summary-$call.txt"
-  [ -z "${OUT:-}" ] || tar -czf "$OUT/gpu-results-$call.tgz" -C "$(dirname "$results")" "$(basename "$results")"
+  save_results
   tail -n 3 "$log"
 }
 
-# The sizes: the real ones, or tiny ones for the rehearsal (every program still starts).
-if [ "$scale" = full ]; then
-  main_job=(--tile 1000)
-  sim_large=(--dim 16384 --tile 4096)
-  real=(256 270725) real_bands=4
-  regret_large=(--actions 16384 --iterations 20) regret_batch=(--actions 3 --batch 100000 --iterations 1000)
-  torch_regret_batch=(--actions 3 --batch 100000 --iterations 200)
-  invgauss=(--elements 100000000 --params 10000 --grid 100000)
-else
-  main_job=(--samples 16 --dim 64 --tile 16)
-  sim_large=(--samples 16 --dim 128 --tile 64)
-  real=(16 2500) real_bands=1
-  regret_large=(--actions 64 --iterations 2) regret_batch=(--actions 3 --batch 100 --iterations 10)
-  torch_regret_batch=(--actions 3 --batch 100 --iterations 10)
-  invgauss=(--elements 10000 --params 10 --grid 100)
-fi
-
-gtest_gpu_cases() {  # the family suites' GPU cases (their CPU instances gain nothing under a sanitizer)
-  case "$1" in
-    # The 4.36 GB output test is left to ctest: under a sanitizer it would outlast its limit.
-    test_similarity|test_regret|test_invgauss) echo "--gtest_filter=*/cuda:*Cuda*:-SimilarityCuda.OutputOverFourGiB" ;;
-  esac
+# --- what the parts run ------------------------------------------------------------------------
+devicequery() {  # the devices, as text and as JSON, and their contract (ctest's checks)
+  "$build/bin/hpcml-devicequery"
+  local rc=$?
+  "$build/bin/hpcml-devicequery" --json
+  ctest --test-dir "$build" --output-on-failure -R '^devicequery_' || return 1
+  return $rc
 }
-# sanitize TOOL PROGRAM: every test program releases hpcml's caches and resets its devices at
-# its end (tests/support/teardown.cpp), so leaks are reported against a torn-down context.
+cpp_gpu_cases() {  # each test program's GPU cases, one process each, every case named in the log
+  local program status=0
+  for program in $gpu_case_programs; do
+    echo "=== $program --gtest_filter=$gpu_case_filter"
+    "$build/bin/$program" "--gtest_filter=$gpu_case_filter" || status=1
+  done
+  return $status
+}
+# sanitize TOOL PROGRAM: the program's GPU cases under compute-sanitizer. Every test program
+# releases hpcml's caches and resets its devices at its end (tests/support/teardown.cpp), through
+# the one CUDA runtime it holds, so leaks are reported against a torn-down context.
 # --report-api-errors no: the tests make failing CUDA calls on purpose (an impossible allocation,
 # a host pointer where device memory is needed), and hpcml checks every call itself.
 # --require-cuda-init yes: a program that never reached CUDA would prove nothing.
+# The 4.36 GB output case is left to the C++ GPU cases: under a sanitizer it would outlast its limit.
 sanitize() {
   local tool=$1 program=$2
   local options=(--tool "$tool" --error-exitcode 1 --report-api-errors no --require-cuda-init yes)
   [ "$tool" = memcheck ] && options+=(--leak-check full --track-stream-ordered-races all)
-  # shellcheck disable=SC2046  # the filter is one word or none
-  compute-sanitizer "${options[@]}" "$build/bin/$program" --gtest_brief=1 $(gtest_gpu_cases "$program")
+  compute-sanitizer "${options[@]}" "$build/bin/$program" --gtest_brief=1 \
+    "--gtest_filter=$gpu_case_filter:-SimilarityCuda.OutputOverFourGiB"
+}
+# Some GPU machines refuse compute-sanitizer ("Device not supported"): its parts are then skips
+# naming the probe's file, not failures. Probed once a call, before its first sanitizer part
+# (from its time).
+probe_sanitizer() {
+  if ! command -v compute-sanitizer >/dev/null; then
+    sanitizer_refused="compute-sanitizer is not installed"
+    return
+  fi
+  local probe="$results/compute-sanitizer-probe.txt"
+  echo "# $commit_note | compute-sanitizer --tool memcheck hpcml-devicequery" > "$probe"
+  timeout 60 compute-sanitizer --tool memcheck "$build/bin/hpcml-devicequery" >> "$probe" 2>&1
+  if grep -q "Device not supported" "$probe"; then  # the whole message is in the probe's file
+    sanitizer_refused="compute-sanitizer: Device not supported, see $(basename "$probe")"
+  fi
+}
+# The machine-code report's predictions (made where the bundle was built) beside what the
+# benchmarks before it measured, kernel by kernel (docs/machine-code.md).
+sass_measured() {
+  [ -f "$bundle/sass_report.json" ] || { echo "no sass_report.json in the bundle (built without sm_90 code)"; return 0; }
+  python3 bench/sass_report.py --report "$bundle/sass_report.json" --measured "$results"
 }
 # real_case SAMPLES FEATURES OPTION...: the real case end to end on one GPU, x = randn(256, 270725)
 # to a bitmask file or a pair list.
@@ -196,89 +336,18 @@ real_case() {
   rm -rf "$input" "$output" "$output.journal"
   return $rc
 }
-export build TMPDIR="${TMPDIR:-/tmp}"
-export -f gtest_gpu_cases sanitize real_case
-
-parts_tests() {
-  part 1 devicequery devicequery.txt "$build/bin/hpcml-devicequery"
-  # default_kernel_images checks what a default build holds, invgauss_cpu_loops_vectorised and
-  # sass_budgets the build's objects (not in the bundle): questions for the build machine.
-  part 12 ctest ctest.log ctest --test-dir "$build" --output-on-failure -j 4 \
-    -E 'default_kernel_images|invgauss_cpu_loops_vectorised|sass_budgets'
-  part 12 pytest pytest.log python3 -m pytest tests/python -q -rs -p no:cacheprovider
-  part 2 "main job" bench_similarity_tile1000.log "$build/bin/bench_similarity" "${main_job[@]}" --backend cuda \
-    "${common[@]}" --benchmark_out="$results/bench_similarity_tile1000.json"
-}
-parts_sanitize() {
-  part 4 "memcheck test_similarity" memcheck_test_similarity.log sanitize memcheck test_similarity
-  part 3 "memcheck test_regret" memcheck_test_regret.log sanitize memcheck test_regret
-  part 2 "memcheck test_invgauss" memcheck_test_invgauss.log sanitize memcheck test_invgauss
-  part 1 "memcheck test_core" memcheck_test_core.log sanitize memcheck test_core
-  part 1 "memcheck test_telemetry" memcheck_test_telemetry.log sanitize memcheck test_telemetry
-  part 3 "racecheck test_similarity" racecheck_test_similarity.log sanitize racecheck test_similarity
-  part 2 "racecheck test_regret" racecheck_test_regret.log sanitize racecheck test_regret
-  part 2 "synccheck test_similarity" synccheck_test_similarity.log sanitize synccheck test_similarity
-  part 1 "synccheck test_regret" synccheck_test_regret.log sanitize synccheck test_regret
-  part 2 "initcheck test_similarity" initcheck_test_similarity.log sanitize initcheck test_similarity
-  part 1 "initcheck test_regret" initcheck_test_regret.log sanitize initcheck test_regret
-  part 1 "initcheck test_invgauss" initcheck_test_invgauss.log sanitize initcheck test_invgauss
-}
-parts_bench() {  # the most wanted first
-  part 2 "similarity kernel on device arrays" bench_similarity_large_device.log "$build/bin/bench_similarity" \
-    "${sim_large[@]}" --where device --method fused --backend cuda "${common[@]}" \
-    --benchmark_out="$results/bench_similarity_large_device.json"
-  part 5 "real case: bitmask file" real_case_bitmask.log real_case "${real[@]}" --dtype bitmask
-  part 4 "real case: pair list" real_case_pairs.log real_case "${real[@]}" --pairs
-  part 8 "real case: the seed's program" compare_torch_real_case.log python3 bench/compare_torch_real_case.py \
-    --samples "${real[0]}" --dim "${real[1]}" --bands "$real_bands"
-  part 2 "regret 16384^2" bench_regret_large.log "$build/bin/bench_regret" "${regret_large[@]}" --alternating false \
-    --backend cuda "${common[@]}" --benchmark_out="$results/bench_regret_large.json"
-  part 4 "regret 16384^2 beside PyTorch" compare_torch_regret_large.log python3 bench/compare_torch_regret.py \
-    "${regret_large[@]}"
-  part 2 "main job under hpcml-trace" trace.log "$build/bin/hpcml-trace" --output "$results/trace_main_job.csv" -- \
-    "$build/bin/bench_similarity" "${main_job[@]}" --backend cuda --benchmark_min_time=1
-  # The host side of a call: the main job on device arrays (kernels only, beside the tests call's
-  # host-array run), and a call so small that it is all overhead.
-  part 1 "main job on device arrays" bench_similarity_tile1000_device.log "$build/bin/bench_similarity" "${main_job[@]}" \
-    --where device --method fused --backend cuda "${common[@]}" --benchmark_out="$results/bench_similarity_tile1000_device.json"
-  part 1 "similarity per-call overhead" bench_similarity_overhead.log "$build/bin/bench_similarity" --samples 16 --dim 128 \
-    --method fused --symmetric on --backend cuda "${common[@]}" --benchmark_out="$results/bench_similarity_overhead.json"
-  part 3 "similarity beside PyTorch" compare_torch.log python3 bench/compare_torch.py "${sim_large[@]}" --skip-eager
-  part 2 "invgauss" bench_invgauss.log "$build/bin/bench_invgauss" "${invgauss[@]}" --backend cuda "${common[@]}" \
-    --benchmark_out="$results/bench_invgauss.json"
-  part 2 "regret 1e5 games of 3x3" bench_regret_batch.log "$build/bin/bench_regret" "${regret_batch[@]}" --method fused \
-    --backend cuda "${common[@]}" --benchmark_out="$results/bench_regret_batch.json"
-  part 3 "regret 1e5 x 3x3 beside PyTorch" compare_torch_regret_batch.log python3 bench/compare_torch_regret.py \
-    "${torch_regret_batch[@]}"
-  part 3 "examples: the seeds beside hpcml" examples.log sh -c 'python3 examples/invgauss/run.py --backend cuda \
-    --output "$1/invgauss_figure.png" && python3 examples/devicequery/run.py --tool "$2/hpcml-devicequery" &&
-    python3 examples/trace/run.py --tool "$2/hpcml-trace" --seconds 5 --out-dir "$1/trace_example" &&
+examples() {  # the seed programs beside their hpcml versions (examples/), on the GPU
+  python3 examples/invgauss/run.py --backend cuda --output "$results/invgauss_figure.png" &&
+    python3 examples/devicequery/run.py --tool "$build/bin/hpcml-devicequery" &&
+    python3 examples/trace/run.py --tool "$build/bin/hpcml-trace" --seconds 5 --out-dir "$results/trace_example" &&
     python3 examples/similarity/run.py --device cuda --features 20000 &&
-    python3 examples/regret/run.py --device cuda --iterations 100 --compile-mode default' sh "$results" "$build/bin"
+    python3 examples/regret/run.py --device cuda --iterations 100 --compile-mode default
 }
+export build results TMPDIR="${TMPDIR:-/tmp}" gpu_case_filter gpu_case_programs
+export -f devicequery cpp_gpu_cases sanitize sass_measured real_case examples
 
-if [ "$call" = sanitize ]; then
-  # Some GPU machines refuse compute-sanitizer ("Device not supported"): a skip with its message.
-  if ! command -v compute-sanitizer >/dev/null; then
-    skip_reason="compute-sanitizer is not installed"
-  else
-    probe="$results/compute-sanitizer-probe.txt"
-    echo "# $commit_note | compute-sanitizer --tool memcheck hpcml-devicequery" > "$probe"
-    timeout 60 compute-sanitizer --tool memcheck "$build/bin/hpcml-devicequery" >> "$probe" 2>&1
-    if grep -q "Device not supported" "$probe"; then  # the whole message is in the probe's file
-      skip_reason="compute-sanitizer: Device not supported, see $(basename "$probe")"
-    fi
-  fi
-fi
 counting=1; "parts_$call"; counting=0
 "parts_$call"
-if [ "$call" = bench ] && [ -f "$bundle/sass_report.json" ]; then
-  # The machine-code report's predictions (made where the bundle was built) beside what the
-  # benchmarks measured, kernel by kernel (docs/machine-code.md): a second, outside the budgets.
-  { echo "# $commit_note"; python3 bench/sass_report.py --report "$bundle/sass_report.json" --measured "$results"; } \
-    > "$results/sass_measured.log" 2>&1 || failed=1
-  [ -z "${OUT:-}" ] || tar -czf "$OUT/gpu-results-$call.tgz" -C "$(dirname "$results")" "$(basename "$results")"
-fi
 
 echo
 echo "GPU suite, $call: $commit_note; $(sed -n 's/^gpu: //p' "$results/environment-$call.txt")"
