@@ -37,7 +37,7 @@ root="$PWD"
 budget_seconds=270  # each call's budget: two calls and two machine starts fit a 15-minute window
 start_seconds=150   # a machine start, with the idle wait before an unused machine goes back
 pack_seconds=15     # kept at the end of a call to pack its results
-usage() { sed -n '2,32p' "$0"; }
+usage() { sed -n '2,33p' "$0"; }
 call=""
 results=""
 archive=""
