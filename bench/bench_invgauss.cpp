@@ -1,6 +1,7 @@
 // bench_invgauss: the inverse Gaussian's elementwise throughput (pdf and cdf, bytes/s and, on
 // the GPU, the fraction of the memory bandwidth: device arrays, kernel time), its sampling rate,
 // and the distance-to-normal batch, fused vs naive (time, peak memory).
+#include <hpcml/device_memory.hpp>
 #include <hpcml/invgauss.hpp>
 
 #include <algorithm>
@@ -13,9 +14,6 @@
 
 #include "common/bench_main.hpp"
 
-#if HPCML_WITH_CUDA
-#include "common/cuda_memory.hpp"  // the library's checked DeviceArray (kernels/common)
-#endif
 
 namespace {
 
@@ -47,27 +45,27 @@ void run_elementwise(benchmark::State& state, const Config& c, ig::Function f) {
     const ig::InvGaussOptions options = on(c.backend, c.device);
     const hpcml::Context context = hpcml::make_context(c.backend, c.device);
     std::vector<T> out(c.elements);
-#if HPCML_WITH_CUDA
     if (context.backend == hpcml::Backend::Cuda) {
-        using hpcml::detail::DeviceArray;
         const T params[2] = {mu, lam};
-        DeviceArray<T> dx, dout, dparams;
+        hpcml::DeviceMemory dx, dout, dparams;
         try {
-            dx = DeviceArray<T>(x.data(), c.elements, "the elementwise input");
-            dout = DeviceArray<T>(c.elements, "the elementwise output");
-            dparams = DeviceArray<T>(params, 2, "the parameters");
+            dx = hpcml::DeviceMemory(c.elements * sizeof(T), c.device, "the elementwise input");
+            dx.upload(x.data(), dx.bytes());
+            dout = hpcml::DeviceMemory(c.elements * sizeof(T), c.device, "the elementwise output");
+            dparams = hpcml::DeviceMemory(sizeof params, c.device, "the parameters");
+            dparams.upload(params, sizeof params);
         } catch (const hpcml::Error& e) {
             hpcml::bench::skip_with_error(state, e);
             return;
         }
+        const T* parameters = dparams.data_as<const T>();
         for (auto _ : state)
             hpcml::bench::time_device(state, context, [&] {
-                ig::evaluate_device<T>(f, dx.data(), c.elements, dparams.data(), 1, dparams.data() + 1, 1, dout.data(),
-                                       options);
+                ig::evaluate_device<T>(f, dx.data_as<const T>(), c.elements, parameters, 1, parameters + 1, 1,
+                                       dout.data_as<T>(), options);
             });
         hpcml::bench::set_bandwidth_fraction(state, c.device, 2.0 * dx.bytes());
     } else
-#endif
     {
         for (auto _ : state)
             hpcml::bench::time_wall(

@@ -6,6 +6,7 @@
 // summary line; with y = x also fused on a copy of x
 // (no symmetry: "fused-plain") and the ratio.
 #include <hpcml/device.hpp>
+#include <hpcml/device_memory.hpp>
 #include <hpcml/similarity.hpp>
 
 #include <algorithm>
@@ -20,9 +21,6 @@
 
 #include "common/bench_main.hpp"
 
-#if HPCML_WITH_CUDA
-#include "common/cuda_memory.hpp"  // the library's checked DeviceArray (kernels/common)
-#endif
 
 namespace {
 
@@ -81,23 +79,25 @@ double instruction_floor(const hpcml::Context& context) {
 // y_host empty: y = x.
 void run_on_device(benchmark::State& state, const Workload& w, const std::vector<float>& y_host,
                    const hpcml::SimilarityOptions& options, hpcml::RunStats& stats) {
-#if HPCML_WITH_CUDA
-    using hpcml::detail::DeviceArray;
     const hpcml::SimilarityOutput output = hpcml::resolve_output(options);
-    DeviceArray<float> x, y;
-    DeviceArray<unsigned char> out;
+    hpcml::DeviceMemory x, y, out;
     try {
-        x = DeviceArray<float>(w.x.data(), w.x.size(), "--where device: x");
-        if (!y_host.empty()) y = DeviceArray<float>(y_host.data(), y_host.size(), "--where device: y");
-        out =
-            DeviceArray<unsigned char>(hpcml::similarity_output_bytes(w.n, w.m, output), "--where device: the output");
+        x = hpcml::DeviceMemory(w.x.size() * sizeof(float), options.device, "--where device: x");
+        x.upload(w.x.data(), x.bytes());
+        if (!y_host.empty()) {
+            y = hpcml::DeviceMemory(y_host.size() * sizeof(float), options.device, "--where device: y");
+            y.upload(y_host.data(), y.bytes());
+        }
+        out = hpcml::DeviceMemory(hpcml::similarity_output_bytes(w.n, w.m, output), options.device,
+                                  "--where device: the output");
     } catch (const hpcml::Error& e) {
         hpcml::bench::skip_with_error(state, e);
         return;
     }
     const hpcml::Context context = hpcml::make_context(hpcml::Backend::Cuda, options.device, options.stream);
-    const hpcml::MatrixView xv{x.data(), w.samples, w.n};
-    const hpcml::MatrixView yv = y.data() ? hpcml::MatrixView{y.data(), w.samples, w.m} : hpcml::MatrixView{};
+    const hpcml::MatrixView xv{x.data_as<const float>(), w.samples, w.n};
+    const hpcml::MatrixView yv =
+        y.data() ? hpcml::MatrixView{y.data_as<const float>(), w.samples, w.m} : hpcml::MatrixView{};
     for (auto _ : state) {
         try {
             hpcml::bench::time_device(state, context,
@@ -107,10 +107,6 @@ void run_on_device(benchmark::State& state, const Workload& w, const std::vector
             break;
         }
     }
-#else
-    (void)w, (void)y_host, (void)options, (void)stats;
-    state.SkipWithError("--where device needs the CUDA backend");
-#endif
 }
 
 void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w, hpcml::Method method, bool plain) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -267,6 +268,62 @@ TEST(Memory, OversizedRequestsFailCleanly) {
     const auto o = capture_error(
         [&] { hpcml::detail::HostBuffer<double> b(tracker, std::numeric_limits<std::size_t>::max() / 4, "x"); });
     EXPECT_EQ(o.kind(), hpcml::ErrorKind::InvalidArgument);  // the byte count overflows
+}
+
+// The public device memory and timer (hpcml/device_memory.hpp), which the benchmarks and
+// hpcml-similarity use instead of CUDA code of their own.
+TEST(DeviceMemory, WithoutAGpuIsNoDeviceAndTheCpuTimerIsWallTime) {
+    hpcml::StreamTimer cpu_timer(hpcml::Context{});
+    cpu_timer.start();
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    while (std::chrono::steady_clock::now() < until) {}
+    const double seconds = cpu_timer.stop();
+    EXPECT_GE(seconds, 0.02);
+    EXPECT_LT(seconds, 5.0);
+    if (hpcml_test::gpu_available()) GTEST_SKIP() << "this machine has a CUDA device (DeviceMemoryCuda.* test it)";
+    const auto e = capture_error([] { hpcml::DeviceMemory memory(64, 0, "a buffer"); });
+    EXPECT_TRUE(e.kind() == hpcml::ErrorKind::NoDevice || e.kind() == hpcml::ErrorKind::DriverTooOld) << e.what();
+    const std::vector<float> host(6, 1.0f);
+    EXPECT_THROW(hpcml::DeviceMatrix({host.data(), 2, 3}, 0, "x"), hpcml::Error);
+    const hpcml::DeviceMemory empty;  // nothing allocated: destroyed without a GPU
+    EXPECT_EQ(empty.data(), nullptr);
+}
+
+TEST(DeviceMemoryCuda, RoundTripRangesMatrixPaddingAndTimer) {
+    HPCML_SKIP_WITHOUT_GPU();
+    hpcml::DeviceMemory memory(40, 0, "a buffer");
+    std::vector<unsigned char> zeros(40, 7), back(40);
+    memory.download(zeros.data(), 40);
+    EXPECT_EQ(zeros, std::vector<unsigned char>(40, 0)) << "allocated zeroed";
+    const unsigned char bytes[3] = {1, 2, 3};
+    memory.upload(bytes, 3, 37);
+    memory.download(back.data(), 40);
+    EXPECT_EQ(back[37], 1);
+    EXPECT_EQ(back[39], 3);
+    hpcml_test::expect_invalid([&] { memory.upload(bytes, 3, 38); }, "upload: 3 bytes at offset 38 leave a buffer");
+    hpcml_test::expect_invalid([&] { memory.download(back.data(), 41); }, "download:");
+    hpcml::DeviceMemory moved = std::move(memory);
+    EXPECT_EQ(memory.data(), nullptr);
+    EXPECT_EQ(moved.bytes(), 40u);
+
+    // 3 x 5 floats: rows padded to 8, each on 16 bytes; views of columns in place, equal to the host call.
+    std::vector<float> x(15);
+    for (std::size_t k = 0; k < x.size(); ++k) x[k] = 0.3f * static_cast<float>(k % 7);
+    const hpcml::DeviceMatrix dx({x.data(), 3, 5}, 0, "x");
+    EXPECT_EQ(dx.view().ld, 8u);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(dx.columns(4, 1).data) % 16, 0u);
+    hpcml_test::expect_invalid([&] { (void)dx.columns(4, 2); }, "columns: 2 from column 4 of 5");
+    hpcml::SimilarityOptions o;
+    o.backend = hpcml::Backend::Cuda;
+    std::vector<std::int32_t> expected(25), got(25);
+    hpcml::similarity({x.data(), 3, 5}, {}, expected.data(), o);
+    hpcml::DeviceMemory out(25 * sizeof(std::int32_t), 0, "out");
+    hpcml::StreamTimer timer(hpcml::make_context(hpcml::Backend::Cuda, 0));
+    timer.start();
+    hpcml::similarity_device(dx.view(), {}, out.data(), o);
+    EXPECT_GT(timer.stop(), 0.0);
+    out.download(got.data(), out.bytes());
+    EXPECT_EQ(got, expected);
 }
 
 TEST(Memory, FormatsBytes) {

@@ -1,6 +1,7 @@
 #include "bench_main.hpp"
 
 #include <hpcml/device.hpp>
+#include <hpcml/device_memory.hpp>
 #include <hpcml/telemetry.hpp>
 
 #include <algorithm>
@@ -18,9 +19,6 @@
 #include <sys/mman.h>
 #endif
 
-#if HPCML_WITH_CUDA
-#include <cuda_runtime.h>
-#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -104,34 +102,10 @@ void time_wall(benchmark::State& state, const std::function<void()>& body) {
 }
 
 void time_device(benchmark::State& state, const Context& context, const std::function<void()>& body) {
-#if HPCML_WITH_CUDA
-    if (context.backend == Backend::Cuda) {
-        cudaStream_t stream = static_cast<cudaStream_t>(context.stream);
-        struct Events {  // destroyed also when body() throws (a skipped benchmark)
-            cudaEvent_t start = nullptr, stop = nullptr;
-            ~Events() {
-                if (start) cudaEventDestroy(start);
-                if (stop) cudaEventDestroy(stop);
-            }
-        } e;
-        if (cudaEventCreate(&e.start) != cudaSuccess || cudaEventCreate(&e.stop) != cudaSuccess)
-            throw Error(ErrorKind::Cuda, "cudaEventCreate failed in the benchmark timer");
-        cudaEventRecord(e.start, stream);
-        body();
-        cudaEventRecord(e.stop, stream);
-        float ms = 0.0f;
-        cudaError_t status = cudaEventSynchronize(e.stop);
-        if (status == cudaSuccess) status = cudaEventElapsedTime(&ms, e.start, e.stop);
-        if (status != cudaSuccess)
-            throw Error(ErrorKind::Cuda,
-                        std::string("the benchmark timer's CUDA events: ") + cudaGetErrorString(status));
-        state.SetIterationTime(ms / 1e3);
-        return;
-    }
-#else
-    (void)context;
-#endif
-    time_wall(state, body);
+    StreamTimer timer(context);
+    timer.start();
+    body();
+    state.SetIterationTime(timer.stop());
 }
 
 std::FILE* summary_out() { return summary_stream; }

@@ -3,6 +3,7 @@
 
 #include <hpcml/core.hpp>
 #include <hpcml/device.hpp>
+#include <hpcml/device_memory.hpp>
 #include <hpcml/invgauss.hpp>
 #include <hpcml/regret.hpp>
 #include <hpcml/similarity.hpp>

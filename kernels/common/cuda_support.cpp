@@ -1,4 +1,5 @@
 // CUDA-side helpers of the common layer (built only with the CUDA backend).
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -165,6 +166,66 @@ DeviceGuard::DeviceGuard(int device) {
 }
 
 DeviceGuard::~DeviceGuard() { (void)cudaSetDevice(previous_); }
+
+void* device_allocate(std::size_t bytes, int device, const std::string& what) {
+    const DeviceGuard guard(device);
+    void* pointer = nullptr;
+    const cudaError_t status = cudaMalloc(&pointer, std::max<std::size_t>(bytes, 1));
+    if (status == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        std::size_t free_bytes = 0, total_bytes = 0;
+        (void)cudaMemGetInfo(&free_bytes, &total_bytes);
+        raise(ErrorKind::OutOfMemory, what + ": " + format_bytes(bytes) + " of device memory do not fit (" +
+                                          format_bytes(free_bytes) + " free)");
+    }
+    HPCML_CUDA_CHECK(status);
+    const cudaError_t cleared = cudaMemset(pointer, 0, bytes);
+    if (cleared != cudaSuccess) {
+        (void)cudaFree(pointer);
+        raise_cuda(cleared, ("cudaMemset of " + what).c_str(), __FILE__, __LINE__);
+    }
+    return pointer;
+}
+
+void device_free(void* pointer) noexcept {
+    if (pointer) (void)cudaFree(pointer);
+}
+
+void device_copy(void* destination, const void* source, std::size_t bytes, const std::string& what) {
+    if (bytes == 0) return;
+    const cudaError_t status = cudaMemcpy(destination, source, bytes, cudaMemcpyDefault);
+    if (status != cudaSuccess) raise_cuda(status, ("cudaMemcpy of " + what).c_str(), __FILE__, __LINE__);
+}
+
+void device_copy_rows(void* destination, std::size_t destination_pitch, const void* source, std::size_t source_pitch,
+                      std::size_t row_bytes, std::size_t rows, const std::string& what) {
+    if (row_bytes == 0 || rows == 0) return;
+    const cudaError_t status = cudaMemcpy2D(destination, destination_pitch, source, source_pitch, row_bytes, rows,
+                                            cudaMemcpyHostToDevice);
+    if (status != cudaSuccess) raise_cuda(status, ("cudaMemcpy2D of " + what).c_str(), __FILE__, __LINE__);
+}
+
+void* event_create(int device) {
+    const DeviceGuard guard(device);
+    cudaEvent_t event = nullptr;
+    HPCML_CUDA_CHECK(cudaEventCreate(&event));
+    return event;
+}
+
+void event_destroy(void* event) noexcept {
+    if (event) (void)cudaEventDestroy(static_cast<cudaEvent_t>(event));
+}
+
+void event_record(void* event, void* stream) {
+    HPCML_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)));
+}
+
+double event_seconds(void* start, void* stop) {
+    HPCML_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(stop)));
+    float milliseconds = 0.0f;
+    HPCML_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(stop)));
+    return milliseconds / 1e3;
+}
 
 const void* library_cuda_runtime_entry() noexcept { return reinterpret_cast<const void*>(&cudaGetDeviceCount); }
 

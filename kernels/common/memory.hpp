@@ -21,6 +21,22 @@ namespace hpcml::detail {
 // (CUDA side: cuda_support.cpp; a build without CUDA never reaches it, no_cuda.cpp.)
 void require_device_pointer(const void* pointer, int device, const std::string& what);
 
+// The CUDA calls behind the public DeviceMemory, DeviceMatrix and StreamTimer
+// (hpcml/device_memory.hpp, common/device_memory.cpp), each checked and raising an Error that
+// names `what`: cuda_support.cpp, or no_cuda.cpp (NoDevice) in a build without CUDA.
+void* device_allocate(std::size_t bytes, int device, const std::string& what);  // zeroed
+void device_free(void* pointer) noexcept;
+// Host to device or device to host (either way: the pointers say which), waiting for the copy.
+void device_copy(void* destination, const void* source, std::size_t bytes, const std::string& what);
+// `rows` rows of `row_bytes` from host memory, `source_pitch` bytes apart, to device memory
+// `destination_pitch` bytes apart.
+void device_copy_rows(void* destination, std::size_t destination_pitch, const void* source, std::size_t source_pitch,
+                      std::size_t row_bytes, std::size_t rows, const std::string& what);
+void* event_create(int device);
+void event_destroy(void* event) noexcept;
+void event_record(void* event, void* stream);
+double event_seconds(void* start, void* stop);  // waits for `stop`
+
 class MemoryTracker {
 public:
     void allocated_device(std::size_t bytes) noexcept { add(device_now_, device_peak_, bytes); }

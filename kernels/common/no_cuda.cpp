@@ -37,6 +37,16 @@ DeviceQuery query_devices() {
 namespace detail {
 
 void require_device_pointer(const void*, int, const std::string&) { no_cuda("require_device_pointer"); }
+void* device_allocate(std::size_t, int, const std::string& what) { no_cuda(what.c_str()); }
+void device_free(void*) noexcept {}
+void device_copy(void*, const void*, std::size_t, const std::string& what) { no_cuda(what.c_str()); }
+void device_copy_rows(void*, std::size_t, const void*, std::size_t, std::size_t, std::size_t, const std::string& what) {
+    no_cuda(what.c_str());
+}
+void* event_create(int) { no_cuda("a CUDA event"); }
+void event_destroy(void*) noexcept {}
+void event_record(void*, void*) { no_cuda("a CUDA event"); }
+double event_seconds(void*, void*) { no_cuda("a CUDA event"); }
 
 namespace similarity {
 void cuda_run_host(const Problem&, const TilePlan&, Method, const SimilarityTileSink&, const Context&, MemoryTracker&) {

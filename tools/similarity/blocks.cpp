@@ -4,10 +4,6 @@
 #include <stdexcept>
 #include <string>
 
-#if HPCML_WITH_CUDA
-#include "common/cuda_memory.hpp"  // the library's checked DeviceArray (kernels/common)
-#endif
-
 namespace hpcml::tools {
 
 namespace {
@@ -45,86 +41,48 @@ std::vector<Block> plan_blocks(std::size_t n, std::size_t m, std::size_t tile, S
     return blocks;
 }
 
-#if HPCML_WITH_CUDA
-// x and y on the device, and the device half of the block output.
-struct BlockComputer::Device {
-    detail::DeviceArray<float> x, y;  // y empty where y is x
-    detail::DeviceArray<unsigned char> out;
-
-    const float* y_data() const { return y.data() ? y.data() : x.data(); }
-    // Rows padded to a multiple of 4 floats: the fused kernel's 16-byte loads need a leading
-    // dimension that keeps every row aligned (270725 features would not).
-    static std::size_t pitch(const Matrix& m) { return (m.cols + 3) / 4 * 4; }
-    static detail::DeviceArray<float> upload(const Matrix& m, const char* name) {
-        detail::DeviceArray<float> d(m.rows * pitch(m), std::string(name) + " on the GPU");
-        HPCML_CUDA_CHECK(cudaMemset(d.data(), 0, d.bytes()));  // the padding too: no read is uninitialised
-        if (d.size() > 0)
-            HPCML_CUDA_CHECK(cudaMemcpy2D(d.data(), pitch(m) * sizeof(float), m.data.data(), m.cols * sizeof(float),
-                                          m.cols * sizeof(float), m.rows, cudaMemcpyHostToDevice));
-        return d;
-    }
-};
-#endif
-
 BlockComputer::BlockComputer(const Matrix& x, const Matrix* y, const SimilarityOptions& options)
     : x_(x), y_(y ? *y : x), options_(options), output_(resolve_output(options)) {
-#if HPCML_WITH_CUDA
-    if (options_.backend == Backend::Cuda) {
-        HPCML_CUDA_CHECK(cudaSetDevice(options_.device));
-        device_ = new Device;
-        try {
-            device_->x = Device::upload(x_, "x");
-            if (y) device_->y = Device::upload(*y, "y");
-        } catch (...) {
-            delete device_;
-            throw;
-        }
-    }
-#endif
+    if (options_.backend != Backend::Cuda) return;
+    // Uploaded once; their rows padded so that 270725 features still start every row on 16 bytes.
+    on_device_ = true;
+    device_x_ = DeviceMatrix(MatrixView{x_.data.data(), x_.rows, x_.cols}, options_.device, "x on the GPU");
+    if (y) device_y_ = DeviceMatrix(MatrixView{y->data.data(), y->rows, y->cols}, options_.device, "y on the GPU");
 }
 
-BlockComputer::~BlockComputer() {
-#if HPCML_WITH_CUDA
-    delete device_;
-#endif
+// Columns of x or y, in device memory (y is x where there is no y of its own) or in host memory.
+MatrixView BlockComputer::x_columns(std::size_t first, std::size_t count) const {
+    if (on_device_) return device_x_.columns(first, count);
+    return columns(x_.data.data(), x_.rows, first, count, x_.cols);
+}
+MatrixView BlockComputer::y_columns(std::size_t first, std::size_t count) const {
+    if (on_device_) return (&y_ == &x_ ? device_x_ : device_y_).columns(first, count);
+    return columns(y_.data.data(), y_.rows, first, count, y_.cols);
 }
 
 const unsigned char* BlockComputer::compute(const Block& b) {
     const std::size_t bytes = b.rows * similarity_output_bytes(1, b.cols, output_);
     host_out_.resize(std::max(host_out_.size(), bytes));
-#if HPCML_WITH_CUDA
-    if (device_) {
-        if (device_->out.bytes() < bytes) {
-            device_->out = {};  // freed before the larger one is allocated
-            device_->out = detail::DeviceArray<unsigned char>(bytes, "the block's output on the GPU");
-        }
-        similarity_device(columns(device_->x.data(), x_.rows, b.r0, b.rows, Device::pitch(x_)),
-                          columns(device_->y_data(), x_.rows, b.c0, b.cols, Device::pitch(y_)), device_->out.data(),
-                          options_);
-        HPCML_CUDA_CHECK(cudaMemcpy(host_out_.data(), device_->out.data(), bytes, cudaMemcpyDeviceToHost));
+    if (!on_device_) {
+        similarity(x_columns(b.r0, b.rows), y_columns(b.c0, b.cols), host_out_.data(), options_);
         return host_out_.data();
     }
-#endif
-    similarity(columns(x_.data.data(), x_.rows, b.r0, b.rows, x_.cols),
-               columns(y_.data.data(), x_.rows, b.c0, b.cols, y_.cols), host_out_.data(), options_);
+    if (device_out_.bytes() < bytes) {
+        device_out_ = {};  // freed before the larger one is allocated
+        device_out_ = DeviceMemory(bytes, options_.device, "the block's output on the GPU");
+    }
+    similarity_device(x_columns(b.r0, b.rows), y_columns(b.c0, b.cols), device_out_.data(), options_);
+    device_out_.download(host_out_.data(), bytes);
     return host_out_.data();
 }
 
 void BlockComputer::pairs(const Block& b, std::size_t min_count, std::vector<std::int64_t>& pairs) {
     SimilarityOptions o = options_;
     o.tile.reset();  // the library's tiling for pairs (the block is the unit of work here)
-    SimilarityPairs found;
-#if HPCML_WITH_CUDA
-    if (device_) {
-        found = similarity_pairs_device(columns(device_->x.data(), x_.rows, b.r0, b.rows, Device::pitch(x_)),
-                                        columns(device_->y_data(), x_.rows, b.c0, b.cols, Device::pitch(y_)), o,
-                                        min_count);
-    } else
-#endif
-    {
-        found = similarity_pairs(columns(x_.data.data(), x_.rows, b.r0, b.rows, x_.cols),
-                                 columns(y_.data.data(), x_.rows, b.c0, b.cols, y_.cols), o, min_count);
-    }
+    // On a GPU reduced on the device, so that only the pairs cross PCIe.
+    const SimilarityPairs found =
+        on_device_ ? similarity_pairs_device(x_columns(b.r0, b.rows), y_columns(b.c0, b.cols), o, min_count)
+                   : similarity_pairs(x_columns(b.r0, b.rows), y_columns(b.c0, b.cols), o, min_count);
     for (std::size_t k = 0; k < found.i.size(); ++k) {
         pairs.push_back(static_cast<std::int64_t>(b.r0 + found.i[k]));
         pairs.push_back(static_cast<std::int64_t>(b.c0 + found.j[k]));

@@ -3,6 +3,7 @@
 // only the blocks on and above the diagonal are computed, each also writing its mirror.
 #pragma once
 
+#include <hpcml/device_memory.hpp>
 #include <hpcml/similarity.hpp>
 
 #include <cstddef>
@@ -55,7 +56,6 @@ struct FileLayout {
 class BlockComputer {
 public:
     BlockComputer(const Matrix& x, const Matrix* y, const SimilarityOptions& options);
-    ~BlockComputer();
     BlockComputer(const BlockComputer&) = delete;
     BlockComputer& operator=(const BlockComputer&) = delete;
 
@@ -71,15 +71,18 @@ public:
     void pairs(const Block& block, std::size_t min_count, std::vector<std::int64_t>& pairs);
 
 private:
+    MatrixView x_columns(std::size_t first, std::size_t count) const;
+    MatrixView y_columns(std::size_t first, std::size_t count) const;
+
     const Matrix& x_;
     const Matrix& y_;
     SimilarityOptions options_;
     SimilarityOutput output_;
     std::vector<unsigned char> host_out_, mirror_out_;
-#if HPCML_WITH_CUDA
-    struct Device;
-    Device* device_ = nullptr;
-#endif
+    // On the CUDA backend: x and y on the device (y empty where y is x) and the block's output.
+    bool on_device_ = false;
+    DeviceMatrix device_x_, device_y_;
+    DeviceMemory device_out_;
 };
 
 }  // namespace hpcml::tools
