@@ -85,6 +85,10 @@ struct SimilarityOutputInfo {
     std::string_view name, numpy_dtype, npy_descr;
     std::size_t element_bytes = 0;
     bool bits = false;
+    // Columns an element holds (8 for Bitmask, else 1): a row of m columns is ceil(m /
+    // columns_per_element) elements, and a tile or block that starts a row's columns anywhere
+    // but its first starts on a multiple of it (tiles are rounded up to one).
+    std::size_t columns_per_element = 1;
     std::uint64_t largest_count = 0;
     SimilarityMode mode = SimilarityMode::Count;
 };

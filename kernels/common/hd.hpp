@@ -3,11 +3,23 @@
 // tests (run on every commit, without a GPU) also test the GPU's arithmetic.
 #pragma once
 
+#include <cstddef>
+
 #if defined(__CUDACC__)
 #define HPCML_HD __host__ __device__
 #else
 #define HPCML_HD
 #endif
+
+namespace hpcml::detail {
+// `value` rounded up to a multiple of `multiple` (> 0), and how many multiples that is.
+HPCML_HD constexpr std::size_t ceil_div(std::size_t value, std::size_t multiple) {
+    return (value + multiple - 1) / multiple;
+}
+HPCML_HD constexpr std::size_t round_up(std::size_t value, std::size_t multiple) {
+    return ceil_div(value, multiple) * multiple;
+}
+}  // namespace hpcml::detail
 
 // A fixed-count loop fully unrolled, for the CPU's vectoriser, which vectorises no loop around
 // two inner loops; nothing under nvcc, whose front end does not know the pragma.

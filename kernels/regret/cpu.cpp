@@ -174,7 +174,7 @@ private:
     // order): at most 512, at least 64 and a multiple of 8, and at least 8 blocks where that
     // allows, so that games which fit in cache keep every core busy. From the shape alone, so
     // the sums do not depend on the number of threads.
-    static std::size_t large_rows(std::size_t n1) { return std::clamp<std::size_t>((n1 / 8 + 7) / 8 * 8, 64, 512); }
+    static std::size_t large_rows(std::size_t n1) { return std::clamp<std::size_t>(round_up(n1 / 8, 8), 64, 512); }
 
     const Game& g_;
     bool parallel_;

@@ -51,8 +51,8 @@ SimilarityOutputInfo similarity_output_info(SimilarityOutput output) {
     SimilarityOutputInfo info;
     const bool known = detail::similarity::Outputs::visit(output, [&](auto entry) {
         using Out = decltype(entry);
-        info = {Out::name, Out::numpy,   Out::npy_descr, sizeof(typename Out::Element),
-                Out::bits, Out::largest, Out::mode};
+        info = {Out::name, Out::numpy, Out::npy_descr, sizeof(typename Out::Element), Out::bits,
+                Out::columns_per_element, Out::largest, Out::mode};
     });
     detail::require(known, "output: " + std::string(output == SimilarityOutput::Default ? "default" : "not") +
                                " an output type (" + std::to_string(static_cast<int>(output)) +
@@ -62,7 +62,7 @@ SimilarityOutputInfo similarity_output_info(SimilarityOutput output) {
 
 std::array<std::size_t, 2> similarity_output_shape(std::size_t n, std::size_t m, SimilarityOutput output) {
     const SimilarityOutputInfo info = similarity_output_info(output);
-    return {n, info.bits ? (m + 7) / 8 : m};
+    return {n, detail::ceil_div(m, info.columns_per_element)};
 }
 
 SimilarityMode parse_similarity_mode(std::string_view text, std::string_view argument) {
@@ -137,7 +137,7 @@ TilePlan make_plan(const Problem& p, const SimilarityOptions& options, Backend b
     const std::size_t whole = std::max<std::size_t>({p.n, p.m, 1});
     const std::size_t tile = options.tile.value_or(backend == Backend::Cuda ? 1024 : whole);
     TilePlan plan{std::min(tile, std::max<std::size_t>(p.n, 1)), std::min(tile, std::max<std::size_t>(p.m, 1))};
-    if (p.output == SimilarityOutput::Bitmask) plan.tile_cols = (plan.tile_cols + 7) / 8 * 8;
+    plan.tile_cols = detail::round_up(plan.tile_cols, similarity_output_info(p.output).columns_per_element);
     return plan;
 }
 

@@ -34,6 +34,7 @@ struct OutputEntry {
     static constexpr SimilarityOutput value = Value;
     static constexpr SimilarityMode mode = Mode;
     static constexpr bool bits = false;
+    static constexpr std::size_t columns_per_element = 1;  // Bitmask: 8 (a row of m is ceil(m / 8) bytes)
     // Count: the count itself (the API checked that `samples` fits); All: 1 or 0 (NumPy's bool).
     HPCML_HD static Element encode(std::uint32_t count, std::uint32_t samples) {
         if constexpr (Mode == SimilarityMode::Count) {
@@ -64,6 +65,7 @@ struct BitmaskOutput : OutputEntry<std::uint8_t, SimilarityOutput::Bitmask, Simi
     static constexpr std::string_view name = "bitmask", numpy = "uint8", npy_descr = "|u1";
     static constexpr std::uint64_t largest = 2147483647;
     static constexpr bool bits = true;  // pair j of a row is bit j % 8 of byte j / 8 (encode_bitmask_byte)
+    static constexpr std::size_t columns_per_element = 8;
 };
 using Outputs = VariantTable<Int32Output, UInt16Output, UInt8Output, BoolOutput, BitmaskOutput>;
 
@@ -73,7 +75,7 @@ template <class... Entries>
 HPCML_HD inline std::size_t row_bytes_in(std::size_t cols, SimilarityOutput output, VariantTable<Entries...>*) {
     std::size_t bytes = cols;
     ((output == Entries::value
-          ? (void)(bytes = Entries::bits ? (cols + 7) / 8 : cols * sizeof(typename Entries::Element))
+          ? (void)(bytes = ceil_div(cols, Entries::columns_per_element) * sizeof(typename Entries::Element))
           : (void)0),
      ...);
     return bytes;

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "math.hpp"
+
 namespace hpcml::detail::similarity {
 
 static_assert(std::endian::native == std::endian::little,
@@ -13,7 +15,7 @@ static_assert(std::endian::native == std::endian::little,
 
 void PairList::add_tile(const SimilarityTile& tile, std::int32_t least, bool mirrored) {
     const bool bitmask = tile.output == SimilarityOutput::Bitmask;
-    const std::size_t row_bytes = bitmask ? (tile.cols + 7) / 8 : tile.cols * sizeof(std::int32_t);
+    const std::size_t row_bytes = detail::similarity::row_bytes(tile.cols, tile.output);  // Bitmask or Int32
     for (std::size_t r = 0; r < tile.rows; ++r) {
         const auto* row = static_cast<const unsigned char*>(tile.data) + r * tile.row_stride_bytes;
         // 64 columns at a time as a word of pass bits, visited set bit by set bit: a sparse

@@ -56,7 +56,7 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
     # S's shape and NumPy dtype.
     n = x.shape[1]
     m = n if y is None else y.shape[1]
-    output, shape, element = _hpcml._similarity_layout(mode, "default" if dtype is None else _arrays.dtype_name(dtype),
+    output, shape, element, _ = _hpcml._similarity_layout(mode, "default" if dtype is None else _arrays.dtype_name(dtype),
                                                        n, m)
     if out is None:
         out = _arrays.empty(x, shape, element)

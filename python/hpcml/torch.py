@@ -67,8 +67,9 @@ def _similarity(x: torch.Tensor, y: torch.Tensor | None, threshold: float, mode:
 def _(x, y, threshold, mode, dtype, tile):
     n = x.shape[1]
     m = n if y is None else y.shape[1]
-    output, _, element = _hpcml._similarity_layout(mode, dtype, 1, 8)  # the element type; the shape below
-    columns = (m + 7) // 8 if output == "bitmask" else m
+    # The element type and how many columns an element holds (m may be symbolic: no call with it).
+    _, _, element, per_element = _hpcml._similarity_layout(mode, dtype, 1, 1)
+    columns = (m + per_element - 1) // per_element
     return x.new_empty((n, columns), dtype=_torch_dtype(element))
 
 

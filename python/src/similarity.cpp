@@ -104,12 +104,13 @@ void bind_similarity(nb::module_& m) {
             o.output = hpcml::parse_similarity_output(dtype, "dtype");
             const hpcml::SimilarityOutput output = hpcml::resolve_output(o);
             const auto shape = hpcml::similarity_output_shape(n, m, output);
+            const hpcml::SimilarityOutputInfo info = hpcml::similarity_output_info(output);
             return nb::make_tuple(std::string(hpcml::to_string(output)), nb::make_tuple(shape[0], shape[1]),
-                                  std::string(hpcml::similarity_output_info(output).numpy_dtype));
+                                  std::string(info.numpy_dtype), info.columns_per_element);
         },
         nb::arg("mode"), nb::arg("dtype"), nb::arg("n"), nb::arg("m"),
-        "(output, shape, NumPy dtype) of S for an n x m result, the output resolved as the C++ API does "
-        "('default': the mode's own), checking both names; Python allocates the output from it.");
+        "(output, shape, NumPy dtype, columns per element) of S for an n x m result, the output resolved as "
+        "the C++ API does ('default': the mode's own), checking both names; Python allocates the output from it.");
 }
 
 }  // namespace hpcml_python

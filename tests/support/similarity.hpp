@@ -54,6 +54,7 @@ inline std::vector<std::int64_t> reference_counts(const std::vector<float>& x, c
 inline std::vector<unsigned char> encode(const std::vector<std::int64_t>& counts, std::size_t n, std::size_t m,
                                          std::size_t samples, SimilarityOutput output) {
     std::vector<unsigned char> out(hpcml::similarity_output_bytes(n, m, output), 0);
+    const std::size_t row_bytes = hpcml::similarity_output_bytes(1, m, output);
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = 0; j < m; ++j) {
             const std::int64_t c = counts[i * m + j];
@@ -76,7 +77,7 @@ inline std::vector<unsigned char> encode(const std::vector<std::int64_t>& counts
                     out[i * m + j] = all;
                     break;
                 case SimilarityOutput::Bitmask:
-                    out[i * ((m + 7) / 8) + j / 8] |= static_cast<unsigned char>(all << (j % 8));
+                    out[i * row_bytes + j / 8] |= static_cast<unsigned char>(all << (j % 8));
                     break;
                 default:
                     ADD_FAILURE();

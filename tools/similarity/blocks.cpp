@@ -28,7 +28,8 @@ std::vector<Block> plan_blocks(std::size_t n, std::size_t m, std::size_t tile, S
     // A tile past the output is the whole output (and no product below can overflow).
     tile = std::min(tile, std::max<std::size_t>({n, m, 1}));
     // Bit outputs (the table's Bitmask): whole bytes per block column edge.
-    const std::size_t tile_cols = similarity_output_info(output).bits ? (tile + 7) / 8 * 8 : tile;
+    const std::size_t per_element = similarity_output_info(output).columns_per_element;
+    const std::size_t tile_cols = (tile + per_element - 1) / per_element * per_element;
     if (symmetric) tile = tile_cols;  // a band's first row is a mirror's first column
     const std::size_t tiles_in_budget =
         budget / std::max<std::size_t>(similarity_output_bytes(tile, tile_cols, output), 1);
