@@ -99,9 +99,9 @@ void declare(Flags& flags) {
     flags.add("actions-2", "", "actions of player 2; unset: --actions");
     flags.add("batch", "1", "games solved together (each --actions x --actions)");
     flags.add("iterations", "100", "regret-matching iterations");
-    flags.add("variant", "prm+", "seed|rm|rm+|dcfr|prm+");
+    flags.add("variant", "prm+", hpcml::cli::one_of(hpcml::regret_variant_names()));
     flags.add("alternating", "true", "true|false (the seed is always simultaneous)");
-    flags.add("averaging", "quadratic", "uniform|linear|quadratic");
+    flags.add("averaging", "quadratic", hpcml::cli::one_of(hpcml::averaging_names()));
 }
 
 void register_benchmarks(const Flags& flags) {

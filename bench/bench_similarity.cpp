@@ -174,8 +174,8 @@ void declare(Flags& flags) {
     flags.add("samples", "256", "samples (rows of x and y)");
     flags.add("dim", "2000", "features of x (columns)");
     flags.add("dim-y", "", "features of y; unset: y = x");
-    flags.add("mode", "count", "count|all");
-    flags.add("dtype", "default", "default|int32|uint16|uint8|bool|bitmask");
+    flags.add("mode", "count", hpcml::cli::one_of(hpcml::similarity_mode_names()));
+    flags.add("dtype", "default", "default|" + hpcml::cli::one_of(hpcml::similarity_output_names()));
     flags.add("threshold", "1", "threshold t of |x - y| < t");
     flags.add("where", "host", "host|device: host arrays (end to end) or device arrays (kernels only)");
     flags.add("symmetric", "both", "both|on: with y = x, also time fused on a copy of x (no symmetry) beside it");

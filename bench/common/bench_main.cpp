@@ -69,7 +69,10 @@ std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const std::string
 }  // namespace
 
 std::vector<Method> methods(const Flags& flags) {
-    const std::string& m = flags.choice("method", {"fused", "naive", "both"});
+    const std::vector<std::string_view> names = method_names();
+    std::vector<std::string> choices(names.begin(), names.end());
+    choices.push_back("both");
+    const std::string& m = flags.choice("method", choices);
     if (m == "both") return {Method::Fused, Method::Naive};
     return {parse_method(m, "--method")};
 }
@@ -226,9 +229,9 @@ void check_before_timing(const std::string& program, const std::string& what, bo
 
 int run(int argc, char** argv, const Program& program) {
     Flags flags;
-    flags.add("backend", "auto", "auto|cpu|cuda");
+    flags.add("backend", "auto", cli::one_of(backend_names()));
     flags.add("device", "0", "CUDA device ordinal");
-    flags.add("method", "both", "fused|naive|both");
+    flags.add("method", "both", cli::one_of(method_names()) + "|both");
     program.declare_flags(flags);
 
     std::string format = "console";

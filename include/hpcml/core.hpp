@@ -111,5 +111,8 @@ std::string_view to_string(ErrorKind kind) noexcept;
 // naming `argument` (for example "--backend").
 Backend parse_backend(std::string_view text, std::string_view argument = "backend");
 Method parse_method(std::string_view text, std::string_view argument = "method");
+// The names each parse_* accepts, in order (for help texts); likewise similarity.hpp and regret.hpp.
+std::vector<std::string_view> backend_names();
+std::vector<std::string_view> method_names();
 
 }  // namespace hpcml

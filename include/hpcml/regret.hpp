@@ -118,5 +118,7 @@ std::string_view to_string(RegretVariant variant) noexcept;
 std::string_view to_string(Averaging averaging) noexcept;
 RegretVariant parse_regret_variant(std::string_view text, std::string_view argument = "variant");
 Averaging parse_averaging(std::string_view text, std::string_view argument = "averaging");
+std::vector<std::string_view> regret_variant_names();
+std::vector<std::string_view> averaging_names();
 
 }  // namespace hpcml

@@ -74,6 +74,8 @@ std::string_view to_string(SimilarityOutput output) noexcept;  // "default" | "i
 // The inverses; anything else throws InvalidArgument naming `argument` (for example "--dtype").
 SimilarityMode parse_similarity_mode(std::string_view text, std::string_view argument = "mode");
 SimilarityOutput parse_similarity_output(std::string_view text, std::string_view argument = "output");
+std::vector<std::string_view> similarity_mode_names();    // count, all
+std::vector<std::string_view> similarity_output_names();  // the output types, without "default"
 
 // The concrete output type `options` asks for (Default resolved by mode).
 SimilarityOutput resolve_output(const SimilarityOptions& options);

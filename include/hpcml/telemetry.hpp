@@ -88,6 +88,7 @@ void write(std::ostream& out, const std::vector<Sample>& samples, const Summary&
 
 std::string_view to_string(Format format) noexcept;  // "seed" | "csv" | "json"
 Format parse_format(const std::string& text);        // the inverse, else InvalidArgument naming "format"
+std::vector<std::string_view> format_names();        // for help texts
 
 // ---- CPU and DRAM energy: the kernel's powercap interface (RAPL) -----------------------------
 // Package and DRAM domains only (intel-rapl:N named package-N, and their subzones named dram),

@@ -50,6 +50,9 @@ Method parse_method(std::string_view text, std::string_view argument) {
     return detail::parse_in(kMethods, text, argument);
 }
 
+std::vector<std::string_view> backend_names() { return detail::names_in(kBackends); }
+std::vector<std::string_view> method_names() { return detail::names_in(kMethods); }
+
 namespace {
 
 // The CUDA runtime's answer cannot change during a process, so it is asked once.

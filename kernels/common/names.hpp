@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "error.hpp"
 
@@ -47,6 +48,14 @@ Enum parse_in(const std::array<Named<Enum>, N>& table, std::string_view text, st
     }
     raise(ErrorKind::InvalidArgument,
           std::string(argument) + ": expected " + expected + ", got '" + std::string(text) + "'");
+}
+
+// The table's names in its order (help texts list them from here).
+template <class Enum, std::size_t N>
+std::vector<std::string_view> names_in(const std::array<Named<Enum>, N>& table) {
+    std::vector<std::string_view> names;
+    for (const Named<Enum>& entry : table) names.push_back(entry.name);
+    return names;
 }
 
 // Entries: types each with `static constexpr Enum value` and `static constexpr std::string_view

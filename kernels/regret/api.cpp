@@ -29,6 +29,9 @@ Averaging parse_averaging(std::string_view text, std::string_view argument) {
     return detail::parse_in(detail::regret::kAveragingNames, text, argument);
 }
 
+std::vector<std::string_view> regret_variant_names() { return detail::names_in(detail::regret::kVariantNames); }
+std::vector<std::string_view> averaging_names() { return detail::names_in(detail::regret::kAveragingNames); }
+
 namespace {
 
 // The index of A's first non-finite entry, or count: chunks tested branch-free (vectorised,

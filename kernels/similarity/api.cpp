@@ -73,6 +73,11 @@ SimilarityOutput parse_similarity_output(std::string_view text, std::string_view
     return detail::parse_in(kOutputNames, text, argument);
 }
 
+std::vector<std::string_view> similarity_mode_names() { return detail::names_in(kModes); }
+std::vector<std::string_view> similarity_output_names() {
+    return detail::names_in(detail::similarity::Outputs::names);
+}
+
 void check_similarity_options(const SimilarityOptions& options, std::size_t samples) {
     using detail::require;
     require(std::isfinite(options.threshold) && options.threshold >= 0.0f,

@@ -48,6 +48,7 @@ std::string_view to_string(Availability availability) noexcept {
     return detail::name_in(kAvailabilityNames, availability);
 }
 Format parse_format(const std::string& text) { return detail::parse_in(kFormatNames, text, "format"); }
+std::vector<std::string_view> format_names() { return detail::names_in(kFormatNames); }
 
 void write(std::ostream& out, const std::vector<Sample>& samples, const Summary& summary, Format format,
            const std::string& device_name) {

@@ -121,4 +121,13 @@ void Flags::print(std::FILE* out) const {
     }
 }
 
+std::string one_of(const std::vector<std::string_view>& names, std::string_view separator) {
+    std::string joined;
+    for (const std::string_view name : names) {
+        if (!joined.empty()) joined += separator;
+        joined += name;
+    }
+    return joined;
+}
+
 }  // namespace hpcml::cli

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hpcml::cli {
@@ -61,5 +62,8 @@ private:
     std::vector<char*> rest_{nullptr};
     bool help_ = false;
 };
+
+// The names a flag accepts, for its help: "auto|cpu|cuda" from the library's hpcml::backend_names().
+std::string one_of(const std::vector<std::string_view>& names, std::string_view separator = "|");
 
 }  // namespace hpcml::cli

@@ -10,15 +10,29 @@ namespace hpcml::tools {
 
 namespace {
 
+// "int32 (count default), uint16, uint8, bool (all default), bitmask", from the library's tables.
+std::string dtype_help() {
+    std::string help;
+    for (const std::string_view name : similarity_output_names()) {
+        help += (help.empty() ? "" : ", ") + std::string(name);
+        for (const std::string_view mode : similarity_mode_names()) {
+            SimilarityOptions o;
+            o.mode = parse_similarity_mode(mode);
+            if (to_string(resolve_output(o)) == name) help += " (" + std::string(mode) + " default)";
+        }
+    }
+    return help;
+}
+
 cli::Flags declare() {
     cli::Flags flags;
     flags.add("y", "", "y's features (default: y = x)", "Y.npy");
     flags.add("output", "", "the output .npy (required)", "OUT.npy");
-    flags.add("mode", "count", "count or all", "M");
+    flags.add("mode", "count", cli::one_of(similarity_mode_names(), " or "), "M");
     flags.add("threshold", "1", "finite, >= 0", "t");
     flags.add("tile", "1000", "output tile edge; work goes in blocks of this many rows", "N");
-    flags.add("dtype", "", "int32 (count default), uint16, uint8, bool (all default), bitmask", "D");
-    flags.add("backend", "auto", "auto, cpu or cuda", "B");
+    flags.add("dtype", "", dtype_help(), "D");
+    flags.add("backend", "auto", cli::one_of(backend_names()), "B");
     flags.add_switch("pairs", "write the pairs that pass as rows (i, j[, count]) of int64, not S");
     flags.add("min-count", "1", "with --pairs in mode count: the count a pair needs", "N");
     flags.add_switch("quiet", "no progress line on stderr");
@@ -35,9 +49,9 @@ cli::Flags declare() {
 
 void print_usage(std::FILE* out) {
     std::fprintf(out,
-                 "usage: hpcml-similarity INPUT.npy [--y Y.npy] --output OUT.npy [--mode count|all]\n"
-                 "                        [--threshold t] [--tile 1000] [--dtype int32|uint16|uint8|bool|bitmask]\n"
-                 "                        [--backend auto|cpu|cuda] [--pairs [--min-count N]] [--quiet] [--restart]\n"
+                 "usage: hpcml-similarity INPUT.npy [--y Y.npy] --output OUT.npy [--mode %s]\n"
+                 "                        [--threshold t] [--tile 1000] [--dtype %s]\n"
+                 "                        [--backend %s] [--pairs [--min-count N]] [--quiet] [--restart]\n"
                  "       hpcml-similarity --version      (says whether MPI and CUDA are built in)\n"
                  "\n"
                  "S[i,j] = #{s : |x[s,i] - y[s,j]| < t} (count) or every sample within t (all), for x in\n"
@@ -57,7 +71,9 @@ void print_usage(std::FILE* out) {
                  "rank takes a GPU (local rank modulo the visible\n"
                  "devices; the CPU where there is none) and blocks are handed out dynamically. On a GPU, x\n"
                  "and y are copied to the device once per rank and each block is computed there.\n"
-                 "\n");
+                 "\n",
+                 cli::one_of(similarity_mode_names()).c_str(), cli::one_of(similarity_output_names()).c_str(),
+                 cli::one_of(backend_names()).c_str());
     declare().print(out);
 }
 

@@ -34,7 +34,7 @@ namespace {
 
 void usage(std::FILE* out, const hpcml::cli::Flags& flags) {
     std::fprintf(out,
-                 "usage: hpcml-trace [--device N] [--interval-ms MS] [--output FILE] [--format seed|csv|json]\n"
+                 "usage: hpcml-trace [--device N] [--interval-ms MS] [--output FILE] [--format %s]\n"
                  "                   [--emissions FILE [--carbon-intensity G]] [--allow-missing] -- COMMAND [ARGS...]\n"
                  "\n"
                  "Runs COMMAND while sampling GPU N (CUDA ordinal, matched to NVML by PCI bus id) every MS\n"
@@ -44,7 +44,8 @@ void usage(std::FILE* out, const hpcml::cli::Flags& flags) {
                  "trace to FILE (default: none), or, without a GPU, the CPU's (csv or json: time_s,\n"
                  "unix_time_s, cpu_energy_j, cpu_power_w), a summary to stderr, and exits with COMMAND's\n"
                  "status.\n"
-                 "\n");
+                 "\n",
+                 hpcml::cli::one_of(hpcml::telemetry::format_names()).c_str());
     flags.print(out);
     std::fprintf(out,
                  "\n"
@@ -201,7 +202,7 @@ int main(int argc, char** argv) {
     flags.add("device", "0", "CUDA device ordinal", "N");
     flags.add("interval-ms", "100", "sampling interval", "MS");
     flags.add("output", "", "write the trace here", "FILE");
-    flags.add("format", "seed", "seed (the seed's ';' CSV), csv or json", "F");
+    flags.add("format", "seed", hpcml::cli::one_of(hpcml::telemetry::format_names()) + " (seed: the seed's ';' CSV)", "F");
     flags.add_switch("allow-missing", "without a GPU or NVML, run COMMAND untraced instead of exiting 2");
     flags.add("emissions", "", "append the run's row to this CodeCarbon emissions.csv", "FILE");
     flags.add("carbon-intensity", "",
