@@ -44,10 +44,9 @@ std::vector<float> randn(std::size_t count, unsigned seed) {
 }
 
 // Pair-samples per second the instruction issue allows. GPU: 128 thread-instructions per
-// clock per SM, 3 instructions per pair-sample (kernels/similarity/fused.cu). CPU: 4 vector
-// instructions per vector of pairs (kernels/similarity/cpu.cpp) on 4 vector pipes, per
-// physical core: 16 pair-samples per cycle with AVX-512 (full-width pipes, as on Zen 5; half
-// that where 512-bit instructions are split), 8 with AVX2, 4 baseline, at the clock
+// clock per SM, 3 instructions per pair-sample (kernels/similarity/fused.cu). CPU: the level's
+// pair-samples per cycle and physical core (hpcml::cpu_kernel_pair_samples_per_cycle: full-width
+// vector pipes, as on Zen 5; half that where 512-bit instructions are split) at the clock
 // /proc/cpuinfo gives (a virtual machine's may be the nominal one); 0 where unknown.
 double instruction_floor(const hpcml::Context& context) {
     if (context.backend == hpcml::Backend::Cuda) {
@@ -69,9 +68,7 @@ double instruction_floor(const hpcml::Context& context) {
     }
     if (mhz.empty()) return 0.0;
     const double count = cores.empty() ? std::thread::hardware_concurrency() : static_cast<double>(cores.size());
-    const std::string_view kernel = hpcml::cpu_kernel();
-    const double per_cycle = kernel == "avx512" ? 16.0 : kernel == "avx2" ? 8.0 : 4.0;
-    return per_cycle * count * std::stod(mhz) * 1e6;
+    return hpcml::cpu_kernel_pair_samples_per_cycle() * count * std::stod(mhz) * 1e6;
 }
 
 // Inputs and the whole output in device memory, timed with CUDA events: the kernels alone,

@@ -40,8 +40,8 @@ QUANTILE_LOOPS = {  # name: (its libmvec calls per vector, its runs per element)
     "polish step": (["exp", "exp", "log", "log"], 3),
 }
 LEVELS = {  # hpcml.cpu_kernel()'s name: (its instance in cpu.cpp.o, its vector register, doubles per register)
-    "avx512": ("run_avx512<", "%zmm", 8),
-    "avx2": ("run_avx2<", "%ymm", 4),
+    "avx512": ("Avx512Level::run<", "%zmm", 8),
+    "avx2": ("Avx2Level::run<", "%ymm", 4),
 }
 LIBMVEC_PREFIX = {8: "_ZGVeN8v_", 4: "_ZGVdN4v_"}  # libmvec's variant names, by doubles per register
 DEFAULT_OBJECT = "build/kernels/CMakeFiles/hpcml.dir/invgauss/cpu.cpp.o"

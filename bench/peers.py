@@ -116,12 +116,10 @@ def medians(times):
 
 
 def similarity_floor(pair_samples):
-    """Seconds the CPU's similarity kernel needs at least for `pair_samples` comparisons: 4
-    vector instructions per vector of pairs on 4 vector pipes per core, so 16 pair-samples per
-    cycle with AVX-512 (where 512-bit instructions run at full width), 8 with AVX2, 4 baseline,
-    on every physical core at the clock /proc/cpuinfo gives (bench_similarity's floor_fraction)."""
-    per_cycle = {"avx512": 16, "avx2": 8}.get(hpcml.cpu_kernel(), 4)
-    rate = per_cycle * physical_cores() * clock_hz()
+    """Seconds the CPU's similarity kernel needs at least for `pair_samples` comparisons: the
+    level's pair-samples per cycle (hpcml.cpu_kernel_pair_samples_per_cycle) on every physical
+    core at the clock /proc/cpuinfo gives (bench_similarity's floor_fraction)."""
+    rate = hpcml.cpu_kernel_pair_samples_per_cycle() * physical_cores() * clock_hz()
     return pair_samples / rate if rate else float("nan")
 
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/architectures.hpp"
+#include "common/cpu_kernel.hpp"
 #include "common/memory.hpp"
 #include "support/errors.hpp"
 #include "support/gpu.hpp"
@@ -131,6 +132,32 @@ TEST(Core, CpuKernelIsCappedByTheEnvironment) {
         ::setenv("HPCML_CPU_KERNEL", before.c_str(), 1);
     else
         ::unsetenv("HPCML_CPU_KERNEL");
+}
+
+// A kernel written for one level runs there and above: best_kernel takes the best compiled one
+// at or below the level in use, whatever levels a file has kernels for (a level added above
+// avx512 must not fall back to the baseline's). The floor's rate follows the level.
+TEST(Core, BestKernelIsTheBestCompiledAtOrBelowTheLevel) {
+    using namespace hpcml::detail;
+    using Kernel = int (*)();
+    const Kernel k512 = [] { return 512; }, k2 = [] { return 2; }, k0 = [] { return 0; };
+    const std::array<LevelKernel<Kernel>, 3> all{{{Avx512Level::value, k512}, {Avx2Level::value, k2}, {BaselineLevel::value, k0}}};
+    EXPECT_EQ(best_kernel(Avx512Level::value, all)(), 512);
+    EXPECT_EQ(best_kernel(Avx2Level::value, all)(), 2);
+    EXPECT_EQ(best_kernel(BaselineLevel::value, all)(), 0);
+    EXPECT_EQ(best_kernel(CpuKernel{3}, all)(), 512) << "a level above every kernel takes the best";
+    const std::array<LevelKernel<Kernel>, 3> no512{{{Avx512Level::value, nullptr}, {Avx2Level::value, k2}, {BaselineLevel::value, k0}}};
+    EXPECT_EQ(best_kernel(Avx512Level::value, no512)(), 2) << "a kernel not built here is passed over";
+    const char* set_before = std::getenv("HPCML_CPU_KERNEL");
+    const std::string before = set_before ? set_before : "";
+    ::setenv("HPCML_CPU_KERNEL", "baseline", 1);
+    EXPECT_EQ(hpcml::cpu_kernel_pair_samples_per_cycle(), 4.0);
+    if (set_before)
+        ::setenv("HPCML_CPU_KERNEL", before.c_str(), 1);
+    else
+        ::unsetenv("HPCML_CPU_KERNEL");
+    const double best = hpcml::cpu_kernel_pair_samples_per_cycle();
+    EXPECT_TRUE(best == 4.0 || best == 8.0 || best == 16.0) << best;
 }
 
 TEST(Core, CpuContextAlwaysResolves) {

@@ -70,6 +70,12 @@ struct VariantTable {
     static bool visit(Enum value, Visit&& visit) {
         return ((value == Entries::value && (visit(Entries{}), true)) || ...);
     }
+
+    // Calls visit(Entry{}) for every entry, in the table's order.
+    template <class Visit>
+    static void for_each(Visit&& visit) {
+        (visit(Entries{}), ...);
+    }
 };
 
 }  // namespace hpcml::detail

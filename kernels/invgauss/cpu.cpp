@@ -64,18 +64,27 @@ namespace {
 }
 #endif
 
+// The trapezoid sum's interior points (weight h), one at a time.
+double tv_sum_baseline(const Standardized& s, const Grid& grid, const double* phi) {
+    double sum = 0.0;
+    for (std::size_t g = 1; g + 1 < grid.points; ++g) sum += std::fabs(s.pdf_minus_normal(grid.at(g), phi[g]));
+    return sum * grid.step;
+}
+
+using TvInterior = double (*)(const Standardized&, const Grid&, const double*);
+#if !HPCML_HAVE_LIBMVEC
+constexpr TvInterior tv_sum_avx2 = nullptr;  // not built here
+#endif
+
 // The trapezoid sum of |f_Y - phi| for one pair.
-double tv_sum(const Standardized& s, const Grid& grid, const double* phi, [[maybe_unused]] CpuKernel level) {
+double tv_sum(const Standardized& s, const Grid& grid, const double* phi, CpuKernel level) {
     const std::size_t last = grid.points - 1;
     const double ends =
         0.5 * grid.step *
         (std::fabs(s.pdf_minus_normal(grid.at(0), phi[0])) + std::fabs(s.pdf_minus_normal(grid.at(last), phi[last])));
-#if HPCML_HAVE_LIBMVEC
-    if (level >= CpuKernel::avx2) return ends + tv_sum_avx2(s, grid, phi);
-#endif
-    double sum = 0.0;
-    for (std::size_t g = 1; g < last; ++g) sum += std::fabs(s.pdf_minus_normal(grid.at(g), phi[g]));
-    return ends + sum * grid.step;
+    const TvInterior interior = best_kernel<TvInterior, 2>(
+        level, {{{Avx2Level::value, tv_sum_avx2}, {BaselineLevel::value, tv_sum_baseline}}});
+    return ends + interior(s, grid, phi);
 }
 
 }  // namespace
@@ -229,7 +238,7 @@ constexpr bool kQuantileLockStep = false;
 template <class T, class Entry>
 void evaluate_block(Apply<T, Entry> fn, const Elementwise<T>& e, std::size_t begin, std::size_t end, CpuKernel level) {
     if constexpr (Entry::value == Function::Ppf && kQuantileLockStep) {
-        if (level >= CpuKernel::avx2)
+        if (level >= Avx2Level::value)
             quantile_loop(e, begin, end, level);
         else
             evaluate_loop(fn, e, begin, end, level);

@@ -5,11 +5,11 @@
 //
 // Per 4 columns of 8 rows (AVX2): 8 conversions to double with their loads, 8 FMAs into the rows'
 // dot products (A y) and 8 into the columns' (x^T A), one load of y, one load, two adds and a store
-// of the column partial, two prefetches (where prefetch_bytes asks): 41 instructions per 32
+// of the column partial, two prefetches (where LargePassPolicy asks): 41 instructions per 32
 // elements of A (128 bytes) as GCC 12 compiles it. The 16 FMAs bound it: two per cycle make 16
-// bytes per cycle and core, and one core sums a tile in L2 at about 43 GB/s here (Zen 4), above a
-// core's share of memory bandwidth, so the pass is meant to run at memory bandwidth (bench_regret's
-// cpu_bandwidth_fraction). Sums are in a fixed order that depends on the game's shape only (lanes
+// bytes per cycle and core, above a core's share of memory bandwidth, so the pass is meant to run
+// at memory bandwidth (bench_regret's cpu_bandwidth_fraction; measurements in docs/regret.md).
+// Sums are in a fixed order that depends on the game's shape only (lanes
 // by column mod 4, rows in eights, even and odd rows' column sums apart), never on threads.
 #include <algorithm>
 #include <cmath>
@@ -27,24 +27,24 @@ namespace hpcml::detail::regret {
 namespace {
 
 #if defined(__x86_64__) && defined(__GNUC__)
-// Rows per group: eight rows' loads in flight per column step keep the memory system busy
-// (four rows ran at about 0.8 of eight's speed; sixteen run out of registers), and the column
-// partial is loaded and stored once per eight rows. The tile's y and column
-// partial (32 KiB each at 4096 columns) stay in L2 while its rows stream past whole: cutting
-// the rows into L1-sized pieces made the hardware prefetcher start over on every piece.
+// Rows per group, the column partial loaded and stored once per group: eight rows' loads in
+// flight keep the memory busy (four ran at 0.8 of eight's speed; sixteen spill registers). A
+// tile's rows stream past whole, its y and column partial staying in L2 (32 KiB each at 4096
+// columns): L1-sized pieces made the hardware prefetcher start over on every piece.
 constexpr std::size_t kRows = 8;
 
-// How far ahead each row's line is asked into L2 (two rows per column step, so every row once
-// per 64 bytes), or 0 for none: a policy that changes speed, never results, set by what was
-// measured on each CPU this project has run (bench_regret, 4096 x 4096 and 16384 x 4096):
-// - Zen 4 (AVX-512): 2 KiB. With the FMAs keeping the core busy, the hardware prefetcher alone
-//   left the pass at 0.67 of a read-only stream when the memory was fast (43 of 64 GB/s), and
-//   0.85 with this (54 GB/s); 1, 4 and 8 KiB ahead, or into L1, gained less or lost.
-// - Zen 3 (AVX2 only): none. 256 and 512 bytes ahead ran as fast as none, 768 bytes to 2 KiB
-//   5-20% slower (2 KiB: 2.1x the NumPy seed loop at 16384 x 4096, none 2.6x).
-// AVX-512 is what a program can ask that tells the two apart (the CPU's own level: a cap on the
-// instruction set leaves its memory system as it is); other CPUs take their class's.
-std::size_t prefetch_bytes() { return cpu_kernel_supported() >= CpuKernel::avx512 ? 2048 : 0; }
+// The pass's tuning by CPU class: it changes speed, never results. Each value with what was
+// measured (bench_regret, 4096 x 4096 and 16384 x 4096; docs/regret.md).
+struct LargePassPolicy {
+    std::size_t prefetch_bytes;  // how far ahead each row's line is asked into L2 (0: none)
+};
+constexpr LargePassPolicy kAvx512CpuPolicy{2048};  // Zen 4: 0.85 of a read-only stream, 0.67 without; 1-8 KiB or L1 less
+constexpr LargePassPolicy kAvx2CpuPolicy{0};       // Zen 3: 256-512 B as fast as none, 768 B-2 KiB 5-20% slower
+// AVX-512 is what a program can ask that tells the classes measured apart: the CPU's own level,
+// not the cap (a cap on the instruction set leaves the memory system as it is).
+LargePassPolicy large_pass_policy() {
+    return cpu_kernel_supported() >= Avx512Level::value ? kAvx512CpuPolicy : kAvx2CpuPolicy;
+}
 
 // Written so that the eight row accumulators keep their registers (AVX2 has 16 ymm; GCC reads
 // most of the rows' weights from memory inside their FMAs instead): when an accumulator was
@@ -108,20 +108,21 @@ template <bool kRowSums, bool kColumnSums>
 
 void tile_sums_avx2(const Game& g, const double* x, const double* y, std::size_t i0, std::size_t i1, std::size_t j0,
                     std::size_t j1, double* u1_part, double* u2_part) {
-    const std::size_t prefetch = prefetch_bytes();
+    const std::size_t prefetch = large_pass_policy().prefetch_bytes;
     if (u1_part && u2_part) sweep_avx2<true, true>(g, x, y, i0, i1, j0, j1, u1_part, u2_part, prefetch);
     if (u1_part && !u2_part) sweep_avx2<true, false>(g, x, y, i0, i1, j0, j1, u1_part, u2_part, prefetch);
     if (!u1_part && u2_part) sweep_avx2<false, true>(g, x, y, i0, i1, j0, j1, u1_part, u2_part, prefetch);
 }
+#else
+constexpr LargeTileSums tile_sums_avx2 = nullptr;  // not built here
 #endif
 
 }  // namespace
 
+// Null at the baseline: the caller's generic pass.
 LargeTileSums large_tile_sums() {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (cpu_kernel_level() >= CpuKernel::avx2) return tile_sums_avx2;
-#endif
-    return nullptr;
+    return best_kernel<LargeTileSums, 2>(cpu_kernel_level(),
+                                         {{{Avx2Level::value, tile_sums_avx2}, {BaselineLevel::value, nullptr}}});
 }
 
 }  // namespace hpcml::detail::regret

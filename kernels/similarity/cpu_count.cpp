@@ -151,17 +151,16 @@ using i8 = std::int32_t __attribute__((vector_size(32)));
     _mm512_storeu_si512(counts + 48, c3);
     return !stop_when_dead || any_equal_avx512(c0, c1, c2, c3, seen + static_cast<std::int32_t>(samples));
 }
+#else
+constexpr BlockKernel count_block_4x16_avx512 = nullptr, count_block_4x16_avx2 = nullptr;  // not built here
 #endif
 
 }  // namespace
 
 BlockKernel block_kernel() {
-    [[maybe_unused]] const CpuKernel level = cpu_kernel_level();  // checks HPCML_CPU_KERNEL everywhere
-#if defined(__GNUC__) && defined(__x86_64__)
-    if (level == CpuKernel::avx512) return count_block_4x16_avx512;
-    if (level == CpuKernel::avx2) return count_block_4x16_avx2;
-#endif
-    return count_block_4x16_baseline;
+    return best_kernel<BlockKernel, 3>(cpu_kernel_level(), {{{Avx512Level::value, count_block_4x16_avx512},
+                                                             {Avx2Level::value, count_block_4x16_avx2},
+                                                             {BaselineLevel::value, count_block_4x16_baseline}}});
 }
 
 }  // namespace hpcml::detail::similarity::cpu

@@ -97,6 +97,9 @@ NB_MODULE(_hpcml, m) {
         "cpu_kernel", [] { return std::string(hpcml::cpu_kernel()); },
         "The instruction set the CPU backend's kernels use here: 'avx512', 'avx2' or 'baseline' "
         "(HPCML_CPU_KERNEL=avx2 or =baseline in the environment caps it).");
+    m.def("cpu_kernel_pair_samples_per_cycle", &hpcml::cpu_kernel_pair_samples_per_cycle,
+          "The similarity kernel's best at that level: pair-samples per cycle and physical core (the "
+          "floor the benchmarks quote).");
 
     m.def(
         "cuda_status",

@@ -66,6 +66,7 @@ def test_cpu_kernel_is_named_and_every_kernel_agrees(monkeypatch):
     for kernel, allowed in (("avx2", ("avx2", "baseline")), ("baseline", ("baseline",))):
         monkeypatch.setenv("HPCML_CPU_KERNEL", kernel)
         assert hpcml.cpu_kernel() in allowed
+        assert hpcml.cpu_kernel_pair_samples_per_cycle() == {"avx2": 8, "baseline": 4}[hpcml.cpu_kernel()]
         np.testing.assert_array_equal(hpcml.similarity(x, backend="cpu"), numpy_counts(x, x))
     monkeypatch.setenv("HPCML_CPU_KERNEL", "sse")
     with pytest.raises(ValueError, match="HPCML_CPU_KERNEL: expected avx512, avx2 or baseline, got 'sse'"):
