@@ -67,7 +67,7 @@ RunStats evaluate(Function f, const T* x, std::size_t n, const T* mu, std::size_
     check_function(f);
     const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
     return detail::dispatch(
-        options, {"evaluate", true, false, false, false, {n}},
+        options, {.name = "evaluate", .takes_stream = true, .has_naive = false, .shape = {n}},
         [&](detail::MemoryTracker&) { detail::invgauss::cpu_evaluate(f, e); },
         [&](const Context& context, detail::MemoryTracker& tracker) {
             detail::invgauss::cuda_evaluate_host(f, e, context, tracker);
@@ -81,7 +81,9 @@ RunStats evaluate_device(Function f, const T* x, std::size_t n, const T* mu, std
     const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
     require_aligned_operands(e);
     return detail::dispatch(
-        options, {"evaluate_device", true, false, true, false, {n}}, [](detail::MemoryTracker&) {},
+        options,
+        {.name = "evaluate_device", .takes_stream = true, .has_naive = false, .device_memory = true, .shape = {n}},
+        [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker&) {
             detail::require_device_pointer(x, context.device, "x");
             detail::require_device_pointer(mu, context.device, "mu");
@@ -98,7 +100,7 @@ RunStats sample(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, 
     require_parameters(mu, mu_count, "mu");
     require_parameters(lam, lam_count, "lambda");
     return detail::dispatch(
-        options, {"sample", true, false, false, false, {n}},
+        options, {.name = "sample", .takes_stream = true, .has_naive = false, .shape = {n}},
         [&](detail::MemoryTracker&) { detail::invgauss::cpu_sample(e, seed); },
         [&](const Context& context, detail::MemoryTracker& tracker) {
             detail::invgauss::cuda_sample_host(e, seed, context, tracker);
@@ -111,7 +113,9 @@ RunStats sample_device(std::size_t n, const T* mu, std::size_t mu_count, const T
     const Elementwise<T> e = make_elementwise<T>(nullptr, n, mu, mu_count, lam, lam_count, out, false);
     require_aligned_operands(e);
     return detail::dispatch(
-        options, {"sample_device", true, false, true, false, {n}}, [](detail::MemoryTracker&) {},
+        options,
+        {.name = "sample_device", .takes_stream = true, .has_naive = false, .device_memory = true, .shape = {n}},
+        [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker&) {
             detail::require_device_pointer(mu, context.device, "mu");
             detail::require_device_pointer(lam, context.device, "lam");
@@ -144,7 +148,7 @@ Distances distance_to_normal(const double* mu, const double* lam, std::size_t pa
         d.total_variation.data(),
         d.kolmogorov.data()};
     d.stats = detail::dispatch(
-        o, {"distance_to_normal", false, true, false, false, {pairs, o.grid_points}},
+        o, {.name = "distance_to_normal", .shape = {pairs, o.grid_points}},
         [&](detail::MemoryTracker& tracker) {
             if (o.method == Method::Fused) {
                 detail::invgauss::cpu_distances_fused(p, tracker);

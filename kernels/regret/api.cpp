@@ -98,7 +98,7 @@ std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, 
     std::vector<GameSolution> solutions(batch);
     detail::Progress progress(options, std::uint64_t{batch} * static_cast<std::uint64_t>(options.iterations));
     const RunStats stats = detail::dispatch(
-        options, {"solve_matrix_games", false, true, false, true, {batch, n1, n2}},
+        options, {.name = "solve_matrix_games", .reports_progress = true, .shape = {batch, n1, n2}},
         [&](detail::MemoryTracker& tracker) {
             // A batch: games are split across threads. One game: its pass over A is, when large,
             // outside any OpenMP region (nested in the batch loop's inactive one, each of its
@@ -149,7 +149,12 @@ RunStats solve_matrix_games_device(const float* A, std::size_t batch, std::size_
     detail::require_aligned(A, "A");
     for (const auto& [pointer, name] : device_results(out)) detail::require_aligned(pointer, name);
     return detail::dispatch(
-        options, {"solve_matrix_games_device", true, false, true, false, {batch, n1, n2}},
+        options,
+        {.name = "solve_matrix_games_device",
+         .takes_stream = true,
+         .has_naive = false,
+         .device_memory = true,
+         .shape = {batch, n1, n2}},
         [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker&) {
             detail::require_device_pointer(A, context.device, "A");
@@ -177,7 +182,12 @@ std::size_t solve_matrix_games_device_workspace(std::size_t batch, std::size_t n
     if (std::max(n1, n2) <= detail::regret::kMaxBatchedActions) return 0;
     std::size_t bytes = 0;
     detail::dispatch(
-        options, {"solve_matrix_games_device_workspace", true, false, true}, [](detail::MemoryTracker&) {},
+        options,
+        {.name = "solve_matrix_games_device_workspace",
+         .takes_stream = true,
+         .has_naive = false,
+         .device_memory = true},
+        [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker&) {
             bytes = detail::regret::cuda_device_workspace(batch, n1, n2, context);
         });

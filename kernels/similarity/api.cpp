@@ -51,8 +51,14 @@ SimilarityOutputInfo similarity_output_info(SimilarityOutput output) {
     SimilarityOutputInfo info;
     const bool known = detail::similarity::Outputs::visit(output, [&](auto entry) {
         using Out = decltype(entry);
-        info = {Out::name, Out::numpy, Out::npy_descr, sizeof(typename Out::Element), Out::bits,
-                Out::columns_per_element, Out::largest, Out::mode};
+        info = {.name = Out::name,
+                .numpy_dtype = Out::numpy,
+                .npy_descr = Out::npy_descr,
+                .element_bytes = sizeof(typename Out::Element),
+                .bits = Out::bits,
+                .columns_per_element = Out::columns_per_element,
+                .largest_count = Out::largest,
+                .mode = Out::mode};
     });
     detail::require(known, "output: " + std::string(output == SimilarityOutput::Default ? "default" : "not") +
                                " an output type (" + std::to_string(static_cast<int>(output)) +
@@ -74,9 +80,7 @@ SimilarityOutput parse_similarity_output(std::string_view text, std::string_view
 }
 
 std::vector<std::string_view> similarity_mode_names() { return detail::names_in(kModes); }
-std::vector<std::string_view> similarity_output_names() {
-    return detail::names_in(detail::similarity::Outputs::names);
-}
+std::vector<std::string_view> similarity_output_names() { return detail::names_in(detail::similarity::Outputs::names); }
 
 void check_similarity_options(const SimilarityOptions& options, std::size_t samples) {
     using detail::require;
@@ -210,7 +214,7 @@ RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* si
     detail::Progress progress(options, std::uint64_t{p.n} * p.m);
     p.progress = &progress;
     const RunStats stats = detail::dispatch(
-        options, {"similarity", false, true, false, true, {p.samples, p.n, p.m}},
+        options, {.name = "similarity", .reports_progress = true, .shape = {p.samples, p.n, p.m}},
         [&](detail::MemoryTracker& tracker) {
             run_cpu(p, make_plan(p, options, Backend::Cpu), options.method, out, sink, tracker);
         },
@@ -276,8 +280,12 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
                       passing[k].count);
     };
     const detail::EntryPoint entry =
-        on_device ? detail::EntryPoint{"similarity_pairs_device", true, true, true, false, {p.samples, p.n, p.m}}
-                  : detail::EntryPoint{"similarity_pairs", false, true, false, true, {p.samples, p.n, p.m}};
+        on_device
+            ? detail::EntryPoint{.name = "similarity_pairs_device",
+                                 .takes_stream = true,
+                                 .device_memory = true,
+                                 .shape = {p.samples, p.n, p.m}}
+            : detail::EntryPoint{.name = "similarity_pairs", .reports_progress = true, .shape = {p.samples, p.n, p.m}};
     const RunStats stats = detail::dispatch(
         o, entry,
         [&](detail::MemoryTracker& tracker) {
@@ -356,7 +364,9 @@ RunStats similarity_device(MatrixView x, MatrixView y, void* out, const Similari
     detail::require_aligned(p.y, "y");
     detail::require_aligned(out, similarity_output_info(p.output).element_bytes, "out");
     return detail::dispatch(
-        options, {"similarity_device", true, true, true, false, {p.samples, p.n, p.m}}, [](detail::MemoryTracker&) {},
+        options,
+        {.name = "similarity_device", .takes_stream = true, .device_memory = true, .shape = {p.samples, p.n, p.m}},
+        [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker& tracker) {
             detail::require_device_pointer(x.data, context.device, "x");
             detail::require_device_pointer(y.data, context.device, "y");
