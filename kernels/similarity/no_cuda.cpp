@@ -1,0 +1,19 @@
+// A build without CUDA: similarity's CUDA entry points (backends.hpp), raising NoDevice. The
+// public API never reaches them there (make_context refuses backend Cuda first).
+#include "backends.hpp"
+#include "common/no_cuda.hpp"
+
+namespace hpcml::detail::similarity {
+
+void cuda_run_host(const Problem&, const TilePlan&, Method, const SimilarityTileSink&, const Context&, MemoryTracker&) {
+    no_cuda("similarity");
+}
+void cuda_run_device(const Problem&, const TilePlan&, Method, void*, const Context&, MemoryTracker&) {
+    no_cuda("similarity_device");
+}
+void cuda_run_pairs(const Problem&, bool, const TilePlan&, Method, std::int32_t, const PassingSink&, const Context&,
+                    MemoryTracker&) {
+    no_cuda("similarity_pairs");
+}
+
+}  // namespace hpcml::detail::similarity
