@@ -20,6 +20,10 @@ namespace hpcml::detail {
 // current device's free memory, less a small reserve for the runtime.
 void ensure_device_fits(std::size_t bytes, const std::string& what);
 
+// After an allocation of `bytes` failed with cudaErrorMemoryAllocation: clears it and throws
+// OutOfMemory ("`what`: could not allocate X of device memory (Y free)").
+[[noreturn]] void raise_device_out_of_memory(const std::string& what, std::size_t bytes);
+
 // require_device_pointer: memory.hpp (declared for every build).
 
 // hpcml's stream-ordered memory pool on the current device. Unlike the default pool, which
@@ -57,7 +61,7 @@ private:
     int previous_ = 0;
 };
 
-// A device array for the front ends and the GPU tests (the benchmarks, hpcml-similarity):
+// A device array for the GPU tests (programs outside the library use the public DeviceMemory):
 // uninitialised, cudaMalloc'd on the current device and freed on scope exit, every call checked
 // (OutOfMemory naming `what` where it does not fit, an Error naming the CUDA call otherwise).
 // The library's own temporaries are DeviceBuffers: tracked, and ordered on a stream.
@@ -69,10 +73,7 @@ public:
         void* pointer = nullptr;
         const cudaError_t status =
             cudaMalloc(&pointer, std::max<std::size_t>(checked_mul(count, sizeof(T), what.c_str()), 1));
-        if (status == cudaErrorMemoryAllocation) {
-            (void)cudaGetLastError();
-            raise(ErrorKind::OutOfMemory, what + ": " + format_bytes(bytes()) + " of device memory do not fit");
-        }
+        if (status == cudaErrorMemoryAllocation) raise_device_out_of_memory(what, bytes());
         HPCML_CUDA_CHECK(status);
         data_ = static_cast<T*>(pointer);
     }
@@ -117,13 +118,7 @@ public:
         if (bytes == 0) return;
         void* pointer = nullptr;
         const cudaError_t status = cudaMallocFromPoolAsync(&pointer, bytes, device_pool(), stream);
-        if (status == cudaErrorMemoryAllocation) {
-            (void)cudaGetLastError();
-            std::size_t free_bytes = 0, total_bytes = 0;
-            (void)cudaMemGetInfo(&free_bytes, &total_bytes);
-            raise(ErrorKind::OutOfMemory, what + ": could not allocate " + format_bytes(bytes) + " of device memory (" +
-                                              format_bytes(free_bytes) + " free)");
-        }
+        if (status == cudaErrorMemoryAllocation) raise_device_out_of_memory(what, bytes);
         HPCML_CUDA_CHECK(status);
         data_ = static_cast<T*>(pointer);
         tracker_->allocated_device(bytes);

@@ -38,6 +38,14 @@ std::size_t resident_blocks(const void* kernel, int threads, std::size_t shared_
     return blocks;
 }
 
+void raise_device_out_of_memory(const std::string& what, std::size_t bytes) {
+    (void)cudaGetLastError();
+    std::size_t free_bytes = 0, total_bytes = 0;
+    (void)cudaMemGetInfo(&free_bytes, &total_bytes);
+    raise(ErrorKind::OutOfMemory, what + ": could not allocate " + format_bytes(bytes) + " of device memory (" +
+                                      format_bytes(free_bytes) + " free)");
+}
+
 void ensure_device_fits(std::size_t bytes, const std::string& what) {
     std::size_t free_bytes = 0, total_bytes = 0;
     HPCML_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -171,13 +179,7 @@ void* device_allocate(std::size_t bytes, int device, const std::string& what) {
     const DeviceGuard guard(device);
     void* pointer = nullptr;
     const cudaError_t status = cudaMalloc(&pointer, std::max<std::size_t>(bytes, 1));
-    if (status == cudaErrorMemoryAllocation) {
-        (void)cudaGetLastError();
-        std::size_t free_bytes = 0, total_bytes = 0;
-        (void)cudaMemGetInfo(&free_bytes, &total_bytes);
-        raise(ErrorKind::OutOfMemory, what + ": " + format_bytes(bytes) + " of device memory do not fit (" +
-                                          format_bytes(free_bytes) + " free)");
-    }
+    if (status == cudaErrorMemoryAllocation) raise_device_out_of_memory(what, bytes);
     HPCML_CUDA_CHECK(status);
     const cudaError_t cleared = cudaMemset(pointer, 0, bytes);
     if (cleared != cudaSuccess) {
