@@ -183,9 +183,10 @@ std::string current_message() {
     world.abort_now(1);
 }
 
-int run(int argc, char** argv, World& world) {
-    // Every rank reads and checks on its own; an error can be one rank's alone (a file missing
-    // on one machine), so the ranks agree on going on before any collective step.
+// Phase 1: every rank reads and checks on its own; an error can be one rank's alone (a file
+// missing on one machine), so the ranks agree on going on before any collective step. Null where
+// a rank failed (the first failing rank speaks).
+std::optional<Plan> prepare_on_every_rank(int argc, char** argv, World& world) {
     std::optional<Plan> plan;
     std::exception_ptr failure;
     try {
@@ -196,24 +197,23 @@ int run(int argc, char** argv, World& world) {
     if (const int first = world.first_failure(failure != nullptr); first >= 0) {
         world.speaker = first;
         if (failure) std::rethrow_exception(failure);
-        return 1;
+        return std::nullopt;
     }
-    const Plan& p = *plan;
-    const Config& c = p.c;
-    const std::vector<Block>& blocks = p.blocks;
-    const std::size_t pair_width = p.options.mode == hpcml::SimilarityMode::Count ? 3 : 2;  // --pairs: (i, j[, count])
+    return plan;
+}
 
-    // Rank 0 decides between resuming and starting over, prepares the files and reads what is
-    // done; every rank gets its decision and list (ranks on other machines may see a shared
-    // file system's directory late).
-    Journal journal(c.output);
-    int decision = 0;  // 0 go, 1 error (message printed by rank 0)
-    std::vector<char> done(blocks.size(), 0);
+// Phase 2: rank 0 decides between resuming and starting over, prepares the files and reads what
+// is done; every rank gets its decision, the journal's nonce and the blocks still to compute
+// (ranks on other machines may see a shared file system's directory late). Null on an error
+// (rank 0 printed it).
+std::optional<std::vector<std::size_t>> agree_on_pending(const Plan& p, Journal& journal, World& world) {
+    int decision = 0;  // 0 go, 1 error
+    std::vector<char> done(p.blocks.size(), 0);
     if (world.rank == 0) {
         try {
             journal.lock();
-            done =
-                verified_blocks(journal.open_or_start(c, p.print, p.header, p.total_bytes, blocks.size()), p, journal);
+            done = verified_blocks(journal.open_or_start(p.c, p.print, p.header, p.total_bytes, p.blocks.size()), p,
+                                   journal);
         } catch (const fs::filesystem_error& e) {
             std::fprintf(stderr, "hpcml-similarity: error: --output: %s\n", e.what());
             decision = 1;
@@ -222,7 +222,7 @@ int run(int argc, char** argv, World& world) {
             decision = 1;
         }
     }
-    if (world.broadcast(decision) != 0) return 1;
+    if (world.broadcast(decision) != 0) return std::nullopt;
     std::vector<char> nonce(sizeof(std::uint64_t));
     std::uint64_t value = journal.nonce();
     std::memcpy(nonce.data(), &value, sizeof value);
@@ -231,100 +231,130 @@ int run(int argc, char** argv, World& world) {
     journal.set_nonce(value);
     world.broadcast(done);
     std::vector<std::size_t> pending;
-    for (std::size_t k = 0; k < blocks.size(); ++k)
+    for (std::size_t k = 0; k < p.blocks.size(); ++k)
         if (!done[k]) pending.push_back(k);
+    return pending;
+}
 
-    // From here on the ranks work together: an error on one takes the job down (abort_job), from
-    // where it happens, while the collective objects are alive.
-    const auto start = std::chrono::steady_clock::now();
-    std::string close_error;
+// (i, j) or (i, j, count): the columns of a --pairs row in the plan's mode.
+std::size_t pair_width(const Plan& p) { return p.options.mode == hpcml::SimilarityMode::Count ? 3 : 2; }
+
+// Block k computed, written (its own region and its mirror's, or its part file with --pairs)
+// and then journaled with its checksum.
+void compute_block(const Plan& p, std::size_t k, BlockComputer& computer, OutputFile& file, Journal& journal,
+                   std::vector<std::int64_t>& pairs) {
+    const Block& b = p.blocks[k];
+    std::uint64_t sum = block_seed(journal.nonce(), k, b);
+    if (p.c.pairs) {  // the mirror's pairs are the block's, swapped: no transpose
+        pairs.clear();
+        computer.pairs(b, p.c.min_count, pairs);
+        if (b.mirrored) append_mirror_pairs(b, pair_width(p), pairs);
+        write_part(journal.part(k), pairs);
+        sum = checksum(pairs.data(), pairs.size() * sizeof pairs[0], sum);
+    } else {
+        const unsigned char* regions[] = {computer.compute(b), nullptr};
+        regions[1] = computer.mirror(b);  // from the rows just computed
+        int which = 0;
+        for_each_region(b, [&](const Block& region) {
+            std::size_t written = 0;
+            p.layout.for_each_range(region, [&](std::size_t offset, std::size_t length) {
+                file.write_at(offset, regions[which] + written, length);
+                sum = checksum(regions[which] + written, length, sum);
+                written += length;
+            });
+            ++which;
+        });
+    }
+    journal.record(k, sum);  // only now that the block's bytes are in the file
+}
+
+// Rank 0's progress line: blocks handed out of `total`, their rate and the time left.
+void report_progress(double handed, std::size_t total, double elapsed) {
+    const double rate = handed / elapsed;
+    std::fprintf(stderr, "hpcml-similarity: %.0f/%zu blocks (%.1f%%), %.2f blocks/s, ETA %s\n", handed, total,
+                 100.0 * handed / std::max<double>(static_cast<double>(total), 1.0), rate,
+                 duration((static_cast<double>(total) - handed) / std::max(rate, 1e-9)).c_str());
+}
+
+// Phase 3: the ranks take the pending blocks from the shared counter until none are left. An
+// error on one rank takes the job down (abort_job) from where it happens, while the collective
+// objects are alive. Returns the error the file system reported at close ("" for none).
+std::string compute_pending(const Plan& p, const std::vector<std::size_t>& pending, Journal& journal, World& world,
+                            std::optional<BlockComputer>& computer, std::chrono::steady_clock::time_point start) {
     std::optional<OutputFile> file;  // outside the try: alive in the handler
     std::optional<Counter> counter;
-    std::optional<BlockComputer> computer;
     try {
         journal.open_log(world.rank);
         file.emplace(journal.partial(), world);
         counter.emplace(world);
         computer.emplace(p.x, p.y(), p.options);
-
         auto last_progress = start;
         long computed = 0;
         std::vector<std::int64_t> pairs;
         for (long long next = counter->next(); next < static_cast<long long>(pending.size()); next = counter->next()) {
-            const std::size_t k = pending[static_cast<std::size_t>(next)];
-            const Block& b = blocks[k];
-            std::uint64_t sum = block_seed(journal.nonce(), k, b);
-            if (c.pairs) {  // the mirror's pairs are the block's, swapped: no transpose
-                pairs.clear();
-                computer->pairs(b, c.min_count, pairs);
-                if (b.mirrored) append_mirror_pairs(b, pair_width, pairs);
-                write_part(journal.part(k), pairs);
-                sum = checksum(pairs.data(), pairs.size() * sizeof pairs[0], sum);
-            } else {
-                const unsigned char* regions[] = {computer->compute(b), nullptr};
-                regions[1] = computer->mirror(b);  // from the rows just computed
-                int which = 0;
-                for_each_region(b, [&](const Block& region) {
-                    std::size_t written = 0;
-                    p.layout.for_each_range(region, [&](std::size_t offset, std::size_t length) {
-                        file->write_at(offset, regions[which] + written, length);
-                        sum = checksum(regions[which] + written, length, sum);
-                        written += length;
-                    });
-                    ++which;
-                });
-            }
-            // Journaled only now that the block's bytes are in the file.
-            journal.record(k, sum);
+            compute_block(p, pending[static_cast<std::size_t>(next)], *computer, *file, journal, pairs);
             ++computed;
-            if (c.stop_after >= 0 && computed >= c.stop_after) world.abort_now(3);  // the test hook: die like a crash
-            if (c.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(c.delay_ms));
+            if (p.c.stop_after >= 0 && computed >= p.c.stop_after) world.abort_now(3);  // the test hook: die like a crash
+            if (p.c.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(p.c.delay_ms));
             const auto now = std::chrono::steady_clock::now();
-            if (!c.quiet && world.rank == 0 && now - last_progress > std::chrono::seconds(2)) {
+            if (!p.c.quiet && world.rank == 0 && now - last_progress > std::chrono::seconds(2)) {
                 last_progress = now;
-                const double elapsed = std::chrono::duration<double>(now - start).count();
-                const double handed =
-                    std::min<double>(static_cast<double>(next + 1), static_cast<double>(pending.size()));
-                const double rate = handed / elapsed;
-                std::fprintf(stderr, "hpcml-similarity: %.0f/%zu blocks (%.1f%%), %.2f blocks/s, ETA %s\n", handed,
-                             pending.size(),
-                             100.0 * handed / std::max<double>(static_cast<double>(pending.size()), 1.0), rate,
-                             duration((static_cast<double>(pending.size()) - handed) / std::max(rate, 1e-9)).c_str());
+                report_progress(std::min<double>(static_cast<double>(next + 1), static_cast<double>(pending.size())),
+                                pending.size(), std::chrono::duration<double>(now - start).count());
             }
         }
         journal.close_log();
-        close_error = file->close();  // errors a file system reports only at flush or close
+        return file->close();  // errors a file system reports only at flush or close
     } catch (...) {
         if (world.size > 1) abort_job(world);
         throw std::runtime_error(current_message());  // a failure while working, not a bad command line: no usage text
     }
+}
+
+// Phase 4, rank 0: with --pairs the journaled parts gathered into the output; the output
+// renamed into place. Returns the number of pairs (0 without --pairs).
+std::size_t finish_output(const Plan& p, Journal& journal, std::optional<BlockComputer>& computer) {
+    std::size_t pair_count = 0;
+    try {
+        if (p.c.pairs) {
+            computer.reset();  // its block buffers are not needed now
+            std::vector<std::string> parts;
+            for (std::size_t k = 0; k < p.blocks.size(); ++k) parts.push_back(journal.part(k));
+            pair_count = write_pairs_npy(journal.partial_fd(), parts, pair_width(p), journal.partial());
+        }
+        journal.finish();  // complete: OUT.npy.partial becomes OUT.npy
+    } catch (...) {
+        throw std::runtime_error(current_message());
+    }
+    return pair_count;
+}
+
+int run(int argc, char** argv, World& world) {
+    const std::optional<Plan> plan = prepare_on_every_rank(argc, argv, world);
+    if (!plan) return 1;
+    const Plan& p = *plan;
+    Journal journal(p.c.output);
+    const std::optional<std::vector<std::size_t>> pending = agree_on_pending(p, journal, world);
+    if (!pending) return 1;
+
+    const auto start = std::chrono::steady_clock::now();
+    std::optional<BlockComputer> computer;
+    const std::string close_error = compute_pending(p, *pending, journal, world, computer, start);
     // Every rank's bytes are flushed, or the file is not complete.
     if (const int first = world.first_failure(!close_error.empty()); first >= 0) {
         if (!close_error.empty())
             std::fprintf(stderr, "hpcml-similarity: error on rank %d: %s\n", world.rank, close_error.c_str());
         return 1;
     }
-    std::size_t pair_count = 0;
-    if (world.rank == 0) {
-        try {
-            if (c.pairs) {         // every part is written and journaled: gather them
-                computer.reset();  // its block buffers are not needed now
-                std::vector<std::string> parts;
-                for (std::size_t k = 0; k < blocks.size(); ++k) parts.push_back(journal.part(k));
-                pair_count = write_pairs_npy(journal.partial_fd(), parts, pair_width, journal.partial());
-            }
-            journal.finish();  // complete: OUT.npy.partial becomes OUT.npy
-        } catch (...) {
-            throw std::runtime_error(current_message());
-        }
-    }
-    if (world.rank == 0 && !c.quiet) {
+    if (world.rank != 0) return 0;
+    const std::size_t pair_count = finish_output(p, journal, computer);
+    if (!p.c.quiet) {
         std::fprintf(
             stderr, "hpcml-similarity: %zu blocks computed, %zu already done, %d rank(s), %s backend, %.2f s -> %s%s\n",
-            pending.size(), blocks.size() - pending.size(), world.size,
+            pending->size(), p.blocks.size() - pending->size(), world.size,
             std::string(hpcml::to_string(p.options.backend)).c_str(),
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), c.output.c_str(),
-            c.pairs ? (" (" + std::to_string(pair_count) + " pairs)").c_str() : "");
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), p.c.output.c_str(),
+            p.c.pairs ? (" (" + std::to_string(pair_count) + " pairs)").c_str() : "");
     }
     return 0;
 }
