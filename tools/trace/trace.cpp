@@ -195,9 +195,18 @@ std::string describe(const hpcml::telemetry::CpuEnergy& e, const hpcml::telemetr
     return std::string(text) + " (" + status.message + ")";
 }
 
-}  // namespace
+// What the command line asks for.
+struct Options {
+    int device = 0;
+    long interval_ms = 100;
+    hpcml::telemetry::Format format = hpcml::telemetry::Format::Seed;
+    char** command = nullptr;
+    std::string output, emissions;
+    bool allow_missing = false;
+    hpcml::telemetry::CarbonIntensity intensity;
+};
 
-int main(int argc, char** argv) {
+hpcml::cli::Flags declare() {
     hpcml::cli::Flags flags;
     flags.add("device", "0", "CUDA device ordinal", "N");
     flags.add("interval-ms", "100", "sampling interval", "MS");
@@ -207,117 +216,121 @@ int main(int argc, char** argv) {
     flags.add("emissions", "", "append the run's row to this CodeCarbon emissions.csv", "FILE");
     flags.add("carbon-intensity", "",
               "gCO2e/kWh for the emissions (default: $HPCML_CARBON_INTENSITY, else the world average, 475)", "G");
-    int device = 0;
-    long interval_ms = 100;
-    hpcml::telemetry::Format format;
+    return flags;
+}
+
+// The options, or the exit status where the program ends here (--help: 0; a bad command line: 1).
+std::optional<Options> parse(hpcml::cli::Flags& flags, int argc, char** argv, int& exit_status) {
+    Options o;
+    exit_status = 1;
     try {
         flags.parse(argc, argv);
         if (flags.help_requested()) {
             usage(stdout, flags);
-            return 0;
+            exit_status = 0;
+            return std::nullopt;
         }
-        if (!flags.positionals().empty())
-            return bad_usage("unknown argument '" + flags.positionals().front() + "' (the command goes after --)",
-                             flags);
-        device = static_cast<int>(
+        if (!flags.positionals().empty()) {
+            bad_usage("unknown argument '" + flags.positionals().front() + "' (the command goes after --)", flags);
+            return std::nullopt;
+        }
+        o.device = static_cast<int>(
             std::min<long long>(flags.integer("device", 0), INT_MAX));  // no such device: telemetry says so
-        interval_ms = static_cast<long>(flags.integer("interval-ms", 1));
+        o.interval_ms = static_cast<long>(flags.integer("interval-ms", 1));
     } catch (const hpcml::Error& e) {
-        return bad_usage(e.what(), flags);
+        bad_usage(e.what(), flags);
+        return std::nullopt;
     }
     try {
-        format = hpcml::telemetry::parse_format(flags.str("format"));
+        o.format = hpcml::telemetry::parse_format(flags.str("format"));
     } catch (const hpcml::Error& e) {
-        return bad_usage(std::string("--") + e.what(), flags);
+        bad_usage(std::string("--") + e.what(), flags);
+        return std::nullopt;
     }
-    char** command = const_cast<char**>(flags.rest().data());
-    if (!command[0]) return bad_usage("no command: put it after --", flags);
-    const std::string output = flags.str("output");
-    const bool allow_missing = flags.on("allow-missing");
-    const std::string emissions = flags.str("emissions");
-    hpcml::telemetry::CarbonIntensity intensity;
+    o.command = const_cast<char**>(flags.rest().data());
+    if (!o.command[0]) {
+        bad_usage("no command: put it after --", flags);
+        return std::nullopt;
+    }
+    o.output = flags.str("output");
+    o.allow_missing = flags.on("allow-missing");
+    o.emissions = flags.str("emissions");
     try {
         const std::string given = flags.str("carbon-intensity");
         std::optional<double> value;
         if (!given.empty()) {
             char* end = nullptr;
             value = std::strtod(given.c_str(), &end);
-            if (!end || *end != '\0') return bad_usage("--carbon-intensity: not a number: '" + given + "'", flags);
+            if (!end || *end != '\0') {
+                bad_usage("--carbon-intensity: not a number: '" + given + "'", flags);
+                return std::nullopt;
+            }
         }
-        intensity = hpcml::telemetry::carbon_intensity(value, "--carbon-intensity");
+        o.intensity = hpcml::telemetry::carbon_intensity(value, "--carbon-intensity");
     } catch (const hpcml::Error& e) {
-        return bad_usage(e.what(), flags);
+        bad_usage(e.what(), flags);
+        return std::nullopt;
     }
-    // The run's row in emissions.csv, and the line that says what it holds.
-    const auto record = [&](hpcml::telemetry::EmissionsRun run) {
-        if (emissions.empty()) return;
-        try {
-            hpcml::telemetry::append_emissions_csv(emissions, run, intensity);
-            const double joules = run.cpu_energy_j.value_or(0.0) + run.gpu_energy_j.value_or(0.0);
-            std::fprintf(stderr, "hpcml-trace: emissions %.4g g CO2e (%.4g kWh at %s) appended to %s\n",
-                         1000.0 * hpcml::telemetry::emissions_kg(run, intensity), joules / 3.6e6,
-                         intensity.label.c_str(), emissions.c_str());
-        } catch (const hpcml::Error& e) {
-            std::fprintf(stderr, "hpcml-trace: error: --emissions: %s\n", e.what());
-        }
-    };
+    return o;
+}
 
-    const hpcml::telemetry::Status status = hpcml::telemetry::status(device);
-    const bool gpu = status.availability == hpcml::telemetry::Availability::Ok;
-    const hpcml::telemetry::CpuEnergyStatus cpu = hpcml::telemetry::cpu_energy_status();
-    if (!gpu && !cpu.available) {
-        if (!allow_missing) {
-            std::fprintf(stderr,
-                         "hpcml-trace: no GPU telemetry and no CPU energy, so '%s' was not run: %s; %s\n"
-                         "(--allow-missing runs it untraced)\n",
-                         command[0], status.message.c_str(), cpu.message.c_str());
-            return 2;
-        }
-        std::fprintf(stderr, "hpcml-trace: no GPU telemetry (%s) and %s; running '%s' untraced\n",
-                     status.message.c_str(), cpu.message.c_str(), command[0]);
-        return run(command);
-    }
-
-    std::ofstream file;
-    if (!output.empty()) {
-        file.open(output);
-        if (!file) return bad_usage("--output: cannot write '" + output + "'", flags);
-    }
-    if (!gpu) {  // the CPU alone: its energy is the trace
-        if (format == hpcml::telemetry::Format::Seed && file.is_open()) {
-            std::fprintf(stderr,
-                         "hpcml-trace: no GPU (%s): the CPU's trace goes to '%s' as csv (the seed's format "
-                         "is the GPU's)\n",
-                         status.message.c_str(), output.c_str());
-            format = hpcml::telemetry::Format::Csv;
-        }
-        CpuTrace trace{std::chrono::milliseconds(interval_ms)};
-        const int exit_status = run(command);
-        const hpcml::telemetry::CpuEnergy e = trace.finish();
-        if (file.is_open()) {
-            trace.write(file, format);
-            file.close();
-            if (!file) std::fprintf(stderr, "hpcml-trace: error: --output: writing '%s' failed\n", output.c_str());
-        }
-        std::fprintf(stderr, "hpcml-trace: no GPU (%s); %.2f s, %s; exit status %d\n", status.message.c_str(),
-                     e.seconds, describe(e, trace.status()).c_str(), exit_status);
-        hpcml::telemetry::EmissionsRun run;
-        run.duration_s = e.seconds;
-        if (e.valid) run.cpu_energy_j = e.energy_j;
-        record(run);
-        return exit_status;
-    }
+// The run's row in emissions.csv (where --emissions asks), and the line that says what it holds.
+void record_emissions(const Options& o, const hpcml::telemetry::EmissionsRun& run) {
+    if (o.emissions.empty()) return;
     try {
-        hpcml::telemetry::Sampler sampler(device, std::chrono::milliseconds(interval_ms));
-        CpuTrace cpu_trace{std::chrono::milliseconds(interval_ms)};
+        hpcml::telemetry::append_emissions_csv(o.emissions, run, o.intensity);
+        const double joules = run.cpu_energy_j.value_or(0.0) + run.gpu_energy_j.value_or(0.0);
+        std::fprintf(stderr, "hpcml-trace: emissions %.4g g CO2e (%.4g kWh at %s) appended to %s\n",
+                     1000.0 * hpcml::telemetry::emissions_kg(run, o.intensity), joules / 3.6e6,
+                     o.intensity.label.c_str(), o.emissions.c_str());
+    } catch (const hpcml::Error& e) {
+        std::fprintf(stderr, "hpcml-trace: error: --emissions: %s\n", e.what());
+    }
+}
+
+// Closes --output's file, saying so where writing it failed.
+void close_output(std::ofstream& file, const Options& o) {
+    file.close();
+    if (!file) std::fprintf(stderr, "hpcml-trace: error: --output: writing '%s' failed\n", o.output.c_str());
+}
+
+// Without a GPU: the CPU's energy is the trace (csv where the seed's GPU format was asked for).
+int trace_cpu(Options o, const hpcml::telemetry::Status& status, std::ofstream& file) {
+    if (o.format == hpcml::telemetry::Format::Seed && file.is_open()) {
+        std::fprintf(stderr,
+                     "hpcml-trace: no GPU (%s): the CPU's trace goes to '%s' as csv (the seed's format "
+                     "is the GPU's)\n",
+                     status.message.c_str(), o.output.c_str());
+        o.format = hpcml::telemetry::Format::Csv;
+    }
+    CpuTrace trace{std::chrono::milliseconds(o.interval_ms)};
+    const int exit_status = run(o.command);
+    const hpcml::telemetry::CpuEnergy e = trace.finish();
+    if (file.is_open()) {
+        trace.write(file, o.format);
+        close_output(file, o);
+    }
+    std::fprintf(stderr, "hpcml-trace: no GPU (%s); %.2f s, %s; exit status %d\n", status.message.c_str(), e.seconds,
+                 describe(e, trace.status()).c_str(), exit_status);
+    hpcml::telemetry::EmissionsRun row;
+    row.duration_s = e.seconds;
+    if (e.valid) row.cpu_energy_j = e.energy_j;
+    record_emissions(o, row);
+    return exit_status;
+}
+
+// The GPU's samples (NVML) and the CPU's energy, around the command.
+int trace_gpu(const Options& o, std::ofstream& file) {
+    try {
+        hpcml::telemetry::Sampler sampler(o.device, std::chrono::milliseconds(o.interval_ms));
+        CpuTrace cpu_trace{std::chrono::milliseconds(o.interval_ms)};
         sampler.start();
-        const int exit_status = run(command);
+        const int exit_status = run(o.command);
         const hpcml::telemetry::Summary s = sampler.stop();
         const hpcml::telemetry::CpuEnergy cpu_energy = cpu_trace.finish();
         if (file.is_open()) {
-            hpcml::telemetry::write(file, sampler.samples(), s, format, sampler.device_name());
-            file.close();
-            if (!file) std::fprintf(stderr, "hpcml-trace: error: --output: writing '%s' failed\n", output.c_str());
+            hpcml::telemetry::write(file, sampler.samples(), s, o.format, sampler.device_name());
+            close_output(file, o);
         }
         std::fprintf(stderr,
                      "hpcml-trace: %s: %.2f s, %zu samples, energy %.1f J (%s), mean power %.1f W, peak %.1f W (%s), "
@@ -326,17 +339,49 @@ int main(int argc, char** argv) {
                      s.energy_from_counter ? "energy counter" : "integrated power", s.mean_power_w, s.peak_power_w,
                      s.power_instant ? "instantaneous power" : "NVML's 1 s average power", s.mean_gpu_util_percent,
                      s.mean_memory_util_percent, describe(cpu_energy, cpu_trace.status()).c_str(), exit_status);
-        hpcml::telemetry::EmissionsRun run;
-        run.duration_s = s.duration_s;
-        run.gpu_energy_j = s.energy_j;
-        if (cpu_energy.valid) run.cpu_energy_j = cpu_energy.energy_j;
-        run.gpu_count = 1;
-        run.gpu_model = sampler.device_name();
-        run.gpu_utilization_percent = s.mean_gpu_util_percent;
-        record(run);
+        hpcml::telemetry::EmissionsRun row;
+        row.duration_s = s.duration_s;
+        row.gpu_energy_j = s.energy_j;
+        if (cpu_energy.valid) row.cpu_energy_j = cpu_energy.energy_j;
+        row.gpu_count = 1;
+        row.gpu_model = sampler.device_name();
+        row.gpu_utilization_percent = s.mean_gpu_util_percent;
+        record_emissions(o, row);
         return exit_status;
     } catch (const hpcml::Error& e) {
         std::fprintf(stderr, "hpcml-trace: %s\n", e.what());
         return 2;
     }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    hpcml::cli::Flags flags = declare();
+    int exit_status = 1;
+    const std::optional<Options> parsed = parse(flags, argc, argv, exit_status);
+    if (!parsed) return exit_status;
+    const Options& o = *parsed;
+
+    const hpcml::telemetry::Status status = hpcml::telemetry::status(o.device);
+    const bool gpu = status.availability == hpcml::telemetry::Availability::Ok;
+    const hpcml::telemetry::CpuEnergyStatus cpu = hpcml::telemetry::cpu_energy_status();
+    if (!gpu && !cpu.available) {
+        if (!o.allow_missing) {
+            std::fprintf(stderr,
+                         "hpcml-trace: no GPU telemetry and no CPU energy, so '%s' was not run: %s; %s\n"
+                         "(--allow-missing runs it untraced)\n",
+                         o.command[0], status.message.c_str(), cpu.message.c_str());
+            return 2;
+        }
+        std::fprintf(stderr, "hpcml-trace: no GPU telemetry (%s) and %s; running '%s' untraced\n",
+                     status.message.c_str(), cpu.message.c_str(), o.command[0]);
+        return run(o.command);
+    }
+    std::ofstream file;
+    if (!o.output.empty()) {
+        file.open(o.output);
+        if (!file) return bad_usage("--output: cannot write '" + o.output + "'", flags);
+    }
+    return gpu ? trace_gpu(o, file) : trace_cpu(o, status, file);
 }
