@@ -81,9 +81,10 @@ HeaderFields parse_header(const std::string& header, const std::string& argument
 
 }  // namespace
 
-Matrix read_npy(const std::string& path, const std::string& argument) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(argument, "cannot open '" + path + "'");
+namespace {
+
+// The header's dictionary text, after the magic string, the version and the header's length.
+std::string read_header_text(std::ifstream& in, const std::string& path, const std::string& argument) {
     char magic[8];
     if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0)
         fail(argument, "'" + path + "' is not a .npy file");
@@ -106,52 +107,28 @@ Matrix read_npy(const std::string& path, const std::string& argument) {
              "the .npy header of '" + path + "' is implausibly large (" + std::to_string(header_len) + " bytes)");
     std::string header(header_len, '\0');
     if (!in.read(header.data(), header_len)) fail(argument, "truncated .npy header in '" + path + "'");
+    return header;
+}
 
-    const HeaderFields fields = parse_header(header, argument);
-    const std::string& descr = fields.descr;
-    const bool fortran = fields.fortran;
-    const std::string& dims = fields.dims;
-    const std::vector<std::size_t>& shape = fields.shape;
-    if (shape.size() != 2)
-        fail(argument, "expected a 2-D (samples, features) array, got " + std::to_string(shape.size()) + " dimensions");
-    if (descr.size() < 2)
-        fail(argument, "dtype '" + descr + "' is not a real number type; expected float32 (or a real type to convert)");
+// Bytes per element of a real dtype `descr` ("<f4", "|u1", ...), or a failure naming it.
+std::size_t element_bytes(const std::string& descr, const std::string& argument) {
+    const std::string not_real =
+        "dtype '" + descr + "' is not a real number type; expected float32 (or a real type to convert)";
+    if (descr.size() < 2) fail(argument, not_real);
     if (descr[0] == '>' && descr.substr(1) != "u1" && descr.substr(1) != "i1" && descr.substr(1) != "b1")
         fail(argument, "big-endian dtype '" + descr + "' is not supported; convert with a.astype('<f4')");
-    if (descr[0] != '<' && descr[0] != '>' && descr[0] != '|' && descr[0] != '=')
-        fail(argument, "dtype '" + descr + "' is not a real number type; expected float32 (or a real type to convert)");
-
-    std::size_t item = 0;
+    if (descr[0] != '<' && descr[0] != '>' && descr[0] != '|' && descr[0] != '=') fail(argument, not_real);
     const std::string kind = descr.substr(1);
-    if (kind == "f4" || kind == "i4" || kind == "u4")
-        item = 4;
-    else if (kind == "f8" || kind == "i8" || kind == "u8")
-        item = 8;
-    else if (kind == "i2" || kind == "u2")
-        item = 2;
-    else if (kind == "i1" || kind == "u1" || kind == "b1")
-        item = 1;
-    else
-        fail(argument, "dtype '" + descr + "' is not a real number type; expected float32 (or a real type to convert)");
+    if (kind == "f4" || kind == "i4" || kind == "u4") return 4;
+    if (kind == "f8" || kind == "i8" || kind == "u8") return 8;
+    if (kind == "i2" || kind == "u2") return 2;
+    if (kind == "i1" || kind == "u1" || kind == "b1") return 1;
+    fail(argument, not_real);
+}
 
-    Matrix out;
-    out.rows = shape[0];
-    out.cols = shape[1];
-    // Checked before allocating: a corrupt or hostile header must not overflow or allocate
-    // what the file does not hold.
-    const std::size_t limit = std::numeric_limits<std::size_t>::max() / item;
-    if (out.cols != 0 && out.rows > limit / out.cols) fail(argument, "shape (" + dims + ") is too large");
-    const std::size_t count = out.rows * out.cols;
-    const auto data_start = in.tellg();
-    in.seekg(0, std::ios::end);
-    const auto file_end = in.tellg();
-    in.seekg(data_start);
-    if (data_start < 0 || file_end < data_start ||
-        static_cast<unsigned long long>(file_end - data_start) < count * item)
-        fail(argument, "'" + path + "' is shorter than its header says (" + std::to_string(count) + " elements)");
-    std::vector<char> raw(count * item);
-    if (!in.read(raw.data(), static_cast<std::streamsize>(raw.size())))
-        fail(argument, "'" + path + "' is shorter than its header says (" + std::to_string(count) + " elements)");
+// `count` elements of `kind` ("f4", "i2", ...; `item` bytes each) as float32.
+std::vector<float> to_float32(const std::vector<char>& raw, const std::string& kind, std::size_t item,
+                              std::size_t count) {
     std::vector<float> values(count);
     const char k = kind[0];
     if (kind == "f4")
@@ -174,7 +151,40 @@ Matrix read_npy(const std::string& path, const std::string& argument) {
         convert<std::uint16_t>(raw.data(), count, values);
     else
         convert<std::uint8_t>(raw.data(), count, values);  // u1, b1
-    if (fortran && count != 0) {  // column-major on disk: transpose into rows (no loop over an empty shape's rows)
+    return values;
+}
+
+}  // namespace
+
+Matrix read_npy(const std::string& path, const std::string& argument) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail(argument, "cannot open '" + path + "'");
+    const HeaderFields fields = parse_header(read_header_text(in, path, argument), argument);
+    const std::vector<std::size_t>& shape = fields.shape;
+    if (shape.size() != 2)
+        fail(argument, "expected a 2-D (samples, features) array, got " + std::to_string(shape.size()) + " dimensions");
+    const std::size_t item = element_bytes(fields.descr, argument);
+
+    Matrix out;
+    out.rows = shape[0];
+    out.cols = shape[1];
+    // Checked before allocating: a corrupt or hostile header must not overflow or allocate
+    // what the file does not hold.
+    const std::size_t limit = std::numeric_limits<std::size_t>::max() / item;
+    if (out.cols != 0 && out.rows > limit / out.cols) fail(argument, "shape (" + fields.dims + ") is too large");
+    const std::size_t count = out.rows * out.cols;
+    const auto data_start = in.tellg();
+    in.seekg(0, std::ios::end);
+    const auto file_end = in.tellg();
+    in.seekg(data_start);
+    if (data_start < 0 || file_end < data_start ||
+        static_cast<unsigned long long>(file_end - data_start) < count * item)
+        fail(argument, "'" + path + "' is shorter than its header says (" + std::to_string(count) + " elements)");
+    std::vector<char> raw(count * item);
+    if (!in.read(raw.data(), static_cast<std::streamsize>(raw.size())))
+        fail(argument, "'" + path + "' is shorter than its header says (" + std::to_string(count) + " elements)");
+    std::vector<float> values = to_float32(raw, fields.descr.substr(1), item, count);
+    if (fields.fortran && count != 0) {  // column-major on disk: transpose into rows (no loop over an empty shape's rows)
         out.data.resize(count);
         for (std::size_t r = 0; r < out.rows; ++r)
             for (std::size_t c = 0; c < out.cols; ++c) out.data[r * out.cols + c] = values[c * out.rows + r];
