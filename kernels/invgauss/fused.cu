@@ -8,7 +8,7 @@
 // 206 of them moves (every branch counted once), which predicts at least 0.29 of that floor.
 // invgauss_cdf_family_kernel: the cdf family, whose far upper tail (x >= 5 mu) integrates
 // -erfcx' at 8 nodes of 60-term continued fractions: it is left to a second step within each
-// warp, shared among 8 lanes per element (predicted, not yet run on a GPU).
+// warp, shared among 8 lanes per element (a prediction: docs/machine-code.md).
 // invgauss_sample_kernel: one Philox4x32-10 draw per element (no state, no sequence).
 // invgauss_distance_kernel: one 256-thread block per parameter pair walks the grid, each thread
 // accumulating its share of the trapezoid sum and the maximum, reduced with CUB at the end:

@@ -64,7 +64,7 @@ __global__ void reset_kernel(const PlayerDevice p, std::size_t entries) {
 // entry (observe) and 24 (play) at HBM bandwidth, nothing at these sizes; the cost is latency:
 // three launches of one to three round trips each (the report reads 3 for observe, 1 for play,
 // no load after a store), a few microseconds per move where one block per player took tens
-// (predicted; no GPU has run it yet).
+// (predicted: docs/machine-code.md).
 constexpr int kMovePerThread = kMoveBlockEntries / kMoveThreads;
 static_assert(kMovePerThread * kMoveThreads == kMoveBlockEntries, "whole entries per thread");
 

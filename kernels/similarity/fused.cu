@@ -22,8 +22,8 @@
 // first 16. Registers (ptxas, sm_90): 128, the launch bounds' cap, with 52-180 bytes spilled; in the float-count
 // variants the spills are loop-invariant addresses reloaded once per 16-sample stage (a few local loads per 3072
 // compare instructions), none inside the compare loop. The machine-code report (bench/sass_report.py) reads 3.235
-// instructions per pair-sample (int32 counts) at 2 blocks per SM: 92.7% of the floor, predicted (no GPU has run this
-// kernel yet). Outputs: each thread stores a row's 8 counts as one or two vectors where the row is aligned.
+// instructions per pair-sample (int32 counts) at 2 blocks per SM: 92.7% of the floor, predicted
+// (docs/machine-code.md). Outputs: each thread stores a row's 8 counts as one or two vectors where the row is aligned.
 #include <cstdint>
 
 #include "common/cuda_check.hpp"
