@@ -14,7 +14,6 @@
 
 #include "common/bench_main.hpp"
 
-
 namespace {
 
 namespace ig = hpcml::invgauss;
@@ -65,8 +64,7 @@ void run_elementwise(benchmark::State& state, const Config& c, ig::Function f) {
                                        dout.data_as<T>(), options);
             });
         hpcml::bench::set_bandwidth_fraction(state, c.device, 2.0 * dx.bytes());
-    } else
-    {
+    } else {
         for (auto _ : state)
             hpcml::bench::time_wall(
                 state, [&] { ig::evaluate<T>(f, x.data(), c.elements, &mu, 1, &lam, 1, out.data(), options); });

@@ -21,7 +21,6 @@
 
 #include "common/bench_main.hpp"
 
-
 namespace {
 
 using hpcml::bench::Flags;

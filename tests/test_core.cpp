@@ -141,12 +141,14 @@ TEST(Core, BestKernelIsTheBestCompiledAtOrBelowTheLevel) {
     using namespace hpcml::detail;
     using Kernel = int (*)();
     const Kernel k512 = [] { return 512; }, k2 = [] { return 2; }, k0 = [] { return 0; };
-    const std::array<LevelKernel<Kernel>, 3> all{{{Avx512Level::value, k512}, {Avx2Level::value, k2}, {BaselineLevel::value, k0}}};
+    const std::array<LevelKernel<Kernel>, 3> all{
+        {{Avx512Level::value, k512}, {Avx2Level::value, k2}, {BaselineLevel::value, k0}}};
     EXPECT_EQ(best_kernel(Avx512Level::value, all)(), 512);
     EXPECT_EQ(best_kernel(Avx2Level::value, all)(), 2);
     EXPECT_EQ(best_kernel(BaselineLevel::value, all)(), 0);
     EXPECT_EQ(best_kernel(CpuKernel{3}, all)(), 512) << "a level above every kernel takes the best";
-    const std::array<LevelKernel<Kernel>, 3> no512{{{Avx512Level::value, nullptr}, {Avx2Level::value, k2}, {BaselineLevel::value, k0}}};
+    const std::array<LevelKernel<Kernel>, 3> no512{
+        {{Avx512Level::value, nullptr}, {Avx2Level::value, k2}, {BaselineLevel::value, k0}}};
     EXPECT_EQ(best_kernel(Avx512Level::value, no512)(), 2) << "a kernel not built here is passed over";
     const char* set_before = std::getenv("HPCML_CPU_KERNEL");
     const std::string before = set_before ? set_before : "";

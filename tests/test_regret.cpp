@@ -344,8 +344,9 @@ TEST(Regret, DeviceEntryPointRefusesCurvesAndBadShapes) {
     hpcml::DeviceGameResults results{reinterpret_cast<double*>(memory), reinterpret_cast<double*>(memory + 64),
                                      reinterpret_cast<double*>(memory + 128), reinterpret_cast<double*>(memory + 160),
                                      reinterpret_cast<double*>(memory + 192)};
-    expect_invalid([&] { hpcml::solve_matrix_games_device(reinterpret_cast<const float*>(memory + 2), 2, 3, 3, results, o); },
-                   "A: its elements need 4-byte alignment");
+    expect_invalid(
+        [&] { hpcml::solve_matrix_games_device(reinterpret_cast<const float*>(memory + 2), 2, 3, 3, results, o); },
+        "A: its elements need 4-byte alignment");
     results.gap = reinterpret_cast<double*>(memory + 164);
     expect_invalid([&] { hpcml::solve_matrix_games_device(A, 2, 3, 3, results, o); }, "gap: its elements need 8-byte");
 }

@@ -91,8 +91,11 @@ TEST(Similarity, DeviceEntryPointsRefuseMisalignedOperands) {
     expect_invalid([&] { hpcml::similarity_device({odd, 4, 3}, {}, memory + 2048, o); }, "x: its elements need 4-byte");
     expect_invalid([&] { hpcml::similarity_device({x, 4, 3}, {odd, 4, 3}, memory + 2048, o); }, "y:");
     // The output's alignment is its element's: 4 bytes for int32, 2 for uint16, 1 for the rest.
-    expect_invalid([&] { hpcml::similarity_device({x, 4, 3}, {}, memory + 2050, o); },
-                   "out: its elements need 4-byte alignment, but the pointer is 2 bytes past");
+    expect_invalid(
+        [&] {
+            hpcml::similarity_device({x, 4, 3}, {}, memory + 2050, o);
+        },
+        "out: its elements need 4-byte alignment, but the pointer is 2 bytes past");
     o.output = SimilarityOutput::UInt16;
     expect_invalid([&] { hpcml::similarity_device({x, 4, 3}, {}, memory + 2049, o); }, "out: its elements need 2-byte");
     expect_invalid([&] { hpcml::similarity_pairs_device({odd, 4, 3}, {}, o); }, "x:");

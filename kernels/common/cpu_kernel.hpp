@@ -41,7 +41,8 @@ struct Avx512Level {  // x86-64-v4: AVX-512 F, BW, CD, DQ, VL
     static constexpr double pair_samples_per_cycle = 16;
     static bool detected();
     template <class Body>
-    HPCML_COMPILED_FOR("arch=x86-64-v4") static void run(const Body& body) {
+    HPCML_COMPILED_FOR("arch=x86-64-v4")
+    static void run(const Body& body) {
         body();
     }
 };
@@ -51,7 +52,8 @@ struct Avx2Level {  // x86-64-v3: AVX2, FMA, BMI2
     static constexpr double pair_samples_per_cycle = 8;
     static bool detected();
     template <class Body>
-    HPCML_COMPILED_FOR("arch=x86-64-v3") static void run(const Body& body) {
+    HPCML_COMPILED_FOR("arch=x86-64-v3")
+    static void run(const Body& body) {
         body();
     }
 };

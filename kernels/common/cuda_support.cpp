@@ -202,8 +202,8 @@ void device_copy(void* destination, const void* source, std::size_t bytes, const
 void device_copy_rows(void* destination, std::size_t destination_pitch, const void* source, std::size_t source_pitch,
                       std::size_t row_bytes, std::size_t rows, const std::string& what) {
     if (row_bytes == 0 || rows == 0) return;
-    const cudaError_t status = cudaMemcpy2D(destination, destination_pitch, source, source_pitch, row_bytes, rows,
-                                            cudaMemcpyHostToDevice);
+    const cudaError_t status =
+        cudaMemcpy2D(destination, destination_pitch, source, source_pitch, row_bytes, rows, cudaMemcpyHostToDevice);
     if (status != cudaSuccess) raise_cuda(status, ("cudaMemcpy2D of " + what).c_str(), __FILE__, __LINE__);
 }
 
@@ -225,7 +225,8 @@ void event_record(void* event, void* stream) {
 double event_seconds(void* start, void* stop) {
     HPCML_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(stop)));
     float milliseconds = 0.0f;
-    HPCML_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(stop)));
+    HPCML_CUDA_CHECK(
+        cudaEventElapsedTime(&milliseconds, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(stop)));
     return milliseconds / 1e3;
 }
 

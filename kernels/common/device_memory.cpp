@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/error.hpp"
+#include "common/hd.hpp"
 #include "common/memory.hpp"
 
 namespace hpcml {
@@ -52,7 +53,7 @@ void DeviceMemory::download(void* host, std::size_t bytes, std::size_t offset) c
 }
 
 DeviceMatrix::DeviceMatrix(MatrixView host, int device, std::string what)
-    : rows_(host.rows), cols_(host.cols), ld_((host.cols + 3) / 4 * 4) {
+    : rows_(host.rows), cols_(host.cols), ld_(detail::round_up(host.cols, 4)) {
     detail::require(host.data || rows_ == 0 || cols_ == 0, what + ": null data pointer");
     detail::require(host.ld == 0 || host.ld >= cols_, what + ": leading dimension " + std::to_string(host.ld) +
                                                           " is smaller than its " + std::to_string(cols_) + " columns");
@@ -63,9 +64,9 @@ DeviceMatrix::DeviceMatrix(MatrixView host, int device, std::string what)
 }
 
 MatrixView DeviceMatrix::columns(std::size_t first, std::size_t count) const {
-    detail::require(first <= cols_ && count <= cols_ - first,
-                    "columns: " + std::to_string(count) + " from column " + std::to_string(first) + " of " +
-                        std::to_string(cols_));
+    detail::require(
+        first <= cols_ && count <= cols_ - first,
+        "columns: " + std::to_string(count) + " from column " + std::to_string(first) + " of " + std::to_string(cols_));
     const float* base = memory_.data_as<const float>();
     return MatrixView{rows_ && base ? base + first : nullptr, rows_, count, ld_};
 }

@@ -82,8 +82,8 @@ double tv_sum(const Standardized& s, const Grid& grid, const double* phi, CpuKer
     const double ends =
         0.5 * grid.step *
         (std::fabs(s.pdf_minus_normal(grid.at(0), phi[0])) + std::fabs(s.pdf_minus_normal(grid.at(last), phi[last])));
-    const TvInterior interior = best_kernel<TvInterior, 2>(
-        level, {{{Avx2Level::value, tv_sum_avx2}, {BaselineLevel::value, tv_sum_baseline}}});
+    const TvInterior interior =
+        best_kernel<TvInterior, 2>(level, {{{Avx2Level::value, tv_sum_avx2}, {BaselineLevel::value, tv_sum_baseline}}});
     return ends + interior(s, grid, phi);
 }
 

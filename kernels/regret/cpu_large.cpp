@@ -38,8 +38,10 @@ constexpr std::size_t kRows = 8;
 struct LargePassPolicy {
     std::size_t prefetch_bytes;  // how far ahead each row's line is asked into L2 (0: none)
 };
-constexpr LargePassPolicy kAvx512CpuPolicy{2048};  // Zen 4: 0.85 of a read-only stream, 0.67 without; 1-8 KiB or L1 less
-constexpr LargePassPolicy kAvx2CpuPolicy{0};       // Zen 3: 256-512 B as fast as none, 768 B-2 KiB 5-20% slower
+// Zen 4: 0.85 of a read-only stream with 2 KiB, 0.67 without; 1, 4 and 8 KiB or into L1 less.
+constexpr LargePassPolicy kAvx512CpuPolicy{2048};
+// Zen 3: 256 and 512 B as fast as none, 768 B to 2 KiB 5-20% slower.
+constexpr LargePassPolicy kAvx2CpuPolicy{0};
 // AVX-512 is what a program can ask that tells the classes measured apart: the CPU's own level,
 // not the cap (a cap on the instruction set leaves the memory system as it is).
 LargePassPolicy large_pass_policy() {

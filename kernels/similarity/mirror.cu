@@ -50,7 +50,8 @@ __global__ void mirror_lower_kernel(unsigned char* out, std::size_t stride, std:
 // the output are neither read nor written; their bits are 0. Grid: x over source row tiles
 // (b), y and the block's 8 warps (striding) over destination row tiles (a).
 __global__ void mirror_lower_bits_kernel(unsigned char* out, std::size_t stride, std::size_t n) {
-    const std::size_t row_bytes = detail::similarity::row_bytes(n, SimilarityOutput::Bitmask), tiles = (n + kTile - 1) / kTile;
+    const std::size_t row_bytes = detail::similarity::row_bytes(n, SimilarityOutput::Bitmask),
+                      tiles = (n + kTile - 1) / kTile;
     const unsigned lane = threadIdx.x;
     const std::size_t b0 = std::size_t{blockIdx.x} * kTile;
     for (std::size_t ta = std::size_t{blockIdx.y} * blockDim.y + threadIdx.y; ta < tiles;

@@ -122,7 +122,8 @@ void launch_naive(const Problem& p, const Region& region, const RegionOutput& ou
     auto* dst = static_cast<unsigned char*>(out.data);
     const bool known = Outputs::visit(p.output, [&](auto entry) {
         using Out = decltype(entry);
-        const dim3 blocks = grid_for(ceil_div(region.cols, Out::columns_per_element), region.rows, 1);  // a thread per element
+        const dim3 blocks =
+            grid_for(ceil_div(region.cols, Out::columns_per_element), region.rows, 1);  // a thread per element
         if constexpr (Out::bits) {
             encode_bitmask_kernel<<<blocks, kThreads, 0, stream>>>(reduced.data(), region.rows, region.cols, dst,
                                                                    out.row_stride_bytes);

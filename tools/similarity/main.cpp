@@ -294,7 +294,8 @@ std::string compute_pending(const Plan& p, const std::vector<std::size_t>& pendi
         for (long long next = counter->next(); next < static_cast<long long>(pending.size()); next = counter->next()) {
             compute_block(p, pending[static_cast<std::size_t>(next)], *computer, *file, journal, pairs);
             ++computed;
-            if (p.c.stop_after >= 0 && computed >= p.c.stop_after) world.abort_now(3);  // the test hook: die like a crash
+            if (p.c.stop_after >= 0 && computed >= p.c.stop_after)
+                world.abort_now(3);  // the test hook: die like a crash
             if (p.c.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(p.c.delay_ms));
             const auto now = std::chrono::steady_clock::now();
             if (!p.c.quiet && world.rank == 0 && now - last_progress > std::chrono::seconds(2)) {

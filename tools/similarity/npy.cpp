@@ -184,7 +184,8 @@ Matrix read_npy(const std::string& path, const std::string& argument) {
     if (!in.read(raw.data(), static_cast<std::streamsize>(raw.size())))
         fail(argument, "'" + path + "' is shorter than its header says (" + std::to_string(count) + " elements)");
     std::vector<float> values = to_float32(raw, fields.descr.substr(1), item, count);
-    if (fields.fortran && count != 0) {  // column-major on disk: transpose into rows (no loop over an empty shape's rows)
+    if (fields.fortran &&
+        count != 0) {  // column-major on disk: transpose into rows (no loop over an empty shape's rows)
         out.data.resize(count);
         for (std::size_t r = 0; r < out.rows; ++r)
             for (std::size_t c = 0; c < out.cols; ++c) out.data[r * out.cols + c] = values[c * out.rows + r];

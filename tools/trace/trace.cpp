@@ -211,7 +211,8 @@ hpcml::cli::Flags declare() {
     flags.add("device", "0", "CUDA device ordinal", "N");
     flags.add("interval-ms", "100", "sampling interval", "MS");
     flags.add("output", "", "write the trace here", "FILE");
-    flags.add("format", "seed", hpcml::cli::one_of(hpcml::telemetry::format_names()) + " (seed: the seed's ';' CSV)", "F");
+    flags.add("format", "seed", hpcml::cli::one_of(hpcml::telemetry::format_names()) + " (seed: the seed's ';' CSV)",
+              "F");
     flags.add_switch("allow-missing", "without a GPU or NVML, run COMMAND untraced instead of exiting 2");
     flags.add("emissions", "", "append the run's row to this CodeCarbon emissions.csv", "FILE");
     flags.add("carbon-intensity", "",
