@@ -229,13 +229,15 @@ TEST(SimilarityCuda, OutputOverFourGiB) {
 
 TEST(SimilarityCuda, NaiveOutOfDeviceMemoryIsAnError) {
     HPCML_SKIP_WITHOUT_GPU();
-    // 1000 samples x 20000 x 20000: the naive broadcast needs 2 TB of device memory.
+    // 1000 samples x 20000 x 20000 in one tile: the naive broadcast needs 1.6 TB of device
+    // memory (with the default tile it needs a tile's 4 GB at a time, which a large GPU has).
     const std::size_t samples = 1000, n = 20000;
     std::vector<float> x(samples * n, 0.0f);
     std::unique_ptr<std::int32_t[]> out(new std::int32_t[n * n]);
     SimilarityOptions o;
     o.backend = Backend::Cuda;
     o.method = Method::Naive;
+    o.tile = n;
     try {
         hpcml::similarity({x.data(), samples, n}, {}, out.get(), o);
         FAIL() << "expected OutOfMemory";

@@ -47,7 +47,11 @@ struct ChunkResults {
           games(games),
           n1(n1),
           n2(n2),
-          records(records) {}
+          records(records) {
+        // Each game's last curve entry is its gap, kept in `scalars`: zeroed so that the copy
+        // back reads no uninitialised memory.
+        if (curve.size() > 0) HPCML_CUDA_CHECK(cudaMemsetAsync(curve.data(), 0, curve.bytes(), stream));
+    }
     DeviceBuffer<double> rows, cols, scalars, curve;
     std::size_t games, n1, n2;
     int records;

@@ -5,6 +5,7 @@
 // observe kernel, an asum for the strategy's total and an elementwise play kernel: about half a
 // dozen launches, each tiny for small games (launch-bound), two full passes over A for large ones.
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <string>
 #include <utility>
@@ -176,7 +177,7 @@ GameSolution eager_solve(const float* A_host, std::size_t n1, std::size_t n2, st
     EagerIteration backend{
         sc, blas, constants, stream, tracker, A.data(), static_cast<int>(n1), static_cast<int>(n2), index, p};
     auto evaluate_average = [&](int t) {
-        std::vector<double> average[2];
+        std::array<std::vector<double>, 2> average;  // a C array would decay to a dangling pointer in the pair
         const double weight = sc.total_weight(t);
         for (int q = 0; q < 2; ++q) {
             const std::vector<float> sum = p[q].download(p[q].sum, stream);
