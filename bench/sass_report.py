@@ -99,7 +99,7 @@ KERNELS = [
            r"similarity_fused_kernel<.*Store<hpcml::detail::similarity::Int32Output>, true, false, float>",
            "FSET.BF", "pair-sample", 256, "issue", floor=3.0, budgets=SIMILARITY_BUDGETS,
            note="FADD d = x - y, FSET.BF |d| < t, FADD into the count", output_bytes=4,
-           measured=("bench_similarity_large_device.json", r"^similarity/fused/cuda/", "floor_fraction", "fraction")),
+           measured=("bench_similarity_large_device.json", r"^similarity/fused-plain/cuda/", "floor_fraction", "fraction")),
     Kernel("similarity fused, bool (mode all)", SIMILARITY,
            r"similarity_fused_kernel<.*Store<hpcml::detail::similarity::BoolOutput>, true, true, float>",
            "FSET.BF", "pair-sample", 256, "issue", floor=3.0, budgets=SIMILARITY_ALL_BUDGETS, output_bytes=1),
@@ -298,7 +298,12 @@ def measured(kernel, result, folder):
     path = os.path.join(folder, file)
     if not os.path.exists(path):
         return f"not measured ({file} is not in {folder})"
-    runs = [b for b in json.load(open(path)).get("benchmarks", []) if re.search(pattern, b["name"])
+    try:
+        with open(path) as f:
+            benchmarks = json.load(f).get("benchmarks", [])
+    except json.JSONDecodeError:
+        return f"not measured ({file} is not whole JSON: its benchmark was cut short)"
+    runs = [b for b in benchmarks if re.search(pattern, b["name"])
             and b.get("aggregate_name", "median") == "median" and counter in b]
     if not runs:
         return f"not measured (no median of {counter} in {file} for {pattern})"
