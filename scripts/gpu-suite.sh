@@ -9,13 +9,14 @@
 #   scripts/gpu-suite.sh first   270 s: devicequery; the C++ GPU cases; the main job; the
 #                                similarity kernel, regret and the inverse Gaussian against their
 #                                floors, and the machine-code report's predictions beside them;
-#                                the real case to a bitmask file; the Python GPU cases;
-#                                compute-sanitizer memcheck over similarity's and regret's GPU cases
+#                                the Python GPU cases; compute-sanitizer memcheck over
+#                                similarity's and regret's GPU cases
 #   scripts/gpu-suite.sh second  270 s: racecheck, synccheck, initcheck; memcheck over the rest; the
-#                                pair list; the seed's torch.compile programs beside hpcml; the main
-#                                job under hpcml-trace; the examples
-#   scripts/gpu-suite.sh extra   270 s: the benchmarks cut from the two, for a window with time
-#                                left after both
+#                                pair list; the seed's regret program beside hpcml; the main job
+#                                under hpcml-trace; the examples
+#   scripts/gpu-suite.sh extra   270 s: the benchmarks cut from the two, and the real case to a
+#                                bitmask file and beside the seed's program, for a window with
+#                                time left after both
 #   scripts/gpu-suite.sh CALL [--results DIR] [--archive DIR]
 #   scripts/gpu-suite.sh --budgets   each call's budget, a machine start's cost and every part's
 #                                    minimum, in seconds (scripts/gpu-rehearse.sh checks that they fit)
@@ -37,7 +38,7 @@ root="$PWD"
 budget_seconds=270  # each call's budget: two calls and two machine starts fit a 15-minute window
 start_seconds=150   # a machine start, with the idle wait before an unused machine goes back
 pack_seconds=15     # kept at the end of a call to pack its results
-usage() { sed -n '2,33p' "$0"; }
+usage() { sed -n '2,34p' "$0"; }
 call=""
 results=""
 archive=""
@@ -93,7 +94,7 @@ parts_first() {  # in the order of what matters most
     --benchmark_out="$results/bench_similarity_large_device.json"
   part 2 10 "regret 16384^2" bench_regret_large.log "$build/bin/bench_regret" "${regret_large[@]}" --alternating false \
     --backend cuda "${common[@]}" --benchmark_out="$results/bench_regret_large.json"
-  part 2 8 "invgauss 1e8" bench_invgauss.log "$build/bin/bench_invgauss" "${invgauss[@]}" --backend cuda "${common[@]}" \
+  part 2 8 "invgauss 2e7" bench_invgauss.log "$build/bin/bench_invgauss" "${invgauss[@]}" --backend cuda "${common[@]}" \
     --benchmark_out="$results/bench_invgauss.json"
   part 1 2 "predicted beside measured" sass_measured.log sass_measured
   part 6 40 "Python GPU cases" pytest_gpu_cases.log python3 -m pytest tests/python -m cuda -v -rs -p no:cacheprovider
