@@ -3,7 +3,9 @@
 // fused vs naive. Counters: iterations/s, bytes/s over A (passes per iteration x 4 n1 n2 bytes),
 // and that over the memory bandwidth: the GPU's peak (bandwidth_fraction), or on the CPU a
 // STREAM triad measured here (cpu_bandwidth_fraction: the floor is the passes' bytes over it),
-// games x iterations / s for batches, peak memory.
+// games x iterations / s for batches, peak memory. --where device: payoffs and results in device
+// memory, timed with CUDA events (the kernels alone: no 4 n1 n2-byte copy per call), fused only.
+#include <hpcml/device_memory.hpp>
 #include <hpcml/regret.hpp>
 
 #include <algorithm>
@@ -23,22 +25,61 @@ using hpcml::bench::RunResult;
 
 struct Workload {
     std::size_t batch, n, n2;  // n2: player 2's actions
+    bool on_device;            // --where device
     hpcml::RegretOptions options;
     hpcml::bench::HugePageArray<float> A;  // as a NumPy user's large array
 };
+
+// Payoffs, results and workspace in device memory; each call timed with CUDA events.
+void run_on_device(benchmark::State& state, const Workload& w, const hpcml::RegretOptions& o, hpcml::RunStats& stats) {
+    hpcml::DeviceMemory A, rows, cols, scalars, workspace;
+    try {
+        A = hpcml::DeviceMemory(w.A.size() * sizeof(float), o.device, "--where device: the payoffs");
+        A.upload(w.A.data(), A.bytes());
+        rows = hpcml::DeviceMemory(w.batch * w.n * sizeof(double), o.device, "--where device: row strategies");
+        cols = hpcml::DeviceMemory(w.batch * w.n2 * sizeof(double), o.device, "--where device: column strategies");
+        scalars = hpcml::DeviceMemory(3 * w.batch * sizeof(double), o.device, "--where device: values, gaps, bounds");
+        if (const std::size_t bytes = hpcml::solve_matrix_games_device_workspace(w.batch, w.n, w.n2, o))
+            workspace = hpcml::DeviceMemory(bytes, o.device, "--where device: the workspace");
+    } catch (const hpcml::Error& e) {
+        hpcml::bench::skip_with_error(state, e);
+        return;
+    }
+    double* s = scalars.data_as<double>();
+    const hpcml::DeviceGameResults out{rows.data_as<double>(), cols.data_as<double>(), s, s + w.batch,
+                                       s + 2 * w.batch};
+    const hpcml::Context context = hpcml::make_context(hpcml::Backend::Cuda, o.device, o.stream);
+    for (auto _ : state) {
+        try {
+            hpcml::bench::time_device(state, context, [&] {
+                stats = hpcml::solve_matrix_games_device(A.data_as<const float>(), w.batch, w.n, w.n2, out, o,
+                                                         workspace.data(), workspace.bytes());
+            });
+        } catch (const hpcml::Error& e) {
+            hpcml::bench::skip_with_error(state, e);
+            return;
+        }
+    }
+}
 
 void run_regret(benchmark::State& state, const std::shared_ptr<Workload>& w, hpcml::Method method) {
     hpcml::RegretOptions o = w->options;
     o.method = method;
     hpcml::RunStats stats;
     hpcml::bench::EnergyWindow energy(hpcml::make_context(o.backend, o.device));
-    for (auto _ : state) {
-        try {
-            hpcml::bench::time_wall(
-                state, [&] { stats = hpcml::solve_matrix_games(w->A.data(), w->batch, w->n, w->n2, o).front().stats; });
-        } catch (const hpcml::Error& e) {
-            hpcml::bench::skip_with_error(state, e);
-            return;
+    if (w->on_device) {
+        run_on_device(state, *w, o, stats);
+        if (state.error_occurred()) return;
+    } else {
+        for (auto _ : state) {
+            try {
+                hpcml::bench::time_wall(state, [&] {
+                    stats = hpcml::solve_matrix_games(w->A.data(), w->batch, w->n, w->n2, o).front().stats;
+                });
+            } catch (const hpcml::Error& e) {
+                hpcml::bench::skip_with_error(state, e);
+                return;
+            }
         }
     }
     energy.report(state);
@@ -102,6 +143,7 @@ void declare(Flags& flags) {
     flags.add("variant", "prm+", hpcml::cli::one_of(hpcml::regret_variant_names()));
     flags.add("alternating", "true", "true|false (the seed is always simultaneous)");
     flags.add("averaging", "quadratic", hpcml::cli::one_of(hpcml::averaging_names()));
+    flags.add("where", "host", "host|device: host arrays (end to end) or device arrays (kernels alone, fused only)");
 }
 
 void register_benchmarks(const Flags& flags) {
@@ -116,17 +158,26 @@ void register_benchmarks(const Flags& flags) {
     o.averaging = hpcml::parse_averaging(flags.str("averaging"), "--averaging");
     o.backend = hpcml::bench::context(flags).backend;
     o.device = hpcml::bench::device(flags);
+    w->on_device = flags.choice("where", {"host", "device"}) == "device";
+    const std::vector<hpcml::Method> methods = hpcml::bench::methods(flags);
+    if (w->on_device && o.backend != hpcml::Backend::Cuda)
+        throw hpcml::Error(hpcml::ErrorKind::InvalidArgument,
+                           "--where device: needs the CUDA backend, which is not usable here");
+    if (w->on_device && methods != std::vector{hpcml::Method::Fused})
+        throw hpcml::Error(hpcml::ErrorKind::InvalidArgument,
+                           "--where device: add --method fused (the naive baseline takes host arrays)");
     std::mt19937 rng(1);
     std::normal_distribution<float> normal;
     w->A = hpcml::bench::HugePageArray<float>(w->batch * w->n * w->n2);
     for (float& a : w->A) a = normal(rng);
     check(*w);
-    for (hpcml::Method method : hpcml::bench::methods(flags)) {
+    for (hpcml::Method method : methods) {
         const std::string name = "regret/" + std::string(hpcml::to_string(method)) + "/" +
                                  std::string(hpcml::to_string(o.backend)) + "/batch:" + std::to_string(w->batch) +
                                  "/actions:" + std::to_string(w->n) + "x" + std::to_string(w->n2) +
                                  "/iterations:" + std::to_string(o.iterations) + "/" + flags.str("variant") +
-                                 (hpcml::simultaneous_updates(o) ? "/simultaneous" : "/alternating");
+                                 (hpcml::simultaneous_updates(o) ? "/simultaneous" : "/alternating") +
+                                 (w->on_device ? "/device" : "");
         benchmark::RegisterBenchmark(name.c_str(), [w, method](benchmark::State& s) { run_regret(s, w, method); })
             ->UseManualTime()
             ->Unit(benchmark::kMillisecond);
