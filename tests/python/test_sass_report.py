@@ -77,15 +77,28 @@ def test_budgets_pass_and_fail(tmp_path):
 
 def test_measured_beside_predicted(tmp_path):
     benchmarks = [
-        {"name": "similarity/fused/cuda/samples:256/n:16384/m:16384/tile:4096/count/device_median",
+        {"name": "similarity/fused-plain/cuda/samples:256/n:16384/m:16384/tile:4096/count/device_median",
          "aggregate_name": "median", "floor_fraction": 0.81},
-        {"name": "similarity/fused/cuda/samples:256/n:16384/m:16384/tile:4096/count/device_mean",
+        {"name": "similarity/fused-plain/cuda/samples:256/n:16384/m:16384/tile:4096/count/device_mean",
          "aggregate_name": "mean", "floor_fraction": 0.5},
+        # y = x: half the pairs computed, all counted, so its fraction is not the kernel's
+        {"name": "similarity/fused/cuda/samples:256/n:16384/m:16384/tile:4096/count/device_median",
+         "aggregate_name": "median", "floor_fraction": 1.28},
     ]
     out = run_report(tmp_path, WITHIN, benchmarks).stdout
     assert "measured: 0.810 of the floor measured (floor_fraction 0.81" in out and "0.93 predicted" in out
     missing = run_report(tmp_path, WITHIN, []).stdout
     assert "not measured (no median of floor_fraction" in missing
+
+
+def test_a_benchmark_cut_short_is_not_measured(tmp_path):
+    run_report(tmp_path, WITHIN, [])
+    (tmp_path / "bench_similarity_large_device.json").write_text('{"benchmarks": [{"name": "simil')
+    command = [sys.executable, SCRIPT, "--report", str(tmp_path / "report.json"), "--kernel", "int32 counts",
+               "--measured", str(tmp_path)]
+    result = subprocess.run(command, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "is not whole JSON: its benchmark was cut short" in result.stdout
 
 
 @pytest.mark.skipif(not os.path.isdir(os.path.join(ROOT, "build", "kernels", "CMakeFiles", "hpcml.dir", "similarity")),
