@@ -67,108 +67,146 @@ private:
     std::size_t samples_ = 0;
 };
 
+// How a region is cut into work items (a band of kBandRows rows against a group of kGroupPanels
+// column panels), and what each thread holds.
+struct FusedPlan {
+    FusedPlan(const Problem& p, const Region& region)
+        : panels(ceil_div(region.cols, kPanelCols)),
+          groups(ceil_div(panels, kGroupPanels)),
+          items(ceil_div(region.rows, kBandRows) * groups),
+          // y is x and this region straddles the diagonal: blocks on and above it only (~half the work).
+          diagonal(p.symmetric && region.row0 == region.col0 && region.rows == region.cols),
+          chunk(std::min(kSampleChunk, std::max<std::size_t>(p.samples, 1))),
+          band_rows(std::min(kBandRows, round_up(region.rows, kBlockRows))),
+          acc_size(std::min(kGroupPanels, panels) * band_rows * kPanelCols) {
+#ifdef _OPENMP
+        threads = static_cast<int>(std::min<std::size_t>(items, omp_get_max_threads()));
+#endif
+    }
+    std::size_t panels, groups, items;
+    bool diagonal;
+    std::size_t chunk, band_rows, acc_size;
+    int threads = 1;
+};
+
+// One work item: rows [i0, i0 + in) of the region against panels [first_panel, first_panel +
+// group_panels), with the thread's accumulators (acc) and transposition block (across).
+struct FusedItem {
+    FusedItem(const FusedPlan& plan, const Region& region, std::size_t item, std::int32_t* acc, std::int32_t* across)
+        : i0((item / plan.groups) * kBandRows),
+          in(std::min(kBandRows, region.rows - i0)),
+          first_panel((item % plan.groups) * kGroupPanels),
+          group_panels(std::min(kGroupPanels, plan.panels - first_panel)),
+          blocks(ceil_div(in, kBlockRows)),
+          region_cols(region.cols),
+          diagonal(plan.diagonal),
+          acc(acc),
+          across(across) {}
+    std::size_t i0, in, first_panel, group_panels, blocks, region_cols;
+    bool diagonal;
+    std::int32_t *acc, *across;
+
+    // Columns [j0, j0 + jn) of a panel of the group.
+    std::pair<std::size_t, std::size_t> panel_cols(std::size_t panel) const {
+        const std::size_t j0 = (first_panel + panel) * kPanelCols;
+        return {j0, std::min(kPanelCols, region_cols - j0)};
+    }
+    // Below the diagonal (written as mirrors): the panel's columns end at or before first_row.
+    bool below(std::size_t panel, std::size_t first_row) const {
+        const auto [j0, jn] = panel_cols(panel);
+        return diagonal && j0 + jn <= first_row;
+    }
+};
+
+// The item's counts into item.acc: chunks of samples outermost, so that the band's and a panel's
+// packed samples stay in cache; a block whose pairs have all failed (mode all) stops.
+void count_item(const Problem& p, const FusedPlan& plan, const FusedItem& item, const Packed& xsource,
+                const Packed& ypacked, BlockKernel count_block) {
+    constexpr std::size_t kBandBlocks = kBandRows / kBlockRows;
+    bool alive[kGroupPanels][kBandBlocks];
+    for (auto& panel_alive : alive) std::fill(panel_alive, panel_alive + kBandBlocks, true);
+    std::fill(item.acc, item.acc + item.group_panels * plan.band_rows * kPanelCols, 0);
+    const bool all_mode = p.mode == SimilarityMode::All;
+    for (std::size_t s0 = 0; s0 < p.samples; s0 += plan.chunk) {
+        const std::size_t sc = std::min(plan.chunk, p.samples - s0);
+        for (std::size_t panel = 0; panel < item.group_panels; ++panel) {
+            if (item.below(panel, item.i0) ||
+                std::none_of(alive[panel], alive[panel] + item.blocks, [](bool a) { return a; }))
+                continue;
+            const float* ypanel = ypacked.panel(item.first_panel + panel, s0);
+            for (std::size_t block = 0; block < item.blocks; ++block) {
+                const std::size_t row = item.i0 + block * kBlockRows;  // rows past the edge are NaN: never counted
+                if (!alive[panel][block] || item.below(panel, row)) continue;
+                const float* xs = xsource.panel(row / kPanelCols, s0) + row % kPanelCols;
+                alive[panel][block] =
+                    count_block(xs, ypanel, sc, p.threshold,
+                                item.acc + (panel * plan.band_rows + block * kBlockRows) * kPanelCols, all_mode,
+                                static_cast<std::int32_t>(s0));
+            }
+        }
+    }
+}
+
+// The item's counts to the output, and their mirror (to the output on the diagonal, else to
+// `mirror` where the caller asks for it).
+void store_item(const Problem& p, const FusedPlan& plan, const FusedItem& item, const RegionOutput& out,
+                const RegionOutput* mirror) {
+    for (std::size_t panel = 0; panel < item.group_panels; ++panel) {
+        if (item.below(panel, item.i0)) continue;
+        const auto [j0, jn] = item.panel_cols(panel);
+        const std::size_t i0 = item.i0, in = item.in;
+        const std::int32_t* counts = item.acc + panel * plan.band_rows * kPanelCols;
+        // On the diagonal, element (r, c) is this kernel's where c's 16-column panel is not
+        // left of r's (the blocks below the diagonal it skips are 4 rows high, so it computes
+        // a little more); the rest, (j, i) with i in an earlier panel than j, is written as
+        // the mirror of (i, j) by the one item that holds (i, j). So no element is written twice.
+        const std::size_t stored = item.diagonal ? std::min(in, j0 + kPanelCols - i0) : in;
+        store_counts(counts, kPanelCols, stored, jn, i0, j0, p, out);
+        const std::size_t mirrored = item.diagonal ? (j0 > i0 ? std::min(in, j0 - i0) : 0) : mirror ? in : 0;
+        if (mirrored == 0) continue;
+        for (std::size_t b = 0; b < jn; ++b)
+            for (std::size_t a = 0; a < mirrored; ++a) item.across[b * mirrored + a] = counts[a * kPanelCols + b];
+        store_counts(item.across, mirrored, jn, mirrored, j0, i0, p, item.diagonal ? out : *mirror);
+    }
+}
+
 }  // namespace
 
 void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
                const RegionOutput* mirror) {
     if (region.rows == 0 || region.cols == 0) return;
     const BlockKernel count_block = block_kernel();
-    constexpr std::size_t kBandBlocks = kBandRows / kBlockRows;
-    const std::size_t panels = (region.cols + kPanelCols - 1) / kPanelCols;
-    const std::size_t groups = (panels + kGroupPanels - 1) / kGroupPanels;
-    const std::size_t bands = (region.rows + kBandRows - 1) / kBandRows;
-    const std::size_t items = bands * groups;
-#ifdef _OPENMP
-    const int threads = static_cast<int>(std::min<std::size_t>(items, omp_get_max_threads()));
-#else
-    const int threads = 1;
-#endif
-    // y is x and this region straddles the diagonal: blocks on and above it only (~half the work).
-    const bool diagonal = p.symmetric && region.row0 == region.col0 && region.rows == region.cols;
+    const FusedPlan plan(p, region);
     const Packed ypacked(p.y, p.ldy, region.col0, region.cols, p.samples, tracker, "similarity cpu packed y");
     const Packed xpacked =
-        diagonal ? Packed{}
-                 : Packed(p.x, p.ldx, region.row0, region.rows, p.samples, tracker, "similarity cpu packed x");
-    const Packed& xsource = diagonal ? ypacked : xpacked;  // the same features, packed once
-    const std::size_t chunk = std::min(kSampleChunk, std::max<std::size_t>(p.samples, 1));
-    const std::size_t band_rows = std::min(kBandRows, (region.rows + kBlockRows - 1) / kBlockRows * kBlockRows);
-    const std::size_t acc_size = std::min(kGroupPanels, panels) * band_rows * kPanelCols;
-    detail::HostBuffer<std::int32_t> accumulators(tracker, threads * acc_size, "similarity cpu accumulators");
+        plan.diagonal ? Packed{}
+                      : Packed(p.x, p.ldx, region.row0, region.rows, p.samples, tracker, "similarity cpu packed x");
+    const Packed& xsource = plan.diagonal ? ypacked : xpacked;  // the same features, packed once
+    detail::HostBuffer<std::int32_t> accumulators(tracker, plan.threads * plan.acc_size, "similarity cpu accumulators");
     // A panel's counts transposed, for the mirror's store.
     detail::HostBuffer<std::int32_t> transposed;
-    if (diagonal || mirror)
-        transposed =
-            detail::HostBuffer<std::int32_t>(tracker, threads * kPanelCols * kBandRows, "similarity cpu mirror block");
-    const bool all_mode = p.mode == SimilarityMode::All;
+    if (plan.diagonal || mirror)
+        transposed = detail::HostBuffer<std::int32_t>(tracker, plan.threads * kPanelCols * kBandRows,
+                                                      "similarity cpu mirror block");
 
-#pragma omp parallel for schedule(dynamic) num_threads(threads)
-    for (std::size_t item = 0; item < items; ++item) {
+#pragma omp parallel for schedule(dynamic) num_threads(plan.threads)
+    for (std::size_t index = 0; index < plan.items; ++index) {
 #ifdef _OPENMP
         const std::size_t thread = static_cast<std::size_t>(omp_get_thread_num());
 #else
         const std::size_t thread = 0;
 #endif
-        std::int32_t* acc = accumulators.data() + thread * acc_size;
-        std::int32_t* across = transposed.size() ? transposed.data() + thread * kPanelCols * kBandRows : nullptr;
-        const std::size_t i0 = (item / groups) * kBandRows;
-        const std::size_t in = std::min(kBandRows, region.rows - i0);
-        const std::size_t first_panel = (item % groups) * kGroupPanels;
-        const std::size_t group_panels = std::min(kGroupPanels, panels - first_panel);
-        const std::size_t blocks = (in + kBlockRows - 1) / kBlockRows;
-        // Columns [j0, j0 + jn) of a panel; below the diagonal (written as mirrors) when
-        // they end at or before the first row of the band, or of a block.
-        auto panel_cols = [&](std::size_t panel) {
-            const std::size_t j0 = (first_panel + panel) * kPanelCols;
-            return std::pair{j0, std::min(kPanelCols, region.cols - j0)};
-        };
-        auto below = [&](std::size_t panel, std::size_t first_row) {
-            const auto [j0, jn] = panel_cols(panel);
-            return diagonal && j0 + jn <= first_row;
-        };
+        const FusedItem item(plan, region, index, accumulators.data() + thread * plan.acc_size,
+                             transposed.size() ? transposed.data() + thread * kPanelCols * kBandRows : nullptr);
         // Output elements this item accounts for: its own, and as many again off the diagonal
         // of a symmetric problem, whose mirror it writes (or the caller adds).
-        const std::size_t group_cols = std::min(group_panels * kPanelCols, region.cols - first_panel * kPanelCols);
-        const std::uint64_t item_elements = std::uint64_t{in} * group_cols * (p.symmetric && !diagonal ? 2 : 1);
-        if (below(group_panels - 1, i0)) {
-            if (p.progress) p.progress->add(item_elements);
-            continue;
-        }
-        bool alive[kGroupPanels][kBandBlocks];
-        for (auto& panel_alive : alive) std::fill(panel_alive, panel_alive + kBandBlocks, true);
-        std::fill(acc, acc + group_panels * band_rows * kPanelCols, 0);
-
-        // Chunks of samples outermost, so that the band's and a panel's packed samples stay in cache.
-        for (std::size_t s0 = 0; s0 < p.samples; s0 += chunk) {
-            const std::size_t sc = std::min(chunk, p.samples - s0);
-            for (std::size_t panel = 0; panel < group_panels; ++panel) {
-                if (below(panel, i0) || std::none_of(alive[panel], alive[panel] + blocks, [](bool a) { return a; }))
-                    continue;
-                const float* ypanel = ypacked.panel(first_panel + panel, s0);
-                for (std::size_t block = 0; block < blocks; ++block) {
-                    const std::size_t row = i0 + block * kBlockRows;  // rows past the edge are NaN: never counted
-                    if (!alive[panel][block] || below(panel, row)) continue;
-                    const float* xs = xsource.panel(row / kPanelCols, s0) + row % kPanelCols;
-                    alive[panel][block] = count_block(xs, ypanel, sc, p.threshold,
-                                                      acc + (panel * band_rows + block * kBlockRows) * kPanelCols,
-                                                      all_mode, static_cast<std::int32_t>(s0));
-                }
-            }
-        }
-        for (std::size_t panel = 0; panel < group_panels; ++panel) {
-            if (below(panel, i0)) continue;
-            const auto [j0, jn] = panel_cols(panel);
-            const std::int32_t* counts = acc + panel * band_rows * kPanelCols;
-            // On the diagonal, element (r, c) is this kernel's where c's 16-column panel is not
-            // left of r's (the blocks below the diagonal it skips are 4 rows high, so it computes
-            // a little more); the rest, (j, i) with i in an earlier panel than j, is written as
-            // the mirror of (i, j) by the one item that holds (i, j). So no element is written twice.
-            const std::size_t stored = diagonal ? std::min(in, j0 + kPanelCols - i0) : in;
-            store_counts(counts, kPanelCols, stored, jn, i0, j0, p, out);
-            const std::size_t mirrored = diagonal ? (j0 > i0 ? std::min(in, j0 - i0) : 0) : mirror ? in : 0;
-            if (mirrored == 0) continue;
-            for (std::size_t b = 0; b < jn; ++b)
-                for (std::size_t a = 0; a < mirrored; ++a) across[b * mirrored + a] = counts[a * kPanelCols + b];
-            store_counts(across, mirrored, jn, mirrored, j0, i0, p, diagonal ? out : *mirror);
+        const std::size_t group_cols =
+            std::min(item.group_panels * kPanelCols, region.cols - item.first_panel * kPanelCols);
+        const std::uint64_t item_elements =
+            std::uint64_t{item.in} * group_cols * (p.symmetric && !plan.diagonal ? 2 : 1);
+        if (!item.below(item.group_panels - 1, item.i0)) {
+            count_item(p, plan, item, xsource, ypacked, count_block);
+            store_item(p, plan, item, out, mirror);
         }
         if (p.progress) p.progress->add(item_elements);
     }
