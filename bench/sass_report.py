@@ -153,14 +153,16 @@ def occupancy(resources, threads):
     return blocks, blocks * warps
 
 
-def analyse(kernel, function, resources):
+def steady_loop(kernel, function):
+    """The loop holding the most of the kernel's marker (or the whole function), split into its steady
+    instructions and its cold ones (kernel.cold's source spans), and the steady loops inside it."""
     code = function["code"]
     spans_all = loops(function)
     spans = [s for s in spans_all if any(i.opcode.startswith(kernel.marker) for i in code[s[0]:s[1] + 1])]
     if kernel.whole:
         spans = [(0, len(code) - 1)]
     if not spans:
-        return {"error": f"no loop with {kernel.marker} in the machine code"}
+        return None
     first, last = max(spans, key=lambda s: (sum(i.opcode.startswith(kernel.marker) for i in code[s[0]:s[1] + 1]),
                                              -(s[1] - s[0])))
     body = code[first:last + 1]
@@ -174,44 +176,54 @@ def analyse(kernel, function, resources):
     # A loop mostly of cold code is cold (the scheduler moves a few steady instructions into it).
     inner = sum(1 for s in spans_all if first <= s[0] and s[1] < last
                 and 2 * sum(is_cold(i) for i in code[s[0]:s[1] + 1]) < s[1] + 1 - s[0])
+    return body, steady, inner
+
+
+def widths(instructions, prefix):
+    """{width in bits: count} of the instructions whose opcode starts with prefix (LDG, STG)."""
+    counts = {}
+    for instruction in instructions:
+        if instruction.opcode.startswith(prefix):
+            counts[instruction.width_bits] = counts.get(instruction.width_bits, 0) + 1
+    return counts
+
+
+def predict(kernel, steady, elements, classes, warps, in_flight):
+    """(floor elements/s, predicted fraction of it) on an H100: the issue rate, the FP64 and MUFU
+    pipes, latency hiding and, for memory-bound kernels, Little's law; (None, None) without a model."""
+    if kernel.model is None:
+        return None, None
+    stall_cycles = sum(i.stall for i in steady)
+    hiding = min(1.0, warps / H100["schedulers_per_sm"] * len(steady) / max(stall_cycles, 1))
+    clocks_per_element_warp = max(len(steady) / elements / 4, classes.get("fp64", 0) / elements / 2,
+                                  classes.get("mufu", 0) / elements / 0.5)
+    issue_rate = H100["sms"] * H100["clock_hz"] * 32 / clocks_per_element_warp * hiding  # elements/s
+    if kernel.model == "issue":
+        floor_rate = H100["sms"] * H100["clock_hz"] * 128 / kernel.floor
+        return floor_rate, issue_rate / floor_rate
+    floor_rate = H100["hbm_bytes_per_s"] / kernel.floor
+    needed = H100["hbm_bytes_per_s"] * H100["memory_latency_s"] / H100["sms"]
+    little = min(1.0, in_flight * warps * 32 / needed) if kernel.model == "memory" else 1.0
+    return floor_rate, min(1.0, issue_rate / floor_rate, little)
+
+
+def analyse(kernel, function, resources):
+    loop = steady_loop(kernel, function)
+    if loop is None:
+        return {"error": f"no loop with {kernel.marker} in the machine code"}
+    body, steady, inner = loop
     cold = len(body) - len(steady)
     elements = kernel.elements or sum(i.opcode.startswith(kernel.marker) for i in steady) / kernel.markers_per_element
     classes = {}
     for instruction in steady:
         classes[instruction.klass] = classes.get(instruction.klass, 0) + 1
     per_element = len(steady) / elements
-    stall_cycles = sum(i.stall for i in steady)
     markers = [k for k, i in enumerate(body) if i.opcode.startswith(kernel.marker)]
-    local_between = sum(i.klass == "local" for i in body[markers[0]:markers[-1] + 1])
     blocks, warps = occupancy(resources, kernel.threads)
-    load_widths = {}
-    for instruction in steady:
-        if instruction.opcode.startswith("LDG"):
-            load_widths[instruction.width_bits] = load_widths.get(instruction.width_bits, 0) + 1
-    store_widths = {}
-    for instruction in code:
-        if instruction.opcode.startswith("STG"):
-            store_widths[instruction.width_bits] = store_widths.get(instruction.width_bits, 0) + 1
+    load_widths, store_widths = widths(steady, "LDG"), widths(function["code"], "STG")
     in_flight = loads_in_flight_bits(steady) // 8
     stores = [k for k, i in enumerate(steady) if i.opcode.startswith("STG")]
-    loads_after_store = sum(i.opcode.startswith("LDG") for i in steady[stores[0]:]) if stores else 0
-
-    # The prediction: the issue rate, the FP64 and MUFU pipes, latency hiding, memory.
-    warps_per_scheduler = warps / H100["schedulers_per_sm"]
-    hiding = min(1.0, warps_per_scheduler * len(steady) / max(stall_cycles, 1))
-    clocks_per_element_warp = max(per_element / 4, classes.get("fp64", 0) / elements / 2,
-                                  classes.get("mufu", 0) / elements / 0.5)
-    issue_rate = H100["sms"] * H100["clock_hz"] * 32 / clocks_per_element_warp * hiding  # elements/s
-    if kernel.model is None:
-        floor_rate = predicted = None
-    elif kernel.model == "issue":
-        floor_rate = H100["sms"] * H100["clock_hz"] * 128 / kernel.floor
-        predicted = issue_rate / floor_rate
-    else:
-        floor_rate = H100["hbm_bytes_per_s"] / kernel.floor
-        needed = H100["hbm_bytes_per_s"] * H100["memory_latency_s"] / H100["sms"]
-        little = min(1.0, in_flight * warps * 32 / needed) if kernel.model == "memory" else 1.0
-        predicted = min(1.0, issue_rate / floor_rate, little)
+    floor_rate, predicted = predict(kernel, steady, elements, classes, warps, in_flight)
     result = {
         "function": kernel.function,
         "element": kernel.element,
@@ -219,7 +231,7 @@ def analyse(kernel, function, resources):
         "steady instructions": len(steady),
         "instructions per element": round(per_element, 3),
         "by class per element": {k: round(v / elements, 3) for k, v in sorted(classes.items(), key=lambda kv: -kv[1])},
-        "stall cycles per element": round(stall_cycles / elements, 3),
+        "stall cycles per element": round(sum(i.stall for i in steady) / elements, 3),
         "inner loops on the steady path": inner,
         "cold instructions in the loop": cold,
         "global loads (bits: count)": load_widths,
@@ -227,10 +239,11 @@ def analyse(kernel, function, resources):
         "vector stores": sum(n for bits, n in store_widths.items() if bits >= 64),
         "load bytes in flight per thread": in_flight,
         "global load rounds": load_rounds(steady),
-        "global loads after the first global store": loads_after_store,
+        "global loads after the first global store":
+            sum(i.opcode.startswith("LDG") for i in steady[stores[0]:]) if stores else 0,
         "widest global load (bits)": max(load_widths, default=0),
         "local accesses in the loop": sum(i.klass == "local" for i in body),
-        "local accesses between first and last compare": local_between,
+        "local accesses between first and last compare": sum(i.klass == "local" for i in body[markers[0]:markers[-1] + 1]),
         "registers": resources.get("REG"),
         "local memory bytes": resources.get("STACK", 0) + resources.get("LOCAL", 0),
         "shared memory bytes": resources.get("SHARED", 0),
