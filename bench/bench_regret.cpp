@@ -46,8 +46,7 @@ void run_on_device(benchmark::State& state, const Workload& w, const hpcml::Regr
         return;
     }
     double* s = scalars.data_as<double>();
-    const hpcml::DeviceGameResults out{rows.data_as<double>(), cols.data_as<double>(), s, s + w.batch,
-                                       s + 2 * w.batch};
+    const hpcml::DeviceGameResults out{rows.data_as<double>(), cols.data_as<double>(), s, s + w.batch, s + 2 * w.batch};
     const hpcml::Context context = hpcml::make_context(hpcml::Backend::Cuda, o.device, o.stream);
     for (auto _ : state) {
         try {
@@ -172,12 +171,11 @@ void register_benchmarks(const Flags& flags) {
     for (float& a : w->A) a = normal(rng);
     check(*w);
     for (hpcml::Method method : methods) {
-        const std::string name = "regret/" + std::string(hpcml::to_string(method)) + "/" +
-                                 std::string(hpcml::to_string(o.backend)) + "/batch:" + std::to_string(w->batch) +
-                                 "/actions:" + std::to_string(w->n) + "x" + std::to_string(w->n2) +
-                                 "/iterations:" + std::to_string(o.iterations) + "/" + flags.str("variant") +
-                                 (hpcml::simultaneous_updates(o) ? "/simultaneous" : "/alternating") +
-                                 (w->on_device ? "/device" : "");
+        const std::string name =
+            "regret/" + std::string(hpcml::to_string(method)) + "/" + std::string(hpcml::to_string(o.backend)) +
+            "/batch:" + std::to_string(w->batch) + "/actions:" + std::to_string(w->n) + "x" + std::to_string(w->n2) +
+            "/iterations:" + std::to_string(o.iterations) + "/" + flags.str("variant") +
+            (hpcml::simultaneous_updates(o) ? "/simultaneous" : "/alternating") + (w->on_device ? "/device" : "");
         benchmark::RegisterBenchmark(name.c_str(), [w, method](benchmark::State& s) { run_regret(s, w, method); })
             ->UseManualTime()
             ->Unit(benchmark::kMillisecond);

@@ -38,7 +38,7 @@ struct Evaluation {
 };
 Evaluation evaluate(const Game& game, const double* x, const double* y, bool parallel, MemoryTracker& tracker);
 
-// CUDA backend (cuda_driver.cpp; without CUDA, common/no_cuda.cpp raises NoDevice): solves `batch` games of n1 x n2
+// CUDA backend (cuda_driver.cpp; without CUDA, regret/no_cuda.cpp raises NoDevice): solves `batch` games of n1 x n2
 // (host payoffs) on context's device.
 std::vector<GameSolution> cuda_solve(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
                                      const RegretOptions& options, const Context& context, MemoryTracker& tracker);

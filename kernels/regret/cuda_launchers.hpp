@@ -1,6 +1,6 @@
-// The regret-matching family's kernel launchers (batched.cu, dual_gemv.cu, large_games.cu, naive.cu), which
-// cuda_driver.cpp calls; pointers are device pointers. Every kernel follows the schedule of math.hpp; none of them asks
-// which variant runs.
+// The regret-matching family's kernel launchers (batched.cu, dual_gemv.cu, large_games.cu, naive.cu),
+// which cuda_driver.cpp and cuda_large.cpp call; pointers are device pointers. Every kernel follows
+// the schedule of math.hpp; none of them asks which variant runs.
 #pragma once
 
 #include <cuda_runtime.h>

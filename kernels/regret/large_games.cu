@@ -4,7 +4,7 @@
 //
 // Large games: per turn the dual GEMV of dual_gemv.cu gives the moving players' utilities,
 // then the move's kernels here. Several games share every launch (the game is the grid's z or
-// y index), and the iteration is captured in a CUDA graph and replayed (cuda_driver.cpp), so
+// y index), and the iteration is captured in a CUDA graph and replayed (cuda_large.cpp), so
 // mid-sized games are not launch-bound either. This file contracts multiplies and adds (FMA):
 // its sums are not the CPU's to the bit anyway (the batched kernel's are, and batched.cu does
 // not contract).

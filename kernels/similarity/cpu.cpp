@@ -138,10 +138,9 @@ void count_item(const Problem& p, const FusedPlan& plan, const FusedItem& item, 
                 const std::size_t row = item.i0 + block * kBlockRows;  // rows past the edge are NaN: never counted
                 if (!alive[panel][block] || item.below(panel, row)) continue;
                 const float* xs = xsource.panel(row / kPanelCols, s0) + row % kPanelCols;
-                alive[panel][block] =
-                    count_block(xs, ypanel, sc, p.threshold,
-                                item.acc + (panel * plan.band_rows + block * kBlockRows) * kPanelCols, all_mode,
-                                static_cast<std::int32_t>(s0));
+                alive[panel][block] = count_block(xs, ypanel, sc, p.threshold,
+                                                  item.acc + (panel * plan.band_rows + block * kBlockRows) * kPanelCols,
+                                                  all_mode, static_cast<std::int32_t>(s0));
             }
         }
     }
