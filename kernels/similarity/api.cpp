@@ -109,7 +109,7 @@ void check_similarity_options(const SimilarityOptions& options, std::size_t samp
 
 namespace {
 
-// Checks every argument and returns the problem the backends see.
+// Checks every argument and returns the problem the backends see (which none of them changes).
 Problem make_problem(MatrixView x, MatrixView y, const SimilarityOptions& options) {
     using detail::require;
     if (!y.data && y.rows == 0 && y.cols == 0) y = x;  // MatrixView{} means y = x
@@ -170,26 +170,25 @@ void for_each_tile(const Problem& p, const TilePlan& plan, Visit&& visit) {
 // stores the tile: into `out`, or to the sink right after the tile itself (unless
 // !sink_mirrors: the sink then gets the tiles on and above the diagonal only).
 void run_cpu(const Problem& p, TilePlan plan, Method method, void* out, const SimilarityTileSink* sink,
-             detail::MemoryTracker& tracker, bool sink_mirrors = true) {
+             detail::MemoryTracker& tracker, detail::Progress* progress, bool sink_mirrors = true) {
     using detail::similarity::row_bytes;
-    Problem problem = p;
-    problem.symmetric = detail::similarity::uses_symmetry(p, method);
-    if (problem.symmetric) plan.tile_rows = plan.tile_cols = std::max(plan.tile_rows, plan.tile_cols);
+    const bool symmetric = detail::similarity::uses_symmetry(p, method);
+    if (symmetric) plan.tile_rows = plan.tile_cols = std::max(plan.tile_rows, plan.tile_cols);
     auto compute = [&](const Region& region, const RegionOutput& to, const RegionOutput* mirror) {
         if (method == Method::Fused) {
-            detail::similarity::cpu_fused(problem, region, to, tracker, mirror);
+            detail::similarity::cpu_fused(p, region, to, tracker, progress, mirror);
         } else {
-            detail::similarity::cpu_naive(problem, region, to, tracker);
+            detail::similarity::cpu_naive(p, region, to, tracker, progress);
         }
     };
     const std::size_t tile_bytes = detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols, p.output), "tile");
     detail::HostBuffer<unsigned char> tile_buffer, mirror_buffer;
     if (sink) tile_buffer = detail::HostBuffer<unsigned char>(tracker, tile_bytes, "similarity tile buffer");
-    if (sink && sink_mirrors && problem.symmetric && p.n > plan.tile_rows)
+    if (sink && sink_mirrors && symmetric && p.n > plan.tile_rows)
         mirror_buffer = detail::HostBuffer<unsigned char>(tracker, tile_bytes, "similarity mirror tile buffer");
     for_each_tile(p, plan, [&](const Region& region) {
-        if (problem.symmetric && region.col0 < region.row0) return;  // written as the mirror of (col0, row0)
-        const bool mirror = problem.symmetric && region.col0 > region.row0 && (out || sink_mirrors);
+        if (symmetric && region.col0 < region.row0) return;  // written as the mirror of (col0, row0)
+        const bool mirror = symmetric && region.col0 > region.row0 && (out || sink_mirrors);
         const Region mirrored{region.col0, region.row0, region.cols, region.rows};
         if (sink) {
             const RegionOutput tile{tile_buffer.data(), row_bytes(region.cols, p.output)};
@@ -208,15 +207,14 @@ void run_cpu(const Problem& p, TilePlan plan, Method method, void* out, const Si
 }
 
 RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* sink, const SimilarityOptions& options) {
-    Problem p = make_problem(x, y, options);
+    const Problem p = make_problem(x, y, options);
     detail::require(sink || out || p.n == 0 || p.m == 0, "out: null output pointer");
     detail::require(!sink || static_cast<bool>(*sink), "sink: empty callback");
     detail::Progress progress(options, std::uint64_t{p.n} * p.m);
-    p.progress = &progress;
     const RunStats stats = detail::dispatch(
         options, {.name = "similarity", .reports_progress = true, .shape = {p.samples, p.n, p.m}},
         [&](detail::MemoryTracker& tracker) {
-            run_cpu(p, make_plan(p, options, Backend::Cpu), options.method, out, sink, tracker);
+            run_cpu(p, make_plan(p, options, Backend::Cpu), options.method, out, sink, tracker, &progress);
         },
         [&](const Context& context, detail::MemoryTracker& tracker) {
             // Without a sink, finished tiles are copied into the caller's output; either way
@@ -261,13 +259,12 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
     SimilarityOptions o = options;
     const bool count = o.mode == SimilarityMode::Count;
     o.output = count ? SimilarityOutput::Int32 : SimilarityOutput::Bool;
-    Problem p = make_problem(x, y, o);
+    const Problem p = make_problem(x, y, o);
     if (on_device) {
         detail::require_aligned(p.x, "x");
         detail::require_aligned(p.y, "y");
     }
-    detail::Progress progress(o, std::uint64_t{p.n} * p.m);
-    p.progress = &progress;  // the CPU's tiles report; the GPU's pair lists only at the end
+    detail::Progress progress(o, std::uint64_t{p.n} * p.m);  // the CPU's tiles report; the GPU's pairs at the end
     // Counts are at most samples (<= 2^31 - 1): a larger min_count passes nothing.
     const bool none_pass = count && min_count > p.samples;
     const auto least = count && !none_pass ? static_cast<std::int32_t>(min_count) : 1;
@@ -292,17 +289,18 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
             if (none_pass) return progress.add(std::uint64_t{p.n} * p.m);  // nothing to compute
             // Mode All as a bitmask tile (a word of 64 columns tested at once); where y is x, the
             // tiles above the diagonal only, each pair added with its mirror.
-            Problem tiles = p;
-            if (!count) tiles.output = SimilarityOutput::Bitmask;
+            SimilarityOptions cpu = o;
+            if (!count) cpu.output = SimilarityOutput::Bitmask;
+            // Never the whole output at once: 2048 x 2048 tiles when unset (a 512 KiB bitmask, in
+            // the L2 cache as it is scanned; the GPU's default, 1024, is make_plan's).
+            if (!cpu.tile) cpu.tile = 2048;
+            const Problem tiles = make_problem(x, y, cpu);
             const bool symmetric = detail::similarity::uses_symmetry(tiles, o.method);
             const SimilarityTileSink add_tile = [&](const SimilarityTile& tile) {
                 pairs.add_tile(tile, least, symmetric && tile.col0 > tile.row0);
             };
-            // Never the whole output at once: 2048 x 2048 tiles when unset (a 512 KiB bitmask, in
-            // the L2 cache as it is scanned; the GPU's default, 1024, is make_plan's).
-            SimilarityOptions cpu = o;
-            if (!cpu.tile) cpu.tile = 2048;
-            run_cpu(tiles, make_plan(tiles, cpu, Backend::Cpu), o.method, nullptr, &add_tile, tracker, false);
+            run_cpu(tiles, make_plan(tiles, cpu, Backend::Cpu), o.method, nullptr, &add_tile, tracker, &progress,
+                    false);
         },
         [&](const Context& context, detail::MemoryTracker& tracker) {
             if (on_device) {
@@ -351,9 +349,8 @@ void similarity_transpose(const SimilarityTile& tile, void* dst, std::size_t dst
     const auto* dst_end = dst_begin + (tile.cols - 1) * dst_row_stride_bytes + row_bytes(tile.rows, tile.output);
     require(std::less<>{}(dst_end, src_begin + 1) || std::less<>{}(src_end, dst_begin + 1),
             "dst: overlaps the tile's data");
-    Problem p;
-    p.output = tile.output;
-    detail::similarity::cpu_transpose(p, {const_cast<void*>(tile.data), tile.row_stride_bytes}, tile.rows, tile.cols,
+    detail::similarity::cpu_transpose(Problem{.output = tile.output},
+                                      {const_cast<void*>(tile.data), tile.row_stride_bytes}, tile.rows, tile.cols,
                                       {dst, dst_row_stride_bytes});
 }
 

@@ -25,10 +25,18 @@ struct Problem {
     SimilarityMode mode = SimilarityMode::Count;
     SimilarityOutput output = SimilarityOutput::Int32;  // resolved, never Default
     // y is x (the same memory and view): S is symmetric, exactly (|a - b| = |b - a| in floats).
+    // Whether a method uses it is uses_symmetry's question.
     bool symmetric = false;
-    // The CPU backend adds the output elements it has done here (a mirror's too); the GPU's
-    // drivers do not read it (their caller counts delivered tiles).
-    detail::Progress* progress = nullptr;
+
+    // The same problem over copies of its operands (the GPU's, packed: ld = columns).
+    Problem with_operands(const float* x_copy, std::size_t ldx_copy, const float* y_copy, std::size_t ldy_copy) const {
+        Problem p = *this;
+        p.x = x_copy;
+        p.ldx = ldx_copy;
+        p.y = y_copy;
+        p.ldy = ldy_copy;
+        return p;
+    }
 };
 
 // Rows [row0, row0 + rows) of x's features against columns [col0, col0 + cols) of y's.
@@ -47,10 +55,12 @@ struct RegionOutput {
 // blocks, no intermediate; with `mirror` (y is x, a region off the diagonal) each stored block
 // is also written transposed there, mirror(b, a) = S(a, b) for the rows x cols region. Naive:
 // NumPy's broadcast, materialising samples x rows x cols differences and a boolean mask per
-// region (checked against available memory first).
+// region (checked against available memory first). Both add the output elements they have done
+// to `progress` (a mirror's too) where it is given.
 void cpu_fused(const Problem& problem, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
-               const RegionOutput* mirror = nullptr);
-void cpu_naive(const Problem& problem, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker);
+               detail::Progress* progress, const RegionOutput* mirror = nullptr);
+void cpu_naive(const Problem& problem, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
+               detail::Progress* progress);
 
 // Where y is x, the fused method computes S on and above the diagonal only and mirrors the
 // rest, where that pays: with few samples a pair costs less than its mirrored copy, and the

@@ -74,8 +74,9 @@ struct FusedPlan {
         : panels(ceil_div(region.cols, kPanelCols)),
           groups(ceil_div(panels, kGroupPanels)),
           items(ceil_div(region.rows, kBandRows) * groups),
+          symmetric(uses_symmetry(p, Method::Fused)),
           // y is x and this region straddles the diagonal: blocks on and above it only (~half the work).
-          diagonal(p.symmetric && region.row0 == region.col0 && region.rows == region.cols),
+          diagonal(symmetric && region.row0 == region.col0 && region.rows == region.cols),
           chunk(std::min(kSampleChunk, std::max<std::size_t>(p.samples, 1))),
           band_rows(std::min(kBandRows, round_up(region.rows, kBlockRows))),
           acc_size(std::min(kGroupPanels, panels) * band_rows * kPanelCols) {
@@ -84,7 +85,7 @@ struct FusedPlan {
 #endif
     }
     std::size_t panels, groups, items;
-    bool diagonal;
+    bool symmetric, diagonal;
     std::size_t chunk, band_rows, acc_size;
     int threads = 1;
 };
@@ -172,7 +173,7 @@ void store_item(const Problem& p, const FusedPlan& plan, const FusedItem& item, 
 }  // namespace
 
 void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
-               const RegionOutput* mirror) {
+               detail::Progress* progress, const RegionOutput* mirror) {
     if (region.rows == 0 || region.cols == 0) return;
     const BlockKernel count_block = block_kernel();
     const FusedPlan plan(p, region);
@@ -202,12 +203,12 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out, 
         const std::size_t group_cols =
             std::min(item.group_panels * kPanelCols, region.cols - item.first_panel * kPanelCols);
         const std::uint64_t item_elements =
-            std::uint64_t{item.in} * group_cols * (p.symmetric && !plan.diagonal ? 2 : 1);
+            std::uint64_t{item.in} * group_cols * (plan.symmetric && !plan.diagonal ? 2 : 1);
         if (!item.below(item.group_panels - 1, item.i0)) {
             count_item(p, plan, item, xsource, ypacked, count_block);
             store_item(p, plan, item, out, mirror);
         }
-        if (p.progress) p.progress->add(item_elements);
+        if (progress) progress->add(item_elements);
     }
 }
 

@@ -6,7 +6,8 @@
 
 namespace hpcml::detail::similarity {
 
-void cpu_naive(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker) {
+void cpu_naive(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
+               detail::Progress* progress) {
     const std::size_t pairs = detail::checked_mul(region.rows, region.cols, "similarity naive");
     const std::size_t elements = detail::checked_mul(p.samples, pairs, "similarity naive");
     // x[:, :, None] - y[:, None, :] (float32), abs(.) < t (bool), .sum(0) or .all(0) (int64).
@@ -36,7 +37,7 @@ void cpu_naive(const Problem& p, const Region& region, const RegionOutput& out, 
         for (std::size_t e = 0; e < pairs; ++e) reduced[e] = reduced[e] ? static_cast<std::int64_t>(p.samples) : 0;
     }
     cpu::store_counts(reduced.data(), region.cols, region.rows, region.cols, 0, 0, p, out);
-    if (p.progress) p.progress->add(pairs);
+    if (progress) progress->add(pairs);
 }
 
 }  // namespace hpcml::detail::similarity

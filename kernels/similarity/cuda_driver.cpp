@@ -77,11 +77,7 @@ DeviceInputs upload(const Problem& host, cudaStream_t stream, detail::MemoryTrac
     in.x = copy(host.x, host.ldx, host.n, "similarity x on device");
     if (!self) in.y = copy(host.y, host.ldy, host.m, "similarity y on device");
     HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
-    in.problem = host;
-    in.problem.x = in.x.data();
-    in.problem.ldx = host.n;
-    in.problem.y = self ? in.x.data() : in.y.data();
-    in.problem.ldy = self ? host.n : host.m;
+    in.problem = host.with_operands(in.x.data(), host.n, self ? in.x.data() : in.y.data(), self ? host.n : host.m);
     return in;
 }
 

@@ -68,10 +68,12 @@ def sf(x, mu, lam, *, backend="auto", device=None):
 
 
 def logcdf(x, mu, lam, *, backend="auto", device=None):
+    """log F(x), finite far into the lower tail where F underflows."""
     return _evaluate("logcdf", x, mu, lam, backend, device)
 
 
 def logsf(x, mu, lam, *, backend="auto", device=None):
+    """log(1 - F(x)), finite far into the upper tail where 1 - F underflows."""
     return _evaluate("logsf", x, mu, lam, backend, device)
 
 
