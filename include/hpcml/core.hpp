@@ -99,6 +99,8 @@ std::vector<Backend> available_backends();
 // environment variable HPCML_CPU_KERNEL=avx2 or =baseline caps it, for comparisons (another
 // value makes this and every CPU call raise InvalidArgument naming the variable).
 std::string_view cpu_kernel();
+// Every level's name, best first (the values HPCML_CPU_KERNEL takes).
+std::vector<std::string_view> cpu_kernel_names();
 // What that level's similarity kernel does at best: pair-samples per cycle and physical core (16
 // with AVX-512, 8 with AVX2, 4 at the baseline), the floor the benchmarks quote.
 double cpu_kernel_pair_samples_per_cycle();

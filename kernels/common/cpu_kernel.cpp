@@ -81,6 +81,8 @@ double pair_samples_per_cycle(CpuKernel level) noexcept {
 
 std::string_view cpu_kernel() { return detail::to_string(detail::cpu_kernel_level()); }
 
+std::vector<std::string_view> cpu_kernel_names() { return detail::names_in(detail::CpuLevels::names); }
+
 double cpu_kernel_pair_samples_per_cycle() { return detail::pair_samples_per_cycle(detail::cpu_kernel_level()); }
 
 }  // namespace hpcml

@@ -27,7 +27,8 @@ enum class CpuKernel : unsigned {};
 #define HPCML_COMPILED_FOR_BASELINE
 #endif
 
-// The levels, one entry each; adding a level is one entry here, its place in CpuLevels, and the
+// The levels, one entry each, written best first as in CpuLevels (tests/CMakeLists.txt reads
+// their names in this order); adding a level is one entry here, its place in CpuLevels, and the
 // kernels written for it (best_kernel picks them). An entry gives
 //   value, name              its rank and its name (HPCML_CPU_KERNEL, hpcml::cpu_kernel());
 //   detected()               whether this CPU runs it (cpu_kernel.cpp);

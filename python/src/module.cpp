@@ -97,6 +97,14 @@ NB_MODULE(_hpcml, m) {
         "cpu_kernel", [] { return std::string(hpcml::cpu_kernel()); },
         "The instruction set the CPU backend's kernels use here: 'avx512', 'avx2' or 'baseline' "
         "(HPCML_CPU_KERNEL=avx2 or =baseline in the environment caps it).");
+    m.def(
+        "cpu_kernel_names",
+        [] {
+            std::vector<std::string> names;
+            for (std::string_view name : hpcml::cpu_kernel_names()) names.emplace_back(name);
+            return names;
+        },
+        "Every CPU level's name, best first (the values HPCML_CPU_KERNEL takes).");
     m.def("cpu_kernel_pair_samples_per_cycle", &hpcml::cpu_kernel_pair_samples_per_cycle,
           "The similarity kernel's best at that level: pair-samples per cycle and physical core (the "
           "floor the benchmarks quote).");

@@ -19,5 +19,5 @@ BACKENDS = ["cpu", pytest.param("cuda", marks=[pytest.mark.cuda, _skip_without_c
 
 # The CPU's instruction sets here, best first: hpcml.cpu_kernel() and each lesser one, which the
 # environment variable HPCML_CPU_KERNEL selects (read at each call, so monkeypatch.setenv works).
-LEVELS = ["avx512", "avx2", "baseline"]
+LEVELS = hpcml.cpu_kernel_names()
 CPU_KERNELS = LEVELS[LEVELS.index(hpcml.cpu_kernel()):]
