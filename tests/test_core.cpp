@@ -291,6 +291,40 @@ TEST(Memory, HostBufferMoveKeepsAccounting) {
     EXPECT_EQ(tracker.stats().peak_host_bytes, 3072u);
 }
 
+// A freed block serves the next request it fits (at most twice its size), 64-byte aligned; a
+// Fresh block (the naive baselines') is never kept; release_cached_memory empties the cache.
+// Builds with AddressSanitizer keep nothing (so that a use after free is caught).
+TEST(Memory, HostBlocksAreKeptForTheNextCall) {
+    hpcml::release_cached_memory();
+    hpcml::detail::MemoryTracker tracker;
+    const void* first = nullptr;
+    {
+        hpcml::detail::HostBuffer<float> a(tracker, 1 << 20, "a");
+        first = a.data();
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(first) % 64, 0u);
+    }
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "AddressSanitizer build: host blocks are not kept";
+#endif
+    {
+        hpcml::detail::HostBuffer<float> again(tracker, 3 << 18, "again");  // 3 MiB from the kept 4 MiB
+        EXPECT_EQ(again.data(), first);
+        hpcml::detail::HostBuffer<float> other(tracker, 1 << 20, "other");  // the kept block is in use
+        EXPECT_NE(other.data(), first);
+    }
+    {
+        hpcml::detail::HostBuffer<float> small(tracker, 1 << 18, "small");  // a quarter: not from a kept block
+        EXPECT_NE(small.data(), first);
+        hpcml::detail::HostBuffer<float> fresh(tracker, 1 << 20, "fresh", hpcml::detail::HostBlock::Fresh);
+        EXPECT_NE(fresh.data(), first);
+    }
+    // again (3 MiB, in a 4 MiB block) and other (4 MiB): the kept block's spare MiB is not counted
+    EXPECT_EQ(tracker.stats().peak_host_bytes, std::size_t{7} << 20);
+    hpcml::release_cached_memory();
+    hpcml::detail::HostBuffer<float> after(tracker, 1 << 20, "after");
+    std::fill(after.data(), after.data() + after.size(), 1.0f);
+}
+
 TEST(Memory, OversizedRequestsFailCleanly) {
     const auto e = capture_error(
         [] { hpcml::detail::ensure_host_fits(std::numeric_limits<std::size_t>::max() / 2, "naive intermediate"); });

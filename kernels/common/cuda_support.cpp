@@ -246,6 +246,7 @@ void destroy_device_pools() noexcept {
 namespace hpcml {
 
 void release_cached_memory() noexcept {
+    detail::release_host_cache();
     detail::Caches& c = detail::caches();
     const std::lock_guard<std::mutex> lock(c.mutex);
     for (const auto& [capacity, block] : c.pinned) (void)cudaFreeHost(block);

@@ -5,8 +5,81 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <new>
 
 namespace hpcml::detail {
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kKeepHostBlocks = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kKeepHostBlocks = false;
+#else
+constexpr bool kKeepHostBlocks = true;
+#endif
+#else
+constexpr bool kKeepHostBlocks = true;
+#endif
+
+constexpr std::align_val_t kHostAlignment{64};
+
+// The kept blocks, one set per process, never destroyed (a call may come late, from a thread
+// still running at exit).
+struct HostCache {
+    std::mutex mutex;
+    std::multimap<std::size_t, void*> blocks;  // capacity -> block
+    std::size_t bytes = 0;
+};
+HostCache& host_cache() {
+    static HostCache* cache = new HostCache;
+    return *cache;
+}
+
+}  // namespace
+
+void* host_take(std::size_t bytes, std::size_t& capacity, HostBlock kind) noexcept {
+    if (kKeepHostBlocks && kind == HostBlock::Kept) {
+        HostCache& c = host_cache();
+        const std::lock_guard<std::mutex> lock(c.mutex);
+        if (const auto found = c.blocks.lower_bound(bytes); found != c.blocks.end() && found->first / 2 <= bytes) {
+            capacity = found->first;
+            void* block = found->second;
+            c.bytes -= capacity;
+            c.blocks.erase(found);
+            return block;
+        }
+    }
+    capacity = bytes;
+    return ::operator new(bytes, kHostAlignment, std::nothrow);
+}
+
+void host_give(void* block, std::size_t capacity, HostBlock kind) noexcept {
+    if (kKeepHostBlocks && kind == HostBlock::Kept) {
+        HostCache& c = host_cache();
+        try {
+            const std::lock_guard<std::mutex> lock(c.mutex);
+            if (c.bytes + capacity <= kHostCacheBytes) {
+                c.blocks.emplace(capacity, block);
+                c.bytes += capacity;
+                return;
+            }
+        } catch (...) {  // no memory to keep it: free it instead
+        }
+    }
+    ::operator delete(block, kHostAlignment);
+}
+
+void release_host_cache() noexcept {
+    HostCache& c = host_cache();
+    const std::lock_guard<std::mutex> lock(c.mutex);
+    for (const auto& [capacity, block] : c.blocks) ::operator delete(block, kHostAlignment);
+    c.blocks.clear();
+    c.bytes = 0;
+}
 
 std::size_t host_available_bytes() {
     // MemAvailable counts reclaimable page cache, unlike sysconf(_SC_AVPHYS_PAGES).

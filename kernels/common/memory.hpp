@@ -6,9 +6,9 @@
 
 #include <atomic>
 #include <cstddef>
-#include <memory>
-#include <new>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "error.hpp"
 
@@ -63,45 +63,73 @@ std::size_t host_available_bytes();
 // killed later; naive baselines call this before materialising their intermediates.
 void ensure_host_fits(std::size_t bytes, const std::string& what);
 
-// A tracked, uninitialised host array of trivially copyable T.
+// Host blocks for HostBuffer, 64-byte aligned, kept between calls: a freed block (up to
+// kHostCacheBytes in all) serves the next request it fits, at most twice its size, so that a
+// call made block after block (hpcml-similarity's) reuses its pages instead of mapping and
+// faulting them in again. take() returns a block of at least `bytes` and its capacity (null where
+// the memory is not there); give() keeps or frees it; release_host_cache() frees every kept block
+// (release_cached_memory calls it). Builds with AddressSanitizer keep nothing, so that a use
+// after free is still caught. A Fresh block is allocated and freed each time, as NumPy's arrays
+// are: the naive baselines' intermediates.
+constexpr std::size_t kHostCacheBytes = std::size_t{1} << 30;
+enum class HostBlock { Kept, Fresh };
+void* host_take(std::size_t bytes, std::size_t& capacity, HostBlock kind) noexcept;
+void host_give(void* block, std::size_t capacity, HostBlock kind) noexcept;
+void release_host_cache() noexcept;
+
+// A tracked, uninitialised host array of trivially copyable T (host_take's blocks).
 template <class T>
 class HostBuffer {
+    static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= 64);
+
 public:
     HostBuffer() = default;
-    HostBuffer(MemoryTracker& tracker, std::size_t count, const std::string& what) : tracker_(&tracker), count_(count) {
+    HostBuffer(MemoryTracker& tracker, std::size_t count, const std::string& what, HostBlock kind = HostBlock::Kept)
+        : tracker_(&tracker), count_(count), kind_(kind) {
         const std::size_t bytes = checked_mul(count, sizeof(T), what.c_str());
         if (bytes == 0) return;
-        data_.reset(new (std::nothrow) T[count]);
+        data_ = static_cast<T*>(host_take(bytes, capacity_, kind));
         if (!data_) {
             raise(ErrorKind::OutOfMemory, what + ": could not allocate " + format_bytes(bytes) + " of host memory");
         }
         tracker_->allocated_host(bytes);
     }
-    HostBuffer(HostBuffer&&) noexcept = default;
+    HostBuffer(HostBuffer&& other) noexcept
+        : tracker_(other.tracker_),
+          count_(std::exchange(other.count_, 0)),
+          capacity_(std::exchange(other.capacity_, 0)),
+          kind_(other.kind_),
+          data_(std::exchange(other.data_, nullptr)) {}
     HostBuffer& operator=(HostBuffer&& other) noexcept {
         release();
         tracker_ = other.tracker_;
-        count_ = other.count_;
-        data_ = std::move(other.data_);
-        other.count_ = 0;
+        kind_ = other.kind_;
+        count_ = std::exchange(other.count_, 0);
+        capacity_ = std::exchange(other.capacity_, 0);
+        data_ = std::exchange(other.data_, nullptr);
         return *this;
     }
+    HostBuffer(const HostBuffer&) = delete;
+    HostBuffer& operator=(const HostBuffer&) = delete;
     ~HostBuffer() { release(); }
 
-    T* data() noexcept { return data_.get(); }
-    const T* data() const noexcept { return data_.get(); }
+    T* data() noexcept { return data_; }
+    const T* data() const noexcept { return data_; }
     std::size_t size() const noexcept { return count_; }
     T& operator[](std::size_t i) noexcept { return data_[i]; }
     const T& operator[](std::size_t i) const noexcept { return data_[i]; }
 
 private:
     void release() noexcept {
-        if (data_) tracker_->freed_host(count_ * sizeof(T));
-        data_.reset();
+        if (!data_) return;
+        tracker_->freed_host(count_ * sizeof(T));
+        host_give(data_, capacity_, kind_);
+        data_ = nullptr;
     }
     MemoryTracker* tracker_ = nullptr;
-    std::size_t count_ = 0;
-    std::unique_ptr<T[]> data_;
+    std::size_t count_ = 0, capacity_ = 0;
+    HostBlock kind_ = HostBlock::Kept;
+    T* data_ = nullptr;
 };
 
 }  // namespace hpcml::detail

@@ -13,7 +13,7 @@
 namespace hpcml {
 
 std::string cuda_architectures() { return ""; }
-void release_cached_memory() noexcept {}
+void release_cached_memory() noexcept { detail::release_host_cache(); }
 
 DeviceQuery query_devices() {
     DeviceQuery query;

@@ -106,8 +106,9 @@ void cpu_distances_naive(const DistanceProblem& p, MemoryTracker& tracker) {
                      "naive distances (P x G matrices of densities, cdfs and differences)");
     // The seed's steps, each materialising a P x G matrix; the normal's is broadcast over P.
     auto distance = [&](auto ig_value, auto normal_value, auto reduce, double* result) {
-        HostBuffer<double> ig(tracker, cells, "naive IG matrix"), normal(tracker, cells, "naive normal matrix"),
-            diff(tracker, cells, "naive difference matrix");
+        HostBuffer<double> ig(tracker, cells, "naive IG matrix", HostBlock::Fresh),
+            normal(tracker, cells, "naive normal matrix", HostBlock::Fresh),
+            diff(tracker, cells, "naive difference matrix", HostBlock::Fresh);
         for (std::size_t k = 0; k < p.pairs; ++k)
             for (std::size_t g = 0; g < p.grid.points; ++g)
                 ig[k * p.grid.points + g] = ig_value(p.grid.at(g), p.mu[k], p.lam[k]);

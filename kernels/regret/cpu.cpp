@@ -23,8 +23,8 @@ namespace {
 
 using Vector = HostBuffer<double>;
 
-Vector zeros(MemoryTracker& tracker, std::size_t n, double value = 0.0) {
-    Vector v(tracker, n, "regret matching state");
+Vector zeros(MemoryTracker& tracker, std::size_t n, double value = 0.0, HostBlock kind = HostBlock::Kept) {
+    Vector v(tracker, n, "regret matching state", kind);
     std::fill(v.data(), v.data() + n, value);
     return v;
 }
@@ -247,7 +247,7 @@ struct CpuIteration {
     // One player's utilities in a pass of their own: the naive method's lands in a fresh
     // temporary first, as the eager program's GEMV result does.
     void own_pass(int q) {
-        Vector fresh = fused ? Vector() : zeros(tracker, p[q].size());
+        Vector fresh = fused ? Vector() : zeros(tracker, p[q].size(), 0.0, HostBlock::Fresh);
         double* u = fused ? p[q].u.data() : fresh.data();
         if (q == 0) pass_over_a(nullptr, p[1].s.data(), u, nullptr);
         if (q == 1) pass_over_a(p[0].s.data(), nullptr, nullptr, u);

@@ -14,15 +14,15 @@ void cpu_naive(const Problem& p, const Region& region, const RegionOutput& out, 
     detail::ensure_host_fits(
         detail::checked_mul(elements, sizeof(float) + 1, "similarity naive") + pairs * sizeof(std::int64_t),
         "naive similarity (samples x rows x cols float32 differences + bool mask)");
-    detail::HostBuffer<float> diff(tracker, elements, "naive similarity differences");
+    detail::HostBuffer<float> diff(tracker, elements, "naive similarity differences", detail::HostBlock::Fresh);
     for (std::size_t s = 0; s < p.samples; ++s)
         for (std::size_t i = 0; i < region.rows; ++i)
             for (std::size_t j = 0; j < region.cols; ++j)
                 diff[(s * region.rows + i) * region.cols + j] =
                     p.x[s * p.ldx + region.row0 + i] - p.y[s * p.ldy + region.col0 + j];
-    detail::HostBuffer<std::uint8_t> mask(tracker, elements, "naive similarity mask");
+    detail::HostBuffer<std::uint8_t> mask(tracker, elements, "naive similarity mask", detail::HostBlock::Fresh);
     for (std::size_t e = 0; e < elements; ++e) mask[e] = std::fabs(diff[e]) < p.threshold;
-    detail::HostBuffer<std::int64_t> reduced(tracker, pairs, "naive similarity reduction");
+    detail::HostBuffer<std::int64_t> reduced(tracker, pairs, "naive similarity reduction", detail::HostBlock::Fresh);
     const bool all_mode = p.mode == SimilarityMode::All;
     for (std::size_t e = 0; e < pairs; ++e) reduced[e] = all_mode ? 1 : 0;
     for (std::size_t s = 0; s < p.samples; ++s)

@@ -129,7 +129,8 @@ NB_MODULE(_hpcml, m) {
         "architectures this build has kernels for, and every visible device (usable or not, and why).");
 
     m.def("release_cached_memory", &hpcml::release_cached_memory,
-          "Hands back the pinned staging blocks and unused device-pool memory hpcml keeps between calls.");
+          "Hands back the host scratch blocks, pinned staging blocks and unused device-pool memory hpcml keeps "
+          "between calls.");
 
     m.def(
         "resolve_backend",
