@@ -52,8 +52,10 @@ struct SimilarityOptions : ExecutionOptions {
     SimilarityOutput output = SimilarityOutput::Default;
     // Output tile edge: the output is produced tile x tile at a time (on the GPU, several tiles
     // per launch, each copied to the host while the next is computed). Unset: the backend picks
-    // (the whole output on the CPU; batches of 1024 x 1024 tiles on the GPU). Must be >= 1.
-    // With Bitmask output the column edge is rounded up to a multiple of 8.
+    // (the whole output on the CPU; batches of 1024 x 1024 tiles on the GPU). On the CPU the
+    // fused method fills a host output in one pass whatever the tile: there the tile shapes what
+    // a tile sink receives, and the naive method's intermediates. Must be >= 1. With Bitmask
+    // output the column edge is rounded up to a multiple of 8.
     std::optional<std::size_t> tile;
 };
 

@@ -164,45 +164,50 @@ void for_each_tile(const Problem& p, const TilePlan& plan, Visit&& visit) {
             visit(Region{r, c, std::min(plan.tile_rows, p.n - r), std::min(plan.tile_cols, p.m - c)});
 }
 
-// The CPU backend: each tile written straight into `out`, or through a tile buffer to `sink`.
-// Where y is x (uses_symmetry) the fused method computes tiles on and above the diagonal only
-// (square tiles; the diagonal ones half) and writes each off-diagonal tile's mirror as it
-// stores the tile: into `out`, or to the sink right after the tile itself (unless
+// The CPU backend into the caller's output: the fused method in one region whatever the tile (a
+// tile is a unit of output, not of work; where y is x, cpu_fused computes the diagonal region's
+// blocks on and above the diagonal and mirrors them), the naive one tile by tile (its
+// intermediates are a tile's, as the seed's were).
+void run_cpu_into(const Problem& p, const TilePlan& plan, Method method, void* out, detail::MemoryTracker& tracker,
+                  detail::Progress* progress) {
+    if (method == Method::Fused) {
+        detail::similarity::cpu_fused(p, {0, 0, p.n, p.m}, region_of(out, p, 0, 0), tracker, progress);
+        return;
+    }
+    for_each_tile(p, plan, [&](const Region& region) {
+        detail::similarity::cpu_naive(p, region, region_of(out, p, region.row0, region.col0), tracker, progress);
+    });
+}
+
+// The CPU backend to a sink, through a tile buffer. Where y is x (uses_symmetry) the fused method
+// computes the tiles on and above the diagonal only (square tiles; the diagonal ones half) and
+// hands each off-diagonal tile's mirror to the sink right after the tile itself (unless
 // !sink_mirrors: the sink then gets the tiles on and above the diagonal only).
-void run_cpu(const Problem& p, TilePlan plan, Method method, void* out, const SimilarityTileSink* sink,
-             detail::MemoryTracker& tracker, detail::Progress* progress, bool sink_mirrors = true) {
+void run_cpu_to_sink(const Problem& p, TilePlan plan, Method method, const SimilarityTileSink& sink,
+                     detail::MemoryTracker& tracker, detail::Progress* progress, bool sink_mirrors = true) {
     using detail::similarity::row_bytes;
     const bool symmetric = detail::similarity::uses_symmetry(p, method);
     if (symmetric) plan.tile_rows = plan.tile_cols = std::max(plan.tile_rows, plan.tile_cols);
-    auto compute = [&](const Region& region, const RegionOutput& to, const RegionOutput* mirror) {
-        if (method == Method::Fused) {
-            detail::similarity::cpu_fused(p, region, to, tracker, progress, mirror);
-        } else {
-            detail::similarity::cpu_naive(p, region, to, tracker, progress);
-        }
-    };
     const std::size_t tile_bytes = detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols, p.output), "tile");
-    detail::HostBuffer<unsigned char> tile_buffer, mirror_buffer;
-    if (sink) tile_buffer = detail::HostBuffer<unsigned char>(tracker, tile_bytes, "similarity tile buffer");
-    if (sink && sink_mirrors && symmetric && p.n > plan.tile_rows)
+    detail::HostBuffer<unsigned char> tile_buffer(tracker, tile_bytes, "similarity tile buffer"), mirror_buffer;
+    if (sink_mirrors && symmetric && p.n > plan.tile_rows)
         mirror_buffer = detail::HostBuffer<unsigned char>(tracker, tile_bytes, "similarity mirror tile buffer");
     for_each_tile(p, plan, [&](const Region& region) {
         if (symmetric && region.col0 < region.row0) return;  // written as the mirror of (col0, row0)
-        const bool mirror = symmetric && region.col0 > region.row0 && (out || sink_mirrors);
+        const bool mirror = symmetric && region.col0 > region.row0 && sink_mirrors;
         const Region mirrored{region.col0, region.row0, region.cols, region.rows};
-        if (sink) {
-            const RegionOutput tile{tile_buffer.data(), row_bytes(region.cols, p.output)};
-            const RegionOutput back{mirror_buffer.data(), row_bytes(mirrored.cols, p.output)};
-            compute(region, tile, mirror ? &back : nullptr);
-            (*sink)(SimilarityTile{region.row0, region.col0, region.rows, region.cols, tile.data, tile.row_stride_bytes,
-                                   p.output});
-            if (mirror)
-                (*sink)(SimilarityTile{mirrored.row0, mirrored.col0, mirrored.rows, mirrored.cols, back.data,
-                                       back.row_stride_bytes, p.output});
+        const RegionOutput tile{tile_buffer.data(), row_bytes(region.cols, p.output)};
+        const RegionOutput back{mirror_buffer.data(), row_bytes(mirrored.cols, p.output)};
+        if (method == Method::Fused) {
+            detail::similarity::cpu_fused(p, region, tile, tracker, progress, mirror ? &back : nullptr);
         } else {
-            const RegionOutput back = region_of(out, p, mirrored.row0, mirrored.col0);
-            compute(region, region_of(out, p, region.row0, region.col0), mirror ? &back : nullptr);
+            detail::similarity::cpu_naive(p, region, tile, tracker, progress);
         }
+        sink(SimilarityTile{region.row0, region.col0, region.rows, region.cols, tile.data, tile.row_stride_bytes,
+                            p.output});
+        if (mirror)
+            sink(SimilarityTile{mirrored.row0, mirrored.col0, mirrored.rows, mirrored.cols, back.data,
+                                back.row_stride_bytes, p.output});
     });
 }
 
@@ -214,7 +219,12 @@ RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* si
     const RunStats stats = detail::dispatch(
         options, {.name = "similarity", .reports_progress = true, .shape = {p.samples, p.n, p.m}},
         [&](detail::MemoryTracker& tracker) {
-            run_cpu(p, make_plan(p, options, Backend::Cpu), options.method, out, sink, tracker, &progress);
+            const TilePlan plan = make_plan(p, options, Backend::Cpu);
+            if (sink) {
+                run_cpu_to_sink(p, plan, options.method, *sink, tracker, &progress);
+            } else {
+                run_cpu_into(p, plan, options.method, out, tracker, &progress);
+            }
         },
         [&](const Context& context, detail::MemoryTracker& tracker) {
             // Without a sink, finished tiles are copied into the caller's output; either way
@@ -299,8 +309,7 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
             const SimilarityTileSink add_tile = [&](const SimilarityTile& tile) {
                 pairs.add_tile(tile, least, symmetric && tile.col0 > tile.row0);
             };
-            run_cpu(tiles, make_plan(tiles, cpu, Backend::Cpu), o.method, nullptr, &add_tile, tracker, &progress,
-                    false);
+            run_cpu_to_sink(tiles, make_plan(tiles, cpu, Backend::Cpu), o.method, add_tile, tracker, &progress, false);
         },
         [&](const Context& context, detail::MemoryTracker& tracker) {
             if (on_device) {
