@@ -39,10 +39,14 @@ HostCache& host_cache() {
     return *cache;
 }
 
+bool kept(std::size_t bytes, HostBlock kind) {
+    return kKeepHostBlocks && kind == HostBlock::Kept && bytes >= kSmallestKeptBytes;
+}
+
 }  // namespace
 
 void* host_take(std::size_t bytes, std::size_t& capacity, HostBlock kind) noexcept {
-    if (kKeepHostBlocks && kind == HostBlock::Kept) {
+    if (kept(bytes, kind)) {
         HostCache& c = host_cache();
         const std::lock_guard<std::mutex> lock(c.mutex);
         if (const auto found = c.blocks.lower_bound(bytes); found != c.blocks.end() && found->first / 2 <= bytes) {
@@ -58,7 +62,7 @@ void* host_take(std::size_t bytes, std::size_t& capacity, HostBlock kind) noexce
 }
 
 void host_give(void* block, std::size_t capacity, HostBlock kind) noexcept {
-    if (kKeepHostBlocks && kind == HostBlock::Kept) {
+    if (kept(capacity, kind)) {
         HostCache& c = host_cache();
         try {
             const std::lock_guard<std::mutex> lock(c.mutex);

@@ -63,15 +63,17 @@ std::size_t host_available_bytes();
 // killed later; naive baselines call this before materialising their intermediates.
 void ensure_host_fits(std::size_t bytes, const std::string& what);
 
-// Host blocks for HostBuffer, 64-byte aligned, kept between calls: a freed block (up to
-// kHostCacheBytes in all) serves the next request it fits, at most twice its size, so that a
+// Host blocks for HostBuffer, 64-byte aligned, kept between calls: a freed block of at least
+// kSmallestKeptBytes (smaller ones are malloc's, which keeps them per thread at less cost than a
+// shared cache; a batch of small games allocates millions) and up to kHostCacheBytes in all
+// serves the next request it fits, at most twice its size, so that a
 // call made block after block (hpcml-similarity's) reuses its pages instead of mapping and
 // faulting them in again. take() returns a block of at least `bytes` and its capacity (null where
 // the memory is not there); give() keeps or frees it; release_host_cache() frees every kept block
 // (release_cached_memory calls it). Builds with AddressSanitizer keep nothing, so that a use
 // after free is still caught. A Fresh block is allocated and freed each time, as NumPy's arrays
 // are: the naive baselines' intermediates.
-constexpr std::size_t kHostCacheBytes = std::size_t{1} << 30;
+constexpr std::size_t kHostCacheBytes = std::size_t{1} << 30, kSmallestKeptBytes = std::size_t{64} << 10;
 enum class HostBlock { Kept, Fresh };
 void* host_take(std::size_t bytes, std::size_t& capacity, HostBlock kind) noexcept;
 void host_give(void* block, std::size_t capacity, HostBlock kind) noexcept;
