@@ -58,6 +58,7 @@ void* host_take(std::size_t bytes, std::size_t& capacity, HostBlock kind) noexce
         }
     }
     capacity = bytes;
+    if (bytes < kSmallestKeptBytes) return ::operator new(bytes, std::nothrow);  // malloc's own, as fast
     return ::operator new(bytes, kHostAlignment, std::nothrow);
 }
 
@@ -74,7 +75,11 @@ void host_give(void* block, std::size_t capacity, HostBlock kind) noexcept {
         } catch (...) {  // no memory to keep it: free it instead
         }
     }
-    ::operator delete(block, kHostAlignment);
+    if (capacity < kSmallestKeptBytes) {
+        ::operator delete(block);
+    } else {
+        ::operator delete(block, kHostAlignment);
+    }
 }
 
 void release_host_cache() noexcept {

@@ -63,7 +63,8 @@ std::size_t host_available_bytes();
 // killed later; naive baselines call this before materialising their intermediates.
 void ensure_host_fits(std::size_t bytes, const std::string& what);
 
-// Host blocks for HostBuffer, 64-byte aligned, kept between calls: a freed block of at least
+// Host blocks for HostBuffer, kept between calls (64-byte aligned; smaller than
+// kSmallestKeptBytes, malloc's alignment): a freed block of at least
 // kSmallestKeptBytes (smaller ones are malloc's, which keeps them per thread at less cost than a
 // shared cache; a batch of small games allocates millions) and up to kHostCacheBytes in all
 // serves the next request it fits, at most twice its size, so that a
@@ -82,7 +83,7 @@ void release_host_cache() noexcept;
 // A tracked, uninitialised host array of trivially copyable T (host_take's blocks).
 template <class T>
 class HostBuffer {
-    static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= 64);
+    static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= alignof(std::max_align_t));
 
 public:
     HostBuffer() = default;
