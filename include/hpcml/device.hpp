@@ -58,7 +58,7 @@ std::vector<DeviceInfo> devices();
 // The GPU architectures this build's kernels were compiled for, in words ("" without CUDA).
 std::string cuda_architectures();
 
-// Hands back what hpcml keeps between calls: its host scratch blocks (up to 1 GiB), its pinned
+// Hands back what hpcml keeps between calls: its host scratch blocks (up to 64 MiB), its pinned
 // staging blocks (up to 512 MiB) and the unused memory of its device pools (up to 1 GiB each).
 // Calls after it allocate afresh. Runs by itself at exit.
 void release_cached_memory() noexcept;

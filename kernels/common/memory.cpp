@@ -49,12 +49,18 @@ void* host_take(std::size_t bytes, std::size_t& capacity, HostBlock kind) noexce
     if (kept(bytes, kind)) {
         HostCache& c = host_cache();
         const std::lock_guard<std::mutex> lock(c.mutex);
-        if (const auto found = c.blocks.lower_bound(bytes); found != c.blocks.end() && found->first / 2 <= bytes) {
+        const auto found = c.blocks.lower_bound(bytes);
+        if (found != c.blocks.end() && found->first / 2 <= bytes) {
             capacity = found->first;
             void* block = found->second;
             c.bytes -= capacity;
             c.blocks.erase(found);
             return block;
+        }
+        // A miss: the kept blocks too small for it are of a shape the calls have left behind.
+        for (auto small = c.blocks.begin(); small != found; small = c.blocks.erase(small)) {
+            ::operator delete(small->second, kHostAlignment);
+            c.bytes -= small->first;
         }
     }
     capacity = bytes;

@@ -74,7 +74,7 @@ void ensure_host_fits(std::size_t bytes, const std::string& what);
 // (release_cached_memory calls it). Builds with AddressSanitizer keep nothing, so that a use
 // after free is still caught. A Fresh block is allocated and freed each time, as NumPy's arrays
 // are: the naive baselines' intermediates.
-constexpr std::size_t kHostCacheBytes = std::size_t{1} << 30, kSmallestKeptBytes = std::size_t{64} << 10;
+constexpr std::size_t kHostCacheBytes = std::size_t{64} << 20, kSmallestKeptBytes = std::size_t{64} << 10;
 enum class HostBlock { Kept, Fresh };
 void* host_take(std::size_t bytes, std::size_t& capacity, HostBlock kind) noexcept;
 void host_give(void* block, std::size_t capacity, HostBlock kind) noexcept;
