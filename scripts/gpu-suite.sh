@@ -117,7 +117,9 @@ parts_second() {
     "${regret_large[@]}"
   part 2 10 "main job under hpcml-trace" trace.log "$build/bin/hpcml-trace" --output "$results/trace_main_job.csv" -- \
     "$build/bin/bench_similarity" "${main_job[@]}" --backend cuda --benchmark_min_time=1
-  part 4 90 "examples: the seeds beside hpcml" examples.log examples  # two torch.compile's: 90 s on an H200
+  # The seeds' torch.compile programs compile first: the similarity example took 91 s on an H200
+  # while it compiled the seed twice (since compiled once).
+  part 4 90 "examples: the seeds beside hpcml" examples.log examples
 }
 parts_extra() {
   # The host side of a call: the main job on device arrays (kernels only, beside first's
