@@ -15,9 +15,13 @@ namespace hpcml {
 // Where a computation runs. Auto picks Cuda when a usable device exists, else Cpu.
 enum class Backend { Auto, Cpu, Cuda };
 
-// Fused: the hand-written kernel that never stores the broadcast intermediate.
-// Naive: the eager "broadcast" baseline that does (what PyTorch/NumPy do), for comparison.
-enum class Method { Fused, Naive };
+// Auto: the fastest exact method the call has (similarity: fused or sorted, by a cost model of
+// the shape and mode, docs/similarity.md; the other families: fused); RunStats says which ran.
+// Fused: the hand-written kernel that evaluates every element and never stores the broadcast
+// intermediate. Sorted (similarity only): sorts each sample's values and counts rank intervals
+// as bit masks, the same answer bit for bit with far less work on large inputs.
+// Naive: the eager "broadcast" baseline that does store it (what PyTorch/NumPy do), for comparison.
+enum class Method { Auto, Fused, Sorted, Naive };
 
 enum class ErrorKind { InvalidArgument, OutOfMemory, NoDevice, DriverTooOld, Cuda, Internal };
 
@@ -44,7 +48,7 @@ struct MemoryStats {
 // including transfers), and its peak memory.
 struct RunStats {
     Backend backend = Backend::Cpu;
-    Method method = Method::Fused;
+    Method method = Method::Fused;  // the method that ran (never Auto)
     double seconds = 0.0;
     MemoryStats memory;
 };
@@ -70,7 +74,7 @@ using ProgressCallback = std::function<void(std::uint64_t done, std::uint64_t to
 
 struct ExecutionOptions {
     Backend backend = Backend::Auto;
-    Method method = Method::Fused;  // Naive: the broadcast baseline, for comparison
+    Method method = Method::Auto;  // Naive: the broadcast baseline, for comparison
     int device = 0;                 // CUDA device ordinal (ignored on the CPU)
     void* stream = nullptr;         // cudaStream_t; nullptr is the default stream
     // Called on the calling thread, first once the call has run progress_interval seconds, then
@@ -112,7 +116,7 @@ std::string_view to_string(Backend backend) noexcept;
 std::string_view to_string(Method method) noexcept;
 std::string_view to_string(ErrorKind kind) noexcept;
 
-// Parse "auto" | "cpu" | "cuda" and "fused" | "naive"; anything else throws InvalidArgument
+// Parse "auto" | "cpu" | "cuda" and "auto" | "fused" | "sorted" | "naive"; anything else throws InvalidArgument
 // naming `argument` (for example "--backend").
 Backend parse_backend(std::string_view text, std::string_view argument = "backend");
 Method parse_method(std::string_view text, std::string_view argument = "method");

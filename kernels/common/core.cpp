@@ -28,7 +28,8 @@ namespace {
 
 constexpr std::array<detail::Named<Backend>, 3> kBackends{
     {{Backend::Auto, "auto"}, {Backend::Cpu, "cpu"}, {Backend::Cuda, "cuda"}}};
-constexpr std::array<detail::Named<Method>, 2> kMethods{{{Method::Fused, "fused"}, {Method::Naive, "naive"}}};
+constexpr std::array<detail::Named<Method>, 4> kMethods{
+    {{Method::Auto, "auto"}, {Method::Fused, "fused"}, {Method::Sorted, "sorted"}, {Method::Naive, "naive"}}};
 constexpr std::array<detail::Named<ErrorKind>, 6> kErrorKinds{{{ErrorKind::InvalidArgument, "InvalidArgument"},
                                                                {ErrorKind::OutOfMemory, "OutOfMemory"},
                                                                {ErrorKind::NoDevice, "NoDevice"},

@@ -33,10 +33,13 @@ namespace hpcml::detail {
 struct EntryPoint {
     std::string_view name;
     bool takes_stream = false;           // queues its work on options.stream (else it must be null)
-    bool has_naive = true;               // has a naive method (else options.method must be Fused)
+    bool has_naive = true;               // has a naive method (else options.method must not be Naive)
+    bool has_sorted = false;             // has the sorted method (similarity's; else it must not be Sorted)
+    bool sorted_on_cuda = false;         // ... and on the CUDA backend too
     bool device_memory = false;          // takes device pointers: runs on CUDA (backend Auto or Cuda)
     bool reports_progress = false;       // calls options.progress (progress.hpp; else it must be empty)
     std::array<std::size_t, 3> shape{};  // the call's sizes, for its profiler range (trailing zeros: fewer)
+    Method auto_on_cpu = Method::Fused;  // what Auto runs on the CPU (the family's cost model)
 };
 
 // "hpcml::similarity cuda 256x2000x2000": the name of a call's NVTX range.
@@ -56,8 +59,10 @@ RunStats dispatch(const ExecutionOptions& options, const EntryPoint& entry, OnCp
     };
     if (!entry.takes_stream && options.stream)
         refuse("stream", " does not queue its work on a caller's stream (it returns when done); leave it null");
-    if (!entry.has_naive && options.method != Method::Fused)
-        refuse("method", " has the fused method only (naive is for the functions with a broadcast baseline)");
+    if (!entry.has_naive && options.method == Method::Naive)
+        refuse("method", " has no naive method (naive is for the functions with a broadcast baseline)");
+    if (!entry.has_sorted && options.method == Method::Sorted)
+        refuse("method", " has no sorted method (sorted is the similarity functions')");
     if (entry.device_memory && options.backend == Backend::Cpu)
         refuse("backend", " takes device pointers; use backend cuda or auto");
     if (!entry.reports_progress && options.progress) refuse("progress", " does not report progress; leave it empty");
@@ -66,6 +71,11 @@ RunStats dispatch(const ExecutionOptions& options, const EntryPoint& entry, OnCp
     const auto start = std::chrono::steady_clock::now();
     const Context context = make_context(entry.device_memory ? Backend::Cuda : options.backend, options.device,
                                          entry.takes_stream ? options.stream : nullptr);
+    if (context.backend == Backend::Cuda && options.method == Method::Sorted && !entry.sorted_on_cuda)
+        refuse("method", " runs the sorted method on the CPU only; use backend cpu, or method auto or fused");
+    const Method method = options.method != Method::Auto    ? options.method
+                          : context.backend == Backend::Cpu ? entry.auto_on_cpu
+                                                            : Method::Fused;
     MemoryTracker tracker;
     const NvtxRange range([&] { return range_name(entry, context.backend); });
     if (context.backend == Backend::Cuda) {
@@ -74,7 +84,7 @@ RunStats dispatch(const ExecutionOptions& options, const EntryPoint& entry, OnCp
         on_cpu(tracker);
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return RunStats{context.backend, options.method, seconds, tracker.stats()};
+    return RunStats{context.backend, method, seconds, tracker.stats()};
 }
 
 }  // namespace hpcml::detail

@@ -150,7 +150,7 @@ Distances distance_to_normal(const double* mu, const double* lam, std::size_t pa
     d.stats = detail::dispatch(
         o, {.name = "distance_to_normal", .shape = {pairs, o.grid_points}},
         [&](detail::MemoryTracker& tracker) {
-            if (o.method == Method::Fused) {
+            if (o.method != Method::Naive) {
                 detail::invgauss::cpu_distances_fused(p, tracker);
             } else {
                 detail::invgauss::cpu_distances_naive(p, tracker);

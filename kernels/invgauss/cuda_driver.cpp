@@ -143,7 +143,7 @@ void cuda_distances(const DistanceProblem& p, Method method, const Context& cont
     d.lam = params.data() + p.pairs;
     d.total_variation = results.data();
     d.kolmogorov = results.data() + p.pairs;
-    if (method == Method::Fused) {
+    if (method != Method::Naive) {
         launch_distances_fused(d, s);
     } else {
         launch_distances_naive(d, tracker, s);

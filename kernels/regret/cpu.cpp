@@ -276,7 +276,7 @@ GameSolution cpu_solve(const Game& g, const RegretOptions& o, bool parallel, Mem
     const Schedule sc = make_schedule(o);
     Player p[2] = {Player(tracker, g.n1), Player(tracker, g.n2)};
     Utilities pass_over_a(g, parallel, tracker);
-    CpuIteration backend{g, sc, p, pass_over_a, o.method == Method::Fused, tracker};
+    CpuIteration backend{g, sc, p, pass_over_a, o.method != Method::Naive, tracker};
     GameSolution out;
     for (int t = 1; t <= sc.iterations; ++t) {
         iterate(sc, t, backend);

@@ -150,6 +150,25 @@ TilePlan make_plan(const Problem& p, const SimilarityOptions& options, Backend b
     return plan;
 }
 
+// The method a call runs where it asked for `requested`: Auto is the cost model's choice on
+// the CPU (docs/similarity.md) and the fused kernel on the GPU (which has no sorted kernel yet).
+Method method_for(const Problem& p, Method requested, Backend backend) {
+    if (requested != Method::Auto) return requested;
+    if (backend == Backend::Cuda) return Method::Fused;
+    return detail::similarity::cpu_auto_method(p);
+}
+
+// What the similarity entry points accept of ExecutionOptions.
+detail::EntryPoint entry_point(std::string_view name, const Problem& p, bool device_memory = false) {
+    return {.name = name,
+            .takes_stream = device_memory,
+            .has_sorted = true,
+            .device_memory = device_memory,
+            .reports_progress = !device_memory,
+            .shape = {p.samples, p.n, p.m},
+            .auto_on_cpu = method_for(p, Method::Auto, Backend::Cpu)};
+}
+
 // Rows from row0 and columns from col0 of a packed n x m output `out`, as a region's output.
 RegionOutput region_of(void* out, const Problem& p, std::size_t row0, std::size_t col0) {
     const std::size_t out_row_bytes = detail::similarity::row_bytes(p.m, p.output);
@@ -164,14 +183,24 @@ void for_each_tile(const Problem& p, const TilePlan& plan, Visit&& visit) {
             visit(Region{r, c, std::min(plan.tile_rows, p.n - r), std::min(plan.tile_cols, p.m - c)});
 }
 
-// The CPU backend into the caller's output: the fused method in one region whatever the tile (a
-// tile is a unit of output, not of work; where y is x, cpu_fused computes the diagonal region's
-// blocks on and above the diagonal and mirrors them), the naive one tile by tile (its
+// The CPU's fused or sorted method on a region (mirror: cpu_fused's).
+void run_cpu_region(const Problem& p, Method method, const Region& region, const RegionOutput& out,
+                    detail::MemoryTracker& tracker, detail::Progress* progress, const RegionOutput* mirror = nullptr) {
+    if (method == Method::Sorted) {
+        detail::similarity::cpu_sorted(p, region, out, tracker, progress, mirror);
+    } else {
+        detail::similarity::cpu_fused(p, region, out, tracker, progress, mirror);
+    }
+}
+
+// The CPU backend into the caller's output: the fused and sorted methods in one region whatever
+// the tile (a tile is a unit of output, not of work; where y is x, they compute the diagonal
+// region's blocks on and above the diagonal and mirror them), the naive one tile by tile (its
 // intermediates are a tile's, as the seed's were).
 void run_cpu_into(const Problem& p, const TilePlan& plan, Method method, void* out, detail::MemoryTracker& tracker,
                   detail::Progress* progress) {
-    if (method == Method::Fused) {
-        detail::similarity::cpu_fused(p, {0, 0, p.n, p.m}, region_of(out, p, 0, 0), tracker, progress);
+    if (method != Method::Naive) {
+        run_cpu_region(p, method, {0, 0, p.n, p.m}, region_of(out, p, 0, 0), tracker, progress);
         return;
     }
     for_each_tile(p, plan, [&](const Region& region) {
@@ -198,8 +227,8 @@ void run_cpu_to_sink(const Problem& p, TilePlan plan, Method method, const Simil
         const Region mirrored{region.col0, region.row0, region.cols, region.rows};
         const RegionOutput tile{tile_buffer.data(), row_bytes(region.cols, p.output)};
         const RegionOutput back{mirror_buffer.data(), row_bytes(mirrored.cols, p.output)};
-        if (method == Method::Fused) {
-            detail::similarity::cpu_fused(p, region, tile, tracker, progress, mirror ? &back : nullptr);
+        if (method != Method::Naive) {
+            run_cpu_region(p, method, region, tile, tracker, progress, mirror ? &back : nullptr);
         } else {
             detail::similarity::cpu_naive(p, region, tile, tracker, progress);
         }
@@ -217,13 +246,14 @@ RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* si
     detail::require(!sink || static_cast<bool>(*sink), "sink: empty callback");
     detail::Progress progress(options, std::uint64_t{p.n} * p.m);
     const RunStats stats = detail::dispatch(
-        options, {.name = "similarity", .reports_progress = true, .shape = {p.samples, p.n, p.m}},
+        options, entry_point("similarity", p),
         [&](detail::MemoryTracker& tracker) {
             const TilePlan plan = make_plan(p, options, Backend::Cpu);
+            const Method method = method_for(p, options.method, Backend::Cpu);
             if (sink) {
-                run_cpu_to_sink(p, plan, options.method, *sink, tracker, &progress);
+                run_cpu_to_sink(p, plan, method, *sink, tracker, &progress);
             } else {
-                run_cpu_into(p, plan, options.method, out, tracker, &progress);
+                run_cpu_into(p, plan, method, out, tracker, &progress);
             }
         },
         [&](const Context& context, detail::MemoryTracker& tracker) {
@@ -241,8 +271,8 @@ RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* si
                 }
                 progress.add(std::uint64_t{tile.rows} * tile.cols);
             };
-            detail::similarity::cuda_run_host(p, make_plan(p, options, Backend::Cuda), options.method, deliver, context,
-                                              tracker);
+            detail::similarity::cuda_run_host(p, make_plan(p, options, Backend::Cuda),
+                                              method_for(p, options.method, Backend::Cuda), deliver, context, tracker);
         });
     progress.finish();
     return stats;
@@ -287,12 +317,7 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
                       passing[k].count);
     };
     const detail::EntryPoint entry =
-        on_device
-            ? detail::EntryPoint{.name = "similarity_pairs_device",
-                                 .takes_stream = true,
-                                 .device_memory = true,
-                                 .shape = {p.samples, p.n, p.m}}
-            : detail::EntryPoint{.name = "similarity_pairs", .reports_progress = true, .shape = {p.samples, p.n, p.m}};
+        on_device ? entry_point("similarity_pairs_device", p, true) : entry_point("similarity_pairs", p);
     const RunStats stats = detail::dispatch(
         o, entry,
         [&](detail::MemoryTracker& tracker) {
@@ -305,11 +330,12 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
             // the L2 cache as it is scanned; the GPU's default, 1024, is make_plan's).
             if (!cpu.tile) cpu.tile = 2048;
             const Problem tiles = make_problem(x, y, cpu);
-            const bool symmetric = detail::similarity::uses_symmetry(tiles, o.method);
+            const Method method = method_for(tiles, o.method, Backend::Cpu);
+            const bool symmetric = detail::similarity::uses_symmetry(tiles, method);
             const SimilarityTileSink add_tile = [&](const SimilarityTile& tile) {
                 pairs.add_tile(tile, least, symmetric && tile.col0 > tile.row0);
             };
-            run_cpu_to_sink(tiles, make_plan(tiles, cpu, Backend::Cpu), o.method, add_tile, tracker, &progress, false);
+            run_cpu_to_sink(tiles, make_plan(tiles, cpu, Backend::Cpu), method, add_tile, tracker, &progress, false);
         },
         [&](const Context& context, detail::MemoryTracker& tracker) {
             if (on_device) {
@@ -317,8 +343,9 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
                 detail::require_device_pointer(y.data, context.device, "y");
             }
             if (!none_pass)
-                detail::similarity::cuda_run_pairs(p, on_device, make_plan(p, o, Backend::Cuda), o.method, least,
-                                                   add_passing, context, tracker);
+                detail::similarity::cuda_run_pairs(p, on_device, make_plan(p, o, Backend::Cuda),
+                                                   method_for(p, o.method, Backend::Cuda), least, add_passing, context,
+                                                   tracker);
             progress.add(std::uint64_t{p.n} * p.m);  // all at once
         });
     progress.finish();
@@ -370,15 +397,14 @@ RunStats similarity_device(MatrixView x, MatrixView y, void* out, const Similari
     detail::require_aligned(p.y, "y");
     detail::require_aligned(out, similarity_output_info(p.output).element_bytes, "out");
     return detail::dispatch(
-        options,
-        {.name = "similarity_device", .takes_stream = true, .device_memory = true, .shape = {p.samples, p.n, p.m}},
+        options, entry_point("similarity_device", p, true),
         [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker& tracker) {
             detail::require_device_pointer(x.data, context.device, "x");
             detail::require_device_pointer(y.data, context.device, "y");
             detail::require_device_pointer(out, context.device, "out");
-            detail::similarity::cuda_run_device(p, make_plan(p, options, Backend::Cuda), options.method, out, context,
-                                                tracker);
+            detail::similarity::cuda_run_device(p, make_plan(p, options, Backend::Cuda),
+                                                method_for(p, options.method, Backend::Cuda), out, context, tracker);
         });
 }
 

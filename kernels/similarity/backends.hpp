@@ -59,14 +59,21 @@ struct RegionOutput {
 // to `progress` (a mirror's too) where it is given.
 void cpu_fused(const Problem& problem, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
                detail::Progress* progress, const RegionOutput* mirror = nullptr);
+// Sorted (cpu_sorted.cpp): per sample, y sorted within tiles and x within bands, rank intervals
+// found by merging them, counted as bit masks; the same arguments and results as cpu_fused.
+void cpu_sorted(const Problem& problem, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
+                detail::Progress* progress, const RegionOutput* mirror = nullptr);
+// What Method::Auto runs on the CPU: the sorted method where its measured cost model says it
+// is faster than the fused one (docs/similarity.md), else the fused one.
+Method cpu_auto_method(const Problem& problem);
 void cpu_naive(const Problem& problem, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
                detail::Progress* progress);
 
-// Where y is x, the fused method computes S on and above the diagonal only and mirrors the
-// rest, where that pays: with few samples a pair costs less than its mirrored copy, and the
+// Where y is x, the fused and sorted methods compute S on and above the diagonal only and mirror
+// the rest, where that pays: with few samples a pair costs less than its mirrored copy, and the
 // naive baseline stays naive.
 inline bool uses_symmetry(const Problem& problem, Method method) {
-    return problem.symmetric && method == Method::Fused && problem.samples >= 16;
+    return problem.symmetric && method != Method::Naive && problem.samples >= 16;
 }
 
 // Symmetry on the CPU (uses_symmetry): with problem.symmetric, cpu_fused computes a region

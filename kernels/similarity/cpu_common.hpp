@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #if defined(__SSE2__)
@@ -26,6 +27,30 @@ constexpr std::size_t kSampleChunk = 256;  // samples per pass over an item (its
 // costs a few microseconds, and milliseconds where the cores are busy with other work (each
 // region waits for all its threads), which small tiles would pay thousands of times.
 constexpr std::size_t kParallelMin = std::size_t{1} << 16;
+
+// Outputs of at least this many bytes are written with non-temporal stores (stream_int32): they
+// do not fit the caches, and a normal store would read each line before it writes it.
+constexpr std::size_t kStreamBytes = std::size_t{64} << 20;
+
+// memcpy(dst, src, bytes) with non-temporal stores where the CPU has them (SSE2's); call
+// stream_fence() before the memory is handed on.
+inline void stream_bytes(const void* src, std::size_t bytes, void* dst) {
+    const auto* from = static_cast<const unsigned char*>(src);
+    auto* to = static_cast<unsigned char*>(dst);
+    std::size_t k = 0;
+#if defined(__SSE2__)
+    const std::size_t head = std::min(bytes, (16 - reinterpret_cast<std::uintptr_t>(to) % 16) % 16);
+    std::memcpy(to, from, head);
+    for (k = head; k + 16 <= bytes; k += 16)
+        _mm_stream_si128(reinterpret_cast<__m128i*>(to + k), _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + k)));
+#endif
+    std::memcpy(to + k, from + k, bytes - k);
+}
+inline void stream_fence() {
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
 
 // The block kernel for hpcml::cpu_kernel()'s instruction set (cpu_count.cpp; HPCML_CPU_KERNEL
 // caps it, so that the tests cover every kernel on one machine): avx512 counts 16 pairs per

@@ -1,0 +1,567 @@
+// Similarity on the CPU by the sorted method (sorted_math.hpp gives the idea; docs/similarity.md
+// the worked example and the costs). Per sample, each column tile's finite y values are sorted
+// (one radix sort of the region's columns, split by tile) and so are each row band's x values. Per
+// sample, band and tile, a merge of the two finds every row's rank interval [lo, hi) with the
+// exact predicate. Per group of 16 samples, each tile gets a prefix table per sample, P[k] = the
+// columns of ranks < k as a 512-bit mask, and a row's mask at that sample is P[hi] ^ P[lo]. Count
+// mode adds the 16 masks into bit-sliced counters (a carry-save tree, then a ripple add); mode
+// All ANDs them and stops once a band's rows have all failed.
+//
+// Cost per row, sample and tile (512 pairs): a merge step for each end, two table rows (one cache
+// line each) and about 7 logic ops per row and sample for the counters (with AVX-512, one
+// instruction per full-adder bit), against the direct method's 128 vector instructions.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <mutex>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+// 512-bit vector types pass between functions that are all inlined into one per level.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#include "common/cpu_kernel.hpp"
+#include "cpu_common.hpp"
+#include "sorted_math.hpp"
+
+namespace hpcml::detail::similarity {
+
+namespace {
+
+using namespace sorted;
+
+constexpr std::size_t kTile = 512;  // columns per tile: a row's mask is 512 bits, one cache line
+constexpr std::size_t kBand = kTile;  // rows per band (square, so that a band's mirror is a tile)
+constexpr std::size_t kGroup = 16;    // samples per group of tables (add16)
+constexpr std::size_t kPad = 16;      // +inf after a tile's sorted values: window searches read past the end
+constexpr std::size_t kWords = kTile / 64;
+// Rows or columns sorted at once: the sorted copies take 6 bytes per sample and feature.
+constexpr std::size_t kStrip = 16384;
+
+// A row of a table, or a counter plane: 512 bits (one AVX-512 register; two AVX2 or four SSE ones).
+using Bits = std::uint64_t __attribute__((vector_size(64)));
+static_assert(sizeof(Bits) * 8 == kTile);
+
+std::size_t ceil_groups(std::size_t n, std::size_t size) { return (n + size - 1) / size; }
+
+// A 64-byte aligned tracked array of T.
+template <class T>
+class Aligned {
+public:
+    Aligned() = default;
+    Aligned(detail::MemoryTracker& tracker, std::size_t count, const char* what)
+        : buffer_(tracker, count * sizeof(T) + 64, what) {
+        const auto address = reinterpret_cast<std::uintptr_t>(buffer_.data());
+        data_ = reinterpret_cast<T*>(buffer_.data() + (64 - address % 64) % 64);
+    }
+    T* data() const { return data_; }
+
+private:
+    detail::HostBuffer<unsigned char> buffer_;
+    T* data_ = nullptr;
+};
+
+// Sorts (key << 32 | payload) items by key: three passes of a least-significant-digit radix sort
+// over the key's 32 bits. Returns the buffer holding the result (items or scratch).
+std::uint64_t* radix_sort(std::uint64_t* items, std::uint64_t* scratch, std::size_t n) {
+    constexpr unsigned kDigitBits[3] = {11, 11, 10};
+    unsigned shift = 32;
+    for (const unsigned bits : kDigitBits) {
+        const std::size_t buckets = std::size_t{1} << bits;
+        std::uint32_t start[2048] = {};
+        for (std::size_t k = 0; k < n; ++k) ++start[(items[k] >> shift) & (buckets - 1)];
+        if (n && start[(items[0] >> shift) & (buckets - 1)] == n) {  // one digit: this pass moves nothing
+            shift += bits;
+            continue;
+        }
+        std::uint32_t sum = 0;
+        for (std::size_t d = 0; d < buckets; ++d) sum += std::exchange(start[d], sum);
+        for (std::size_t k = 0; k < n; ++k) scratch[start[(items[k] >> shift) & (buckets - 1)]++] = items[k];
+        std::swap(items, scratch);
+        shift += bits;
+    }
+    return items;
+}
+
+// One side's values sorted per sample within groups of 512 features (y's tiles or x's bands):
+// group g at sample s holds count(g, s) finite values, ascending, then kPad +inf, with each
+// value's feature index within the group. Samples are sorted in blocks of kSortBlock: all of them
+// at once (count mode, which reads every sample), or the first block at once and each further
+// block by the first item that reaches it (mode All, where most pairs fail within a few samples).
+constexpr std::size_t kSortBlock = 32;
+class SortedGroups {
+public:
+    SortedGroups() = default;
+    SortedGroups(const float* data, std::size_t ld, std::size_t first, std::size_t features, std::size_t samples,
+                 bool lazily, detail::MemoryTracker& tracker, const char* what)
+        : data_(data),
+          ld_(ld),
+          first_(first),
+          features_(features),
+          groups_(ceil_groups(features, kTile)),
+          samples_(samples),
+          values_(tracker, groups_ * samples * (kTile + kPad), what),
+          ids_(tracker, groups_ * samples * kTile, what),
+          counts_(tracker, groups_ * samples, what),
+          blocks_(ceil_groups(samples, kSortBlock)),
+          sorted_(std::make_unique<std::once_flag[]>(blocks_)) {
+#ifdef _OPENMP
+        threads_ = static_cast<std::size_t>(omp_get_max_threads());
+#endif
+        scratch_ = detail::HostBuffer<std::uint64_t>(tracker, threads_ * 2 * features, "similarity sorted: sort scratch");
+        const std::size_t now = lazily ? std::min(samples, kSortBlock) : samples;
+        const int threads = features * now >= cpu::kParallelMin ? static_cast<int>(std::min(threads_, now)) : 1;
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+        for (std::size_t s = 0; s < now; ++s) sort_sample(s);
+        for (std::size_t b = 0; b * kSortBlock < now; ++b) std::call_once(sorted_[b], [] {});
+    }
+    // Samples [0, end) sorted (each block once, by the first thread to ask).
+    void ensure(std::size_t end) const {
+        for (std::size_t b = 0; b * kSortBlock < end; ++b)
+            std::call_once(sorted_[b], [&] {
+                for (std::size_t s = b * kSortBlock; s < std::min(samples_, (b + 1) * kSortBlock); ++s) sort_sample(s);
+            });
+    }
+    const float* values(std::size_t g, std::size_t s) const { return values_.data() + (g * samples_ + s) * (kTile + kPad); }
+    const std::uint16_t* ids(std::size_t g, std::size_t s) const { return ids_.data() + (g * samples_ + s) * kTile; }
+    std::uint32_t count(std::size_t g, std::size_t s) const { return counts_[g * samples_ + s]; }
+
+private:
+    void sort_sample(std::size_t s) const {
+        std::size_t thread = 0;
+#ifdef _OPENMP
+        thread = std::min(static_cast<std::size_t>(omp_get_thread_num()), threads_ - 1);
+#endif
+        std::uint64_t* items = scratch_.data() + thread * 2 * features_;
+        const float* row = data_ + s * ld_ + first_;
+        std::size_t finite = 0;
+        for (std::size_t f = 0; f < features_; ++f)
+            if (std::isfinite(row[f])) items[finite++] = std::uint64_t{order_key(row[f])} << 32 | f;
+        const std::uint64_t* sorted = radix_sort(items, items + features_, finite);
+        std::uint32_t filled[kStrip / kTile] = {};
+        for (std::size_t k = 0; k < finite; ++k) {
+            const auto f = static_cast<std::uint32_t>(sorted[k]);
+            const std::size_t g = f / kTile, at = g * samples_ + s;
+            const std::uint32_t pos = filled[g]++;
+            values_[at * (kTile + kPad) + pos] = from_order_key(static_cast<std::uint32_t>(sorted[k] >> 32));
+            ids_[at * kTile + pos] = static_cast<std::uint16_t>(f % kTile);
+        }
+        for (std::size_t g = 0; g < groups_; ++g) {
+            const std::size_t at = g * samples_ + s;
+            counts_[at] = static_cast<std::uint16_t>(filled[g]);
+            std::fill_n(values_.data() + at * (kTile + kPad) + filled[g], kPad, std::numeric_limits<float>::infinity());
+        }
+    }
+
+    const float* data_ = nullptr;
+    std::size_t ld_ = 0, first_ = 0, features_ = 0, groups_ = 0, samples_ = 0;
+    // Written by sort_sample, once per sample, before any item reads the sample (call_once orders them).
+    mutable detail::HostBuffer<float> values_;
+    mutable detail::HostBuffer<std::uint16_t> ids_;
+    mutable detail::HostBuffer<std::uint16_t> counts_;
+    mutable detail::HostBuffer<std::uint64_t> scratch_;  // per thread: items and the radix sort's scratch
+    std::size_t blocks_ = 0, threads_ = 1;
+    std::unique_ptr<std::once_flag[]> sorted_;
+};
+
+#if defined(__GNUC__) && defined(__x86_64__)
+[[gnu::target("avx512f")]] inline std::uint32_t count_before_avx512(float a, const float* v, float threshold, bool end) {
+    const __m512 d = _mm512_sub_ps(_mm512_set1_ps(a), _mm512_loadu_ps(v));
+    const __mmask16 before = end ? _mm512_cmp_ps_mask(d, _mm512_set1_ps(-threshold), _CMP_GT_OQ)
+                                 : _mm512_cmp_ps_mask(d, _mm512_set1_ps(threshold), _CMP_NLT_UQ);
+    return static_cast<std::uint32_t>(__builtin_popcount(before));
+}
+#endif
+
+// How many of v[0 .. 16) lie before the interval's start (or, with `end`, its end) for a: the
+// values are sorted, so the predicate holds on a prefix of the window and this is where it turns,
+// if it turns inside the window (16: look further).
+template <class Level>
+[[gnu::always_inline]] inline std::uint32_t count_before(float a, const float* v, float threshold, bool end) {
+#if defined(__GNUC__) && defined(__x86_64__)
+    if constexpr (std::is_same_v<Level, Avx512Level>) return count_before_avx512(a, v, threshold, end);
+#endif
+    std::uint32_t n = 0;
+    for (std::size_t k = 0; k < kPad; ++k)
+        n += end ? before_interval_end(a, v[k], threshold) : before_interval(a, v[k], threshold);
+    return n;
+}
+
+// A thread's scratch for one item: the group's tables, the rows' interval ends, the counters (or
+// mode All's masks), one row of counts and one row of output.
+struct Workspace {
+    Bits* tables;          // kGroup x (kTile + 1)
+    Bits* counters;        // kBand x planes (count), kBand (all)
+    std::uint16_t* lo;     // kGroup x kBand
+    std::uint16_t* hi;     // kGroup x kBand
+    std::int32_t* counts;  // kTile
+    unsigned char* row;    // kTile int32s' bytes
+    std::uint16_t* alive;  // kBand: mode All's rows still alive
+    static std::size_t bytes(unsigned planes) {
+        return (kGroup * (kTile + 1) + kBand * planes) * sizeof(Bits) + 2 * kGroup * kBand * sizeof(std::uint16_t) +
+               2 * kTile * sizeof(std::int32_t) + kBand * sizeof(std::uint16_t);
+    }
+    Workspace(unsigned char* at, unsigned planes)  // at: 64-byte aligned, bytes(planes) long
+        : tables(reinterpret_cast<Bits*>(at)),
+          counters(tables + kGroup * (kTile + 1)),
+          lo(reinterpret_cast<std::uint16_t*>(counters + kBand * planes)),
+          hi(lo + kGroup * kBand),
+          counts(reinterpret_cast<std::int32_t*>(hi + kGroup * kBand)),
+          row(reinterpret_cast<unsigned char*>(counts + kTile)),
+          alive(reinterpret_cast<std::uint16_t*>(row + kTile * sizeof(std::int32_t))) {}
+};
+
+// P[k] = the columns of ranks < k, for k <= count: the table of one sample's tile.
+[[gnu::always_inline]] inline void build_table(Bits* table, const std::uint16_t* ids, std::uint32_t count) {
+    const Bits lane = {0, 1, 2, 3, 4, 5, 6, 7};
+    Bits row = {};
+    table[0] = row;
+    for (std::uint32_t k = 0; k < count; ++k) {
+        const std::uint64_t id = ids[k];
+        row |= reinterpret_cast<Bits>(lane == (Bits{} + (id >> 6))) & (Bits{} + (std::uint64_t{1} << (id & 63)));
+        table[k + 1] = row;
+    }
+}
+
+// Every row's interval for samples [s, s + merged), merged <= kMerged: per sample, the band's sorted values
+// merged with the tile's, each end moved forward a window of 16 at a time. A merge step waits for
+// the one before it (a load, a subtract, a compare), so the samples' merges run side by side.
+// Rows whose x value is not finite keep [0, 0). lo_of and hi_of: kMerged rows of kBand.
+constexpr std::size_t kMerged = 4;
+template <class Level>
+[[gnu::always_inline]] inline void find_intervals(const SortedGroups& xs, const SortedGroups& ys, std::size_t band,
+                                                  std::size_t tile, std::size_t s, float threshold, std::size_t rows,
+                                                  std::size_t merged, std::uint16_t* lo_of, std::uint16_t* hi_of) {
+    const float* v[kMerged] = {};
+    const float* a[kMerged] = {};
+    const std::uint16_t* row[kMerged] = {};
+    std::uint32_t n[kMerged] = {}, lo[kMerged] = {}, hi[kMerged] = {};
+    for (std::size_t k = 0; k < merged; ++k) {
+        std::fill_n(lo_of + k * kBand, rows, 0);
+        std::fill_n(hi_of + k * kBand, rows, 0);
+        v[k] = ys.values(tile, s + k);
+        a[k] = xs.values(band, s + k);
+        row[k] = xs.ids(band, s + k);
+        n[k] = xs.count(band, s + k);
+    }
+    const auto step = [&](std::size_t k, std::uint32_t q) {
+        for (std::uint32_t c = kPad; c == kPad;) lo[k] += c = count_before<Level>(a[k][q], v[k] + lo[k], threshold, false);
+        hi[k] = std::max(hi[k], lo[k]);
+        for (std::uint32_t c = kPad; c == kPad;) hi[k] += c = count_before<Level>(a[k][q], v[k] + hi[k], threshold, true);
+        lo_of[k * kBand + row[k][q]] = static_cast<std::uint16_t>(lo[k]);
+        hi_of[k * kBand + row[k][q]] = static_cast<std::uint16_t>(hi[k]);
+    };
+    const std::uint32_t common = merged < kMerged ? 0 : *std::min_element(n, n + kMerged);
+    for (std::uint32_t q = 0; q < common; ++q) {
+#pragma GCC unroll 4
+        for (std::size_t k = 0; k < kMerged; ++k) step(k, q);
+    }
+    for (std::size_t k = 0; k < merged; ++k)
+        for (std::uint32_t q = common; q < n[k]; ++q) step(k, q);
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+[[gnu::target("avx512f")]] inline void counters_to_counts_avx512(const Bits* planes_of_row, unsigned planes,
+                                                                std::size_t cols, std::int32_t* counts) {
+    const auto* chunks = reinterpret_cast<const std::uint16_t*>(planes_of_row);  // 32 per plane
+    for (std::size_t g = 0; g * 16 < cols; ++g) {
+        __m512i acc = _mm512_setzero_si512();
+        for (unsigned p = 0; p < planes; ++p)
+            acc = _mm512_mask_or_epi32(acc, chunks[p * (kTile / 16) + g], acc, _mm512_set1_epi32(1 << p));
+        _mm512_storeu_si512(counts + g * 16, acc);
+    }
+}
+#endif
+
+// counts[j] = the counter of column j, for j < cols (16 at a time, plane by plane).
+template <class Level>
+[[gnu::always_inline]] inline void counters_to_counts(const Bits* planes_of_row, unsigned planes, std::size_t cols,
+                                                      std::int32_t* counts) {
+#if defined(__GNUC__) && defined(__x86_64__)
+    if constexpr (std::is_same_v<Level, Avx512Level>) return counters_to_counts_avx512(planes_of_row, planes, cols, counts);
+#endif
+    using Ints = std::int32_t __attribute__((vector_size(64)));
+    const Ints lane_bit = {1 << 0, 1 << 1, 1 << 2,  1 << 3,  1 << 4,  1 << 5,  1 << 6,  1 << 7,
+                           1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 14, 1 << 15};
+    for (std::size_t j0 = 0; j0 < cols; j0 += 16) {
+        Ints acc = {};
+        for (unsigned p = planes; p-- > 0;) {
+            const auto bits16 = static_cast<std::int32_t>((planes_of_row[p][j0 / 64] >> (j0 % 64)) & 0xffff);
+            acc = acc + acc - (((Ints{} + bits16) & lane_bit) != 0);  // a true comparison is -1
+        }
+        std::memcpy(counts + j0, &acc, sizeof acc);
+    }
+}
+
+// One work item: rows [0, rows) of band `band` against columns [0, cols) of tile `tile` of the
+// region, computed in a thread's workspace and stored into `out` (the region's output).
+struct Item {
+    const Problem& p;
+    const Region& region;
+    const SortedGroups& xs;
+    const SortedGroups& ys;
+    std::size_t band, tile, rows, cols;
+    unsigned planes;
+    const Workspace& w;
+    const RegionOutput& out;
+    bool stream;  // non-temporal stores (a large output)
+};
+
+std::size_t popcount(Bits b) {
+    std::size_t n = 0;
+    for (std::size_t w = 0; w < kWords; ++w) n += static_cast<std::size_t>(__builtin_popcountll(b[w]));
+    return n;
+}
+
+// Mode All: the pairs still alive in the masks of rows alive[0 .. count) checked one by one over
+// samples [from, samples) with the predicate itself (few pairs are left: a failing one fails
+// within a few samples; where y is x, those on the diagonal pass them all).
+void finish_directly(const Item& it, std::size_t count, std::size_t from) {
+    const Problem& p = it.p;
+    for (std::size_t q = 0; q < count; ++q) {
+        const std::size_t r = it.w.alive[q];
+        Bits& mask = it.w.counters[r];
+        const float* x = p.x + it.region.row0 + it.band * kBand + r;
+        for (std::size_t word = 0; word < kWords; ++word)
+            for (std::uint64_t bits = mask[word]; bits != 0; bits &= bits - 1) {
+                const std::size_t j = word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
+                const float* y = p.y + it.region.col0 + it.tile * kTile + j;
+                for (std::size_t s = from; s < p.samples; ++s)
+                    if (!within_threshold(x[s * p.ldx], y[s * p.ldy], p.threshold)) {
+                        mask[word] &= ~(std::uint64_t{1} << (j % 64));
+                        break;
+                    }
+            }
+    }
+}
+
+// Mode All: the rows' masks (in w.counters) ANDed over the samples. Returns whether any pair is left.
+template <class Level>
+bool all_masks(const Item& it) {
+    const Workspace& w = it.w;
+    std::size_t alive = it.rows;
+    for (std::size_t r = 0; r < it.rows; ++r) {
+        w.counters[r] = ~Bits{};
+        w.alive[r] = static_cast<std::uint16_t>(r);
+    }
+    for (std::size_t g0 = 0; g0 < it.p.samples; g0 += kGroup) {
+        const std::size_t valid = std::min(kGroup, it.p.samples - g0);
+        it.xs.ensure(g0 + valid);
+        it.ys.ensure(g0 + valid);
+        for (std::size_t k = 0; k < valid; ++k)
+            build_table(w.tables + k * (kTile + 1), it.ys.ids(it.tile, g0 + k), it.ys.count(it.tile, g0 + k));
+        for (std::size_t k = 0; k < valid; k += kMerged)
+            find_intervals<Level>(it.xs, it.ys, it.band, it.tile, g0 + k, it.p.threshold, it.rows,
+                                  std::min(kMerged, valid - k), w.lo + k * kBand, w.hi + k * kBand);
+        std::size_t still = 0, survivors = 0;
+        for (std::size_t q = 0; q < alive; ++q) {
+            const std::size_t r = w.alive[q];
+            Bits mask = w.counters[r];
+            for (std::size_t k = 0; k < valid; ++k) {
+                const Bits* table = w.tables + k * (kTile + 1);
+                mask &= table[w.hi[k * kBand + r]] ^ table[w.lo[k * kBand + r]];
+            }
+            w.counters[r] = mask;
+            const std::size_t n = popcount(mask);
+            survivors += n;
+            if (n) w.alive[still++] = static_cast<std::uint16_t>(r);
+        }
+        alive = still;
+        if (alive == 0) return false;
+        // Fewer pairs left than a group's tables and merges would cost, even if each of them
+        // took 32 samples to settle: check them directly.
+        const std::size_t rest = it.p.samples - (g0 + valid);
+        if (rest > 0 && survivors * std::min<std::size_t>(rest, 32) < kGroup * (kTile + 4 * it.rows)) {
+            finish_directly(it, alive, g0 + valid);
+            return true;
+        }
+    }
+    return true;
+}
+
+// Count mode: the rows' counts as bit-sliced counters (planes per row, in w.counters).
+template <class Level>
+void count_masks(const Item& it) {
+    const Workspace& w = it.w;
+    std::fill_n(w.counters, it.rows * it.planes, Bits{});
+    for (std::size_t g0 = 0; g0 < it.p.samples; g0 += kGroup) {
+        const std::size_t valid = std::min(kGroup, it.p.samples - g0);
+        for (std::size_t k = 0; k < valid; ++k)
+            build_table(w.tables + k * (kTile + 1), it.ys.ids(it.tile, g0 + k), it.ys.count(it.tile, g0 + k));
+        for (std::size_t k = 0; k < valid; k += kMerged)
+            find_intervals<Level>(it.xs, it.ys, it.band, it.tile, g0 + k, it.p.threshold, it.rows,
+                                  std::min(kMerged, valid - k), w.lo + k * kBand, w.hi + k * kBand);
+        for (std::size_t k = valid; k < kGroup; ++k) {  // missing samples: empty masks
+            w.tables[k * (kTile + 1)] = Bits{};
+            std::fill_n(w.lo + k * kBand, it.rows, 0);
+            std::fill_n(w.hi + k * kBand, it.rows, 0);
+        }
+        for (std::size_t r = 0; r < it.rows; ++r) {
+            Bits masks[kGroup], sum[5];
+            for (std::size_t k = 0; k < kGroup; ++k) {
+                const Bits* table = w.tables + k * (kTile + 1);
+                masks[k] = table[w.hi[k * kBand + r]] ^ table[w.lo[k * kBand + r]];
+            }
+            add16(masks, sum);
+            add_planes(w.counters + r * it.planes, sum, it.planes);
+        }
+    }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+[[gnu::target("avx512bw")]] inline void mask_to_bytes_avx512(const Bits& mask, unsigned char* bytes) {
+    for (std::size_t word = 0; word < kWords; ++word)
+        _mm512_storeu_si512(bytes + word * 64, _mm512_maskz_set1_epi8(mask[word], 1));
+}
+#endif
+
+// bytes[j] = bit j of the mask (NumPy's bool), for the tile's kTile columns.
+template <class Level>
+[[gnu::always_inline]] inline void mask_to_bytes(const Bits& mask, unsigned char* bytes) {
+#if defined(__GNUC__) && defined(__x86_64__)
+    if constexpr (std::is_same_v<Level, Avx512Level>) return mask_to_bytes_avx512(mask, bytes);
+#endif
+    for (std::size_t k = 0; k < kTile / 8; ++k) {
+        // Byte k of the mask to 8 bytes: copied into each, bit i kept in byte i, then moved to bit 0.
+        std::uint64_t spread = ((mask[k / 8] >> (k % 8 * 8)) & 0xff) * 0x0101010101010101ull & 0x8040201008040201ull;
+        spread = ((spread + 0x7f7f7f7f7f7f7f7full) >> 7) & 0x0101010101010101ull;
+        std::memcpy(bytes + k * 8, &spread, 8);
+    }
+}
+
+// The item's rows to the output, each encoded in the workspace and then copied (streamed where
+// the output is large).
+template <class Level>
+void store_item(const Item& it, bool any_alive) {
+    const Workspace& w = it.w;
+    const bool all = it.p.mode == SimilarityMode::All;
+    const std::size_t bytes = row_bytes(it.cols, it.p.output);
+    for (std::size_t r = 0; r < it.rows; ++r) {
+        const void* row = w.row;
+        if (all) {
+            const Bits mask = any_alive ? w.counters[r] : Bits{};
+            if (it.p.output == SimilarityOutput::Bitmask) {
+                row = &w.counters[r];  // bit j of the mask is column j: the little bit order
+                if (!any_alive) std::memset(w.row, 0, bytes), row = w.row;
+            } else {
+                mask_to_bytes<Level>(mask, w.row);
+            }
+        } else {
+            counters_to_counts<Level>(w.counters + r * it.planes, it.planes, it.cols, w.counts);
+            if (it.p.output == SimilarityOutput::Int32) {
+                row = w.counts;
+            } else {
+                cpu::store_counts(w.counts, kTile, 1, it.cols, 0, 0, it.p, RegionOutput{w.row, bytes});
+            }
+        }
+        unsigned char* dst = static_cast<unsigned char*>(it.out.data) + (it.band * kBand + r) * it.out.row_stride_bytes +
+                             row_bytes(it.tile * kTile, it.p.output);
+        if (it.stream) {
+            cpu::stream_bytes(row, bytes, dst);
+        } else {
+            std::memcpy(dst, row, bytes);
+        }
+    }
+    if (it.stream) cpu::stream_fence();
+}
+
+template <class Level>
+void run_item(const Item& it) {
+    if (it.p.mode == SimilarityMode::All) {
+        store_item<Level>(it, all_masks<Level>(it));
+    } else {
+        count_masks<Level>(it);
+        store_item<Level>(it, true);
+    }
+}
+
+// An item's kernel, compiled for each instruction-set level.
+using ItemKernel = void (*)(const Item&);
+template <class Level>
+void item_kernel(const Item& it) {
+    Level::run([&] { run_item<Level>(it); });
+}
+
+RegionOutput offset(const RegionOutput& o, const Problem& p, std::size_t r, std::size_t c) {
+    return {static_cast<unsigned char*>(o.data) + r * o.row_stride_bytes + row_bytes(c, p.output), o.row_stride_bytes};
+}
+
+}  // namespace
+
+void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
+                detail::Progress* progress, const RegionOutput* mirror) {
+    if (region.rows == 0 || region.cols == 0) return;
+    if (p.samples == 0) return cpu_fused(p, region, out, tracker, progress, mirror);  // nothing to sort
+    const bool diagonal =
+        uses_symmetry(p, Method::Sorted) && region.row0 == region.col0 && region.rows == region.cols;
+    if (region.rows > kStrip || region.cols > kStrip) {  // strips, so that the sorted copies stay small
+        for (std::size_t r = 0; r < region.rows; r += kStrip)
+            for (std::size_t c = diagonal ? r : 0; c < region.cols; c += kStrip) {
+                const Region sub{region.row0 + r, region.col0 + c, std::min(kStrip, region.rows - r),
+                                 std::min(kStrip, region.cols - c)};
+                const RegionOutput sub_mirror = mirror ? offset(*mirror, p, c, r) : offset(out, p, c, r);
+                cpu_sorted(p, sub, offset(out, p, r, c), tracker, progress,
+                           mirror || (diagonal && c > r) ? &sub_mirror : nullptr);
+            }
+        return;
+    }
+    const bool lazily = p.mode == SimilarityMode::All;
+    const SortedGroups ys(p.y, p.ldy, region.col0, region.cols, p.samples, lazily, tracker, "similarity sorted: y");
+    const SortedGroups xs_own = diagonal ? SortedGroups{}
+                                         : SortedGroups(p.x, p.ldx, region.row0, region.rows, p.samples, lazily,
+                                                        tracker, "similarity sorted: x");
+    const SortedGroups& xs = diagonal ? ys : xs_own;  // the same features, sorted once
+    const std::size_t bands = ceil_groups(region.rows, kBand), tiles = ceil_groups(region.cols, kTile);
+    const std::size_t items = bands * tiles;
+    const unsigned planes = counter_planes(p.samples);
+    int threads = 1;
+#ifdef _OPENMP
+    threads = static_cast<int>(std::min<std::size_t>(items, omp_get_max_threads()));
+#endif
+    const std::size_t workspace_bytes = (Workspace::bytes(planes) + 63) / 64 * 64;
+    const Aligned<unsigned char> workspaces(tracker, threads * workspace_bytes, "similarity sorted: tables and counters");
+    // A large output bypasses the cache (nothing reads it soon, and a normal store reads each
+    // line before writing it); a tile that a sink reads next stays in it.
+    const bool stream = region.rows * row_bytes(region.cols, p.output) >= cpu::kStreamBytes;
+    const ItemKernel kernel = [] {
+        ItemKernel k = nullptr;
+        CpuLevels::visit(cpu_kernel_level(), [&](auto entry) { k = item_kernel<decltype(entry)>; });
+        return k;
+    }();
+
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+    for (std::size_t item = 0; item < items; ++item) {
+#ifdef _OPENMP
+        const std::size_t thread = static_cast<std::size_t>(omp_get_thread_num());
+#else
+        const std::size_t thread = 0;
+#endif
+        const std::size_t band = item / tiles, tile = item % tiles;
+        const std::size_t rows = std::min(kBand, region.rows - band * kBand);
+        const std::size_t cols = std::min(kTile, region.cols - tile * kTile);
+        const bool mirrored = diagonal ? tile > band : mirror != nullptr;
+        if (!(diagonal && tile < band)) {  // below the diagonal: written as a mirror
+            const Workspace w(workspaces.data() + thread * workspace_bytes, planes);
+            kernel(Item{p, region, xs, ys, band, tile, rows, cols, planes, w, out, stream});
+            if (mirrored)
+                cpu_transpose(p, offset(out, p, band * kBand, tile * kTile), rows, cols,
+                              offset(diagonal ? out : *mirror, p, tile * kTile, band * kBand));
+            if (progress) progress->add(std::uint64_t{rows} * cols * (mirrored ? 2 : 1));
+        }
+    }
+}
+
+}  // namespace hpcml::detail::similarity
+
+namespace hpcml::detail::similarity {
+
+Method cpu_auto_method(const Problem& p) {
+    // TODO(measure)
+    return p.samples >= 16 && p.n >= 1024 && p.m >= 1024 ? Method::Sorted : Method::Fused;
+}
+
+}  // namespace hpcml::detail::similarity
