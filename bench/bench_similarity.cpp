@@ -144,22 +144,25 @@ void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w,
             benchmark::Counter(elements / floor, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// The fused result on the benchmark's backend against the CPU's naive broadcast, on the first
-// 200 x 150 pairs of the workload (column blocks viewed in place): equal bytes.
-void check(const Workload& w) {
-    const std::size_t n = std::min<std::size_t>(w.n, 200), m = std::min<std::size_t>(w.m, 150);
+// A method's result on the benchmark's backend against the CPU's naive broadcast, on the first
+// 600 x 550 pairs of the workload (column blocks viewed in place; more than one of the sorted
+// method's 512-wide tiles): equal bytes.
+void check(const Workload& w, hpcml::Method method) {
+    const std::size_t n = std::min<std::size_t>(w.n, 600), m = std::min<std::size_t>(w.m, 550);
     const float* y = w.y.empty() ? w.x.data() : w.y.data();
     const hpcml::MatrixView xv{w.x.data(), w.samples, n, w.n}, yv{y, w.samples, m, w.y.empty() ? w.n : w.m};
-    hpcml::SimilarityOptions fused = w.options, reference = w.options;
-    fused.tile = std::min<std::size_t>(w.tile, 64);  // several tiles even on the slice
+    hpcml::SimilarityOptions tested = w.options, reference = w.options;
+    tested.method = method;
+    tested.tile = std::min<std::size_t>(w.tile, 256);  // several tiles even on the slice
     reference.backend = hpcml::Backend::Cpu;
     reference.method = hpcml::Method::Naive;
-    const std::size_t bytes = hpcml::similarity_output_bytes(n, m, hpcml::resolve_output(fused));
+    const std::size_t bytes = hpcml::similarity_output_bytes(n, m, hpcml::resolve_output(tested));
     std::vector<unsigned char> got(bytes, 0xAB), expected(bytes, 0xCD);
-    hpcml::similarity(xv, yv, got.data(), fused);
+    hpcml::similarity(xv, yv, got.data(), tested);
     hpcml::similarity(xv, yv, expected.data(), reference);
     hpcml::bench::check_before_timing("bench_similarity",
-                                      "fused (" + std::string(hpcml::to_string(fused.backend)) +
+                                      std::string(hpcml::to_string(method)) + " (" +
+                                          std::string(hpcml::to_string(tested.backend)) +
                                           ") against the CPU's naive broadcast on " + std::to_string(w.samples) +
                                           " x " + std::to_string(n) + " x " + std::to_string(m),
                                       got == expected);
@@ -197,14 +200,19 @@ void register_benchmarks(const Flags& flags) {
     }
     w->x = randn(w->samples * w->n, 1);
     if (!flags.str("dim-y").empty()) w->y = randn(w->samples * w->m, 2);
-    check(*w);
+    std::vector<hpcml::Method> methods = hpcml::bench::methods(flags);
+    // The sorted method runs on the CPU only for now: --method every leaves it out on the GPU.
+    if (o.backend == hpcml::Backend::Cuda && flags.str("method") == "every")
+        std::erase(methods, hpcml::Method::Sorted);
+    for (hpcml::Method method : methods)
+        if (method != hpcml::Method::Naive) check(*w, method);
 
     // Where y is x, the library uses the symmetry (the CPU and --where device compute half the
     // pairs); "fused-plain" times the same pairs with y a copy of x, which the library cannot
     // know is x.
     const bool plain = w->y.empty() && flags.choice("symmetric", {"both", "on"}) == "both";
     if (plain) w->x_copy = w->x;
-    for (hpcml::Method method : hpcml::bench::methods(flags))
+    for (hpcml::Method method : methods)
         for (bool copy : {false, true}) {
             if (copy && (!plain || method != hpcml::Method::Fused)) continue;
             const std::string name = "similarity/" + std::string(hpcml::to_string(method)) + (copy ? "-plain" : "") +
@@ -219,9 +227,13 @@ void register_benchmarks(const Flags& flags) {
         }
 }
 
-// Ends the summary line: with y = x, fused on a copy of x beside it, and what symmetry gave;
-// on the CPU, the instruction set its kernel ran on.
+// Ends the summary line: the sorted method beside the fused one; with y = x, fused on a copy of
+// x beside it, and what symmetry gave; on the CPU, the instruction set its kernel ran on.
 void print_symmetry(const RunResult& fused, const std::vector<RunResult>& results) {
+    const RunResult* sorted = hpcml::bench::find_result(results, "similarity/sorted/");
+    if (sorted && !sorted->skipped)
+        std::fprintf(hpcml::bench::summary_out(), "; sorted %.4g s: %.2fx fused", sorted->seconds,
+                     fused.seconds / sorted->seconds);
     const RunResult* plain = hpcml::bench::find_result(results, "similarity/fused-plain/");
     if (plain && !plain->skipped)
         std::fprintf(hpcml::bench::summary_out(), "; fused without symmetry (y a copy of x) %.4g s: symmetry %.2fx",
@@ -273,6 +285,7 @@ void summarize(const Flags& flags, const std::vector<RunResult>& results) {
 int main(int argc, char** argv) {
     return hpcml::bench::run(
         argc, argv,
-        {"bench_similarity", "pairwise similarity S[i,j] = #{s : |x[s,i] - y[s,j]| < t}, fused vs naive broadcast",
-         declare, register_benchmarks, summarize});
+        {"bench_similarity",
+         "pairwise similarity S[i,j] = #{s : |x[s,i] - y[s,j]| < t}, fused and sorted vs naive broadcast",
+         declare, register_benchmarks, summarize, {hpcml::Method::Fused, hpcml::Method::Sorted, hpcml::Method::Naive}});
 }

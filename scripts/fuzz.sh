@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (tests/fuzz: the .npy reader, the journal reader, the command-line
-# parsers) with clang, AddressSanitizer and UndefinedBehaviorSanitizer into build-fuzz/, and runs
+# parsers, the similarity's sorted method against its fused one) with clang, AddressSanitizer and UndefinedBehaviorSanitizer into build-fuzz/, and runs
 # each for FUZZ_SECONDS (default 60) from its seed corpus (tests/fuzz/corpus/). A crash, a leak,
 # undefined behaviour, a 10 s input or 2 GB of memory fails the run; the input that did it is
 # left in build-fuzz/ (crash-*, leak-*, timeout-*, oom-*) to replay: build-fuzz/bin/fuzz_npy FILE.
@@ -11,8 +11,8 @@ flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-po
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHPCML_ENABLE_CUDA=OFF \
   -DHPCML_BUILD_TESTS=OFF -DHPCML_BUILD_BENCHMARKS=OFF -DHPCML_BUILD_TOOLS=OFF -DHPCML_INSTALL=OFF -DHPCML_BUILD_FUZZERS=ON \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" >/dev/null
-cmake --build build-fuzz --target fuzz_npy fuzz_journal fuzz_command_line
-for target in npy journal command_line; do
+cmake --build build-fuzz --target fuzz_npy fuzz_journal fuzz_command_line fuzz_similarity_methods
+for target in npy journal command_line similarity_methods; do
   echo "fuzz: $target for ${seconds} s"
   corpus="build-fuzz/corpus/$target"
   mkdir -p "$corpus"

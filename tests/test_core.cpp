@@ -73,6 +73,23 @@ TEST(Core, ExecutionOptionsAnEntryPointCannotHonourAreRefused) {
             "method");
         expect_invalid([&] { hpcml::invgauss::sample(1, one.data(), 1, one.data(), 1, 7, result.data(), elementwise); },
                        "method");
+        // The sorted method is the similarity functions' alone: the others refuse it by name.
+        hpcml::RegretOptions sorted_regret;
+        sorted_regret.backend = backend;
+        sorted_regret.method = hpcml::Method::Sorted;
+        expect_invalid([&] { hpcml::solve_matrix_game(A.data(), 2, 2, sorted_regret); }, "method");
+        hpcml::invgauss::DistanceOptions sorted_distances;
+        sorted_distances.backend = backend;
+        sorted_distances.method = hpcml::Method::Sorted;
+        expect_invalid(
+            [&] { hpcml::invgauss::distance_to_normal(one.data(), one.data(), 1, sorted_distances); }, "method");
+        elementwise.method = hpcml::Method::Sorted;
+        expect_invalid(
+            [&] {
+                hpcml::invgauss::evaluate(hpcml::invgauss::Function::Pdf, values.data(), 1, one.data(), 1, one.data(),
+                                          1, result.data(), elementwise);
+            },
+            "method");
         // Progress: only the long calls report it (the others refuse a callback), and its
         // interval must be a number of seconds.
         elementwise.method = hpcml::Method::Fused;
@@ -97,7 +114,7 @@ TEST(Core, ParseBackendAndMethodRoundTrip) {
     for (auto b : {hpcml::Backend::Auto, hpcml::Backend::Cpu, hpcml::Backend::Cuda}) {
         EXPECT_EQ(hpcml::parse_backend(hpcml::to_string(b)), b);
     }
-    for (auto m : {hpcml::Method::Fused, hpcml::Method::Naive}) {
+    for (auto m : {hpcml::Method::Auto, hpcml::Method::Fused, hpcml::Method::Sorted, hpcml::Method::Naive}) {
         EXPECT_EQ(hpcml::parse_method(hpcml::to_string(m)), m);
     }
 }

@@ -71,7 +71,7 @@ TEST_P(SimilarityOnBackend, AllModeStopsOnlyWhenEveryPairHasFailed) {
     std::size_t passing = 0;
     for (const std::int64_t c : counts) passing += c == static_cast<std::int64_t>(samples);
     ASSERT_EQ(passing, 6u);  // the random pairs all fail
-    for (Method method : {Method::Fused, Method::Naive})
+    for (Method method : methods_on(GetParam()))
         for (SimilarityOutput output : {SimilarityOutput::Bool, SimilarityOutput::Bitmask}) {
             SimilarityOptions o;
             o.mode = SimilarityMode::All;
@@ -99,7 +99,7 @@ TEST_P(SimilarityOnBackend, ColumnBlocksOfAWiderMatrixAreViewedInPlace) {
     const auto xp = pack(37, 100), yp = pack(250, 50);
     const MatrixView xv{wide.data() + 37, samples, 100, width}, yv{wide.data() + 250, samples, 50, width};
     const Backend backend = GetParam();
-    for (Method method : {Method::Fused, Method::Naive})
+    for (Method method : methods_on(backend))
         for (auto [mode, output] : {std::pair{SimilarityMode::Count, SimilarityOutput::Int32},
                                     std::pair{SimilarityMode::All, SimilarityOutput::Bitmask}}) {
             SimilarityOptions o;
@@ -151,18 +151,21 @@ TEST_P(SimilarityOnBackend, SymmetricAllModeMirrorsEveryBit) {
             const std::size_t passes = std::count(counts.begin(), counts.end(), static_cast<std::int32_t>(samples));
             EXPECT_GT(passes, n * n / 5);
             EXPECT_LT(passes, n * n * 2 / 3);
+            for (const Method method : methods_on(GetParam()))
             for (const std::optional<std::size_t> tile :
                  {std::optional<std::size_t>{}, std::optional<std::size_t>{8}, std::optional<std::size_t>{24},
                   std::optional<std::size_t>{129}}) {
+                if (method == Method::Naive) continue;
                 SimilarityOptions o;
                 o.backend = GetParam();
+                o.method = method;
                 o.mode = SimilarityMode::All;
                 o.output = output;
                 o.threshold = 2.0f;
                 o.tile = tile;
                 std::vector<unsigned char> got(expected.size(), 0xAB);
                 hpcml::similarity({x.data(), samples, n}, {}, got.data(), o);
-                EXPECT_EQ(got, expected) << label(GetParam(), Method::Fused, output, tile) << " n " << n;
+                EXPECT_EQ(got, expected) << label(GetParam(), method, output, tile) << " n " << n;
                 std::vector<unsigned char> assembled(expected.size(), 0xAB);
                 const std::size_t row_bytes = hpcml::similarity_output_bytes(1, n, output);
                 hpcml::similarity(
@@ -176,11 +179,11 @@ TEST_P(SimilarityOnBackend, SymmetricAllModeMirrorsEveryBit) {
                     },
                     o);
                 EXPECT_EQ(assembled, expected)
-                    << "sink " << label(GetParam(), Method::Fused, output, tile) << " n " << n;
+                    << "sink " << label(GetParam(), method, output, tile) << " n " << n;
                 const std::vector<float> copy = x;  // no symmetry: the same bytes
                 std::vector<unsigned char> plain(expected.size(), 0xAB);
                 hpcml::similarity({x.data(), samples, n}, {copy.data(), samples, n}, plain.data(), o);
-                EXPECT_EQ(plain, expected) << "copy " << label(GetParam(), Method::Fused, output, tile) << " n " << n;
+                EXPECT_EQ(plain, expected) << "copy " << label(GetParam(), method, output, tile) << " n " << n;
             }
         }
     }
@@ -211,7 +214,7 @@ TEST_P(SimilarityOnBackend, DifferencesExactlyAtThresholdDoNotCount) {
 
 TEST_P(SimilarityOnBackend, ZeroSamplesGiveZeroCountsAndAllTrue) {
     const std::vector<float> none;
-    for (Method method : {Method::Fused, Method::Naive}) {
+    for (Method method : methods_on(GetParam())) {
         SimilarityOptions o;
         o.backend = GetParam();
         o.method = method;

@@ -68,12 +68,21 @@ std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const std::string
 
 }  // namespace
 
+namespace {
+std::vector<Method> program_methods;  // the running program's (run() sets them)
+
+// --method's values: auto, the program's methods, every.
+std::vector<std::string> method_choices() {
+    std::vector<std::string> choices{"auto"};
+    for (Method m : program_methods) choices.emplace_back(to_string(m));
+    choices.emplace_back("every");
+    return choices;
+}
+}  // namespace
+
 std::vector<Method> methods(const Flags& flags) {
-    const std::vector<std::string_view> names = method_names();
-    std::vector<std::string> choices(names.begin(), names.end());
-    choices.push_back("both");
-    const std::string& m = flags.choice("method", choices);
-    if (m == "both") return {Method::Fused, Method::Naive};
+    const std::string& m = flags.choice("method", method_choices());
+    if (m == "every") return program_methods;
     return {parse_method(m, "--method")};
 }
 
@@ -231,7 +240,10 @@ int run(int argc, char** argv, const Program& program) {
     Flags flags;
     flags.add("backend", "auto", cli::one_of(backend_names()));
     flags.add("device", "0", "CUDA device ordinal");
-    flags.add("method", "both", cli::one_of(method_names()) + "|both");
+    program_methods = program.methods;
+    std::string choices;
+    for (const std::string& c : method_choices()) choices += (choices.empty() ? "" : "|") + c;
+    flags.add("method", "every", choices);
     program.declare_flags(flags);
 
     std::string format = "console";

@@ -24,8 +24,9 @@ namespace hpcml::bench {
 using Flags = cli::Flags;
 
 // The flags every program shares (declared by run()): --backend auto|cpu|cuda, --device N and
-// --method fused|naive|both. methods(): the methods to run; context(): the backend and device
-// they resolve to (make_context's choice, for the benchmarks' names).
+// --method, one of the program's methods (Program::methods, or auto) or "every" (all of them, the
+// default). methods(): the methods to run; context(): the backend and device they resolve to
+// (make_context's choice, for the benchmarks' names).
 std::vector<Method> methods(const Flags& flags);
 int device(const Flags& flags);
 Context context(const Flags& flags);
@@ -45,6 +46,7 @@ struct Program {
     std::function<void(Flags&)> declare_flags;  // add the program's own flags
     std::function<void(const Flags&)> register_benchmarks;
     std::function<void(const Flags&, const std::vector<RunResult>&)> summarize;
+    std::vector<Method> methods{Method::Fused, Method::Naive};  // the family's methods, fastest kind first
 };
 
 int run(int argc, char** argv, const Program& program);

@@ -22,7 +22,7 @@ def _operands(x, y, tile, on_device):
     return x, y, tile
 
 
-def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="auto", method="fused",
+def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="auto", method="auto",
                dtype=None, device=None, out=None, return_stats=False, progress=None, progress_interval=0.25):
     """Pairwise similarity counts S[i, j] = #{s : |x[s, i] - y[s, j]| < threshold}.
 
@@ -35,7 +35,10 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
     array packed like ``np.packbits(s, axis=1, bitorder="little")``).
     tile: output tile edge (None: the backend chooses). backend: "auto", "cpu" or "cuda".
     device: the CUDA device (default: the one CUDA arrays are on, else 0).
-    method: "fused" or "naive" (the broadcast baseline, for comparison).
+    method: "auto" (the faster exact method for the shape and mode: fused or sorted), "fused"
+    (every element evaluated), "sorted" (rank intervals of sorted samples, counted as bit masks;
+    the CPU only for now) or "naive" (the broadcast baseline, for comparison). All but naive give
+    the same result bit for bit; stats["method"] says which ran.
     Arrays on a CUDA device (torch, CuPy: anything with DLPack) are used in place and the
     result is returned on the same device, computed on the library's current stream there
     (``torch.cuda.current_stream()``, CuPy's current stream), so it is ordered with your own work.
@@ -69,7 +72,7 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
     return (out, {**stats, **energy.fields()}) if return_stats else out
 
 
-def similarity_pairs(x, y=None, *, threshold=1.0, mode="all", min_count=None, tile=None, backend="auto", method="fused",
+def similarity_pairs(x, y=None, *, threshold=1.0, mode="all", min_count=None, tile=None, backend="auto", method="auto",
                      device=None, return_stats=False, progress=None, progress_interval=0.25):
     """The pairs (i, j) of S = similarity(x, y) that pass, without a dense S.
 

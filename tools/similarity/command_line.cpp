@@ -33,6 +33,8 @@ cli::Flags declare() {
     flags.add("tile", "1000", "output tile edge; work goes in blocks of this many rows", "N");
     flags.add("dtype", "", dtype_help(), "D");
     flags.add("backend", "auto", cli::one_of(backend_names()), "B");
+    flags.add("method", "auto", cli::one_of(method_names()) + "; auto picks fused or sorted by shape and mode",
+              "M");
     flags.add_switch("pairs", "write the pairs that pass as rows (i, j[, count]) of int64, not S");
     flags.add("min-count", "1", "with --pairs in mode count: the count a pair needs", "N");
     flags.add_switch("quiet", "no progress line on stderr");
@@ -51,7 +53,8 @@ void print_usage(std::FILE* out) {
     std::fprintf(out,
                  "usage: hpcml-similarity INPUT.npy [--y Y.npy] --output OUT.npy [--mode %s]\n"
                  "                        [--threshold t] [--tile 1000] [--dtype %s]\n"
-                 "                        [--backend %s] [--pairs [--min-count N]] [--quiet] [--restart]\n"
+                 "                        [--backend %s] [--method %s]\n"
+                 "                        [--pairs [--min-count N]] [--quiet] [--restart]\n"
                  "       hpcml-similarity --version      (says whether MPI and CUDA are built in)\n"
                  "\n"
                  "S[i,j] = #{s : |x[s,i] - y[s,j]| < t} (count) or every sample within t (all), for x in\n"
@@ -73,7 +76,7 @@ void print_usage(std::FILE* out) {
                  "and y are copied to the device once per rank and each block is computed there.\n"
                  "\n",
                  cli::one_of(similarity_mode_names()).c_str(), cli::one_of(similarity_output_names()).c_str(),
-                 cli::one_of(backend_names()).c_str());
+                 cli::one_of(backend_names()).c_str(), cli::one_of(method_names()).c_str());
     declare().print(out);
 }
 
@@ -116,6 +119,7 @@ Config parse_command_line(int argc, char** argv) {
         // as Int32 counts or a bitmask.
         if (c.pairs) o.output = o.mode == SimilarityMode::Count ? SimilarityOutput::Int32 : SimilarityOutput::Bitmask;
         o.backend = parse_backend(flags.str("backend"), "--backend");
+        o.method = parse_method(flags.str("method"), "--method");
         c.quiet = flags.on("quiet");
         c.restart = flags.on("restart");
         c.stop_after = static_cast<long>(flags.integer("stop-after", -1));

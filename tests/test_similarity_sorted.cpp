@@ -1,0 +1,222 @@
+// The sorted method: its per-element steps (sorted_math.hpp, shared with the GPU) against brute
+// force, and the method itself bit for bit against the fused one on data built to break it: ties,
+// values exactly t apart and one or two ulps either side, signed zeros, denormals, NaN and
+// infinities, differences that overflow, thresholds 0, tiny and huge, shapes that are no multiple
+// of its 512-wide tiles or 16-sample groups, y = x and y a copy, tiles through a sink. The other
+// files of test_similarity run it too, against the reference (methods_on).
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "similarity/sorted_math.hpp"
+#include "support/similarity.hpp"
+
+using namespace hpcml_test::similarity;
+namespace sorted = hpcml::detail::similarity::sorted;
+
+namespace {
+
+float next_up(float v, int steps) {
+    for (int k = 0; k < steps; ++k) v = std::nextafter(v, INFINITY);
+    for (int k = 0; k > steps; --k) v = std::nextafter(v, -INFINITY);
+    return v;
+}
+
+}  // namespace
+
+TEST(SimilaritySortedMath, OrderKeySortsLikeTheValuesAndInverts) {
+    const std::vector<float> values = {-INFINITY, -3e38f, -1.0f, -0x1p-149f, -0.0f, 0.0f, 0x1p-149f,
+                                       0x1p-126f, 1.0f,   next_up(1.0f, 1), 3e38f, INFINITY};
+    for (std::size_t a = 0; a < values.size(); ++a) {
+        EXPECT_EQ(std::bit_cast<std::uint32_t>(sorted::from_order_key(sorted::order_key(values[a]))),
+                  std::bit_cast<std::uint32_t>(values[a]));
+        for (std::size_t b = a + 1; b < values.size(); ++b)
+            EXPECT_LT(sorted::order_key(values[a]), sorted::order_key(values[b])) << values[a] << " " << values[b];
+    }
+}
+
+TEST(SimilaritySortedMath, IntervalEndsAreThePredicate) {
+    // Within the interval exactly where |a - v| < t, for values on and around a +- t.
+    std::mt19937 rng(3);
+    std::normal_distribution<float> normal;
+    for (float t : {0.0f, 0x1p-149f, 0.5f, 1.0f, 3e38f})
+        for (int trial = 0; trial < 2000; ++trial) {
+            const float a = normal(rng);
+            std::vector<float> v(40);
+            for (float& e : v) {
+                const int kind = static_cast<int>(rng() % 4);
+                e = kind == 0 ? normal(rng) : next_up(kind == 1 ? a - t : a + t, static_cast<int>(rng() % 5) - 2);
+            }
+            std::sort(v.begin(), v.end());
+            const sorted::Interval r = sorted::interval_from(a, v.data(), static_cast<std::uint32_t>(v.size()), t);
+            for (std::uint32_t k = 0; k < v.size(); ++k)
+                ASSERT_EQ(k >= r.lo && k < r.hi, std::fabs(a - v[k]) < t)
+                    << "a " << a << " v " << v[k] << " t " << t << " [" << r.lo << ", " << r.hi << ")";
+        }
+}
+
+TEST(SimilaritySortedMath, CarrySaveSumsCountEveryPosition) {
+    std::mt19937_64 rng(5);
+    for (int trial = 0; trial < 500; ++trial) {
+        std::uint64_t m[16], s[5];
+        for (auto& w : m) w = rng() & rng();  // sparse and dense bits
+        if (trial % 7 == 0) std::fill(std::begin(m), std::end(m), ~std::uint64_t{0});
+        sorted::add16(m, s);
+        for (unsigned bit = 0; bit < 64; ++bit) {
+            unsigned ones = 0, sum = 0;
+            for (auto w : m) ones += (w >> bit) & 1;
+            for (unsigned p = 0; p < 5; ++p) sum |= static_cast<unsigned>((s[p] >> bit) & 1) << p;
+            ASSERT_EQ(sum, ones) << "bit " << bit;
+        }
+    }
+    // Counters of 9 planes (counts to 511) fed 31 groups: each position's count is the total.
+    const unsigned planes = sorted::counter_planes(496);
+    EXPECT_EQ(planes, 9u);
+    EXPECT_EQ(sorted::counter_planes(1), 1u);
+    EXPECT_EQ(sorted::counter_planes(16), 5u);
+    std::vector<std::uint64_t> counters(planes, 0);
+    std::vector<unsigned> expected(64, 0);
+    for (int group = 0; group < 31; ++group) {
+        std::uint64_t m[16], s[5];
+        for (auto& w : m) w = rng() | (group % 5 == 0 ? rng() : 0);
+        for (unsigned bit = 0; bit < 64; ++bit)
+            for (auto w : m) expected[bit] += (w >> bit) & 1;
+        sorted::add16(m, s);
+        sorted::add_planes(counters.data(), s, planes);
+    }
+    for (unsigned bit = 0; bit < 64; ++bit) {
+        unsigned got = 0;
+        for (unsigned p = 0; p < planes; ++p) got |= static_cast<unsigned>((counters[p] >> bit) & 1) << p;
+        EXPECT_EQ(got, expected[bit]) << "bit " << bit;
+    }
+}
+
+namespace {
+
+// Data built to break a rank method: one of `kinds` per element.
+enum class Kind { Normal, Ties, NearThreshold, Zeros, Denormals, Specials, Huge };
+
+std::vector<float> make(std::size_t count, Kind kind, float t, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal;
+    std::vector<float> v(count);
+    for (float& e : v) {
+        switch (kind) {
+            case Kind::Normal:
+                e = normal(rng);
+                break;
+            case Kind::Ties:  // a handful of values, so that most comparisons tie
+                e = static_cast<float>(static_cast<int>(rng() % 5) - 2) * 0.5f;
+                break;
+            case Kind::NearThreshold:  // multiples of t, one or two ulps either side
+                e = next_up(static_cast<float>(static_cast<int>(rng() % 7) - 3) * (t > 0 && t < 1e30f ? t : 1.0f),
+                            static_cast<int>(rng() % 5) - 2);
+                break;
+            case Kind::Zeros:
+                e = rng() % 3 == 0 ? -0.0f : rng() % 2 ? 0.0f : next_up(0.0f, static_cast<int>(rng() % 5) - 2);
+                break;
+            case Kind::Denormals:
+                e = std::ldexp(static_cast<float>(static_cast<int>(rng() % 64) - 32), -145);
+                break;
+            case Kind::Specials: {
+                const int r = static_cast<int>(rng() % 8);
+                e = r == 0 ? NAN : r == 1 ? INFINITY : r == 2 ? -INFINITY : normal(rng);
+                break;
+            }
+            case Kind::Huge:  // differences overflow to +-inf
+                e = (rng() % 2 ? 3.0e38f : -3.0e38f) * (rng() % 3 ? 1.0f : 0.5f);
+                break;
+        }
+    }
+    return v;
+}
+
+// The sorted method's bytes equal the fused method's for both modes (int32 counts, bitmask),
+// unset and small tiles (a sink's tiles, mirrored where y is x), y a copy of x and y = x.
+void expect_sorted_equals_fused(const std::vector<float>& x, const std::vector<float>& y, std::size_t samples,
+                                std::size_t n, std::size_t m, float t, bool self, const std::string& what) {
+    const MatrixView xv{x.data(), samples, n};
+    const MatrixView yv = self ? MatrixView{} : MatrixView{y.data(), samples, m};
+    for (auto [mode, output] : {std::pair{SimilarityMode::Count, SimilarityOutput::Int32},
+                                std::pair{SimilarityMode::All, SimilarityOutput::Bitmask},
+                                std::pair{SimilarityMode::All, SimilarityOutput::Bool}})
+        for (std::optional<std::size_t> tile : {std::optional<std::size_t>{}, std::optional<std::size_t>{520}}) {
+            SimilarityOptions o;
+            o.backend = Backend::Cpu;
+            o.threshold = t;
+            o.mode = mode;
+            o.output = output;
+            o.tile = tile;
+            const std::size_t bytes = hpcml::similarity_output_bytes(n, self ? n : m, output);
+            std::vector<unsigned char> fused(bytes, 0xAB), sorted_out(bytes, 0xCD);
+            o.method = Method::Fused;
+            hpcml::similarity(xv, yv, fused.data(), o);
+            o.method = Method::Sorted;
+            const hpcml::RunStats stats = hpcml::similarity(xv, yv, sorted_out.data(), o);
+            EXPECT_EQ(stats.method, Method::Sorted);
+            ASSERT_EQ(sorted_out, fused) << what << " mode " << hpcml::to_string(mode) << " output "
+                                         << hpcml::to_string(output) << " tile " << (tile ? *tile : 0);
+        }
+}
+
+}  // namespace
+
+TEST(SimilaritySorted, EqualsFusedOnDataBuiltToBreakIt) {
+    // Sizes across the 512-wide tiles and bands and the 16-sample groups.
+    const std::size_t samples_list[] = {1, 15, 17, 40};
+    const std::pair<std::size_t, std::size_t> shapes[] = {{7, 5}, {513, 37}, {600, 1030}};
+    unsigned seed = 100;
+    for (Kind kind : {Kind::Normal, Kind::Ties, Kind::NearThreshold, Kind::Zeros, Kind::Denormals, Kind::Specials,
+                      Kind::Huge})
+        for (float t : {1.0f, 0.0f, 0x1p-149f, 0x1p-140f, 0.5f, 3.0e38f}) {
+            if ((kind == Kind::Denormals) != (t < 1e-30f && t > 0)) continue;  // each kind at the thresholds it tests
+            for (std::size_t samples : samples_list)
+                for (auto [n, m] : shapes) {
+                    if (n * m * samples > 600 * 1030 * 17) continue;  // the largest shape at fewer samples
+                    const auto x = make(samples * n, kind, t, ++seed), y = make(samples * m, kind, t, ++seed);
+                    const std::string what = "kind " + std::to_string(static_cast<int>(kind)) + " t " +
+                                             std::to_string(t) + " shape " + std::to_string(samples) + "x" +
+                                             std::to_string(n) + "x" + std::to_string(m);
+                    expect_sorted_equals_fused(x, y, samples, n, m, t, false, what);
+                    if (n == 513) expect_sorted_equals_fused(x, y, samples, n, n, t, true, what + " y = x");
+                }
+        }
+}
+
+TEST(SimilaritySorted, EqualsTheReferenceAcrossTilesBandsAndGroups) {
+    // Shapes that end just after a tile or band and sample counts just after a group, against the
+    // brute-force reference, every output type (check_all_outputs runs every method).
+    check_all_outputs(Backend::Cpu, {33, 1025, 517}, 1.0f, false, {std::nullopt, 700}, 40);
+    check_all_outputs(Backend::Cpu, {17, 1100, 1100}, 0.75f, true, {std::nullopt, 513}, 41);
+}
+
+TEST(SimilaritySorted, AllModeFinishesSurvivorsDirectly) {
+    // y = x with 300 samples: after a group only the diagonal and a few planted pairs survive, so
+    // the rest is checked pair by pair; planted pairs fail at samples past every group boundary
+    // and past the sorted block (32), or never.
+    const std::size_t samples = 300, n = 1100;
+    std::vector<float> x = make(samples * n, Kind::Normal, 1.0f, 7);
+    const std::size_t fail_at[] = {15, 16, 17, 31, 32, 33, 64, 150, 299, samples};
+    for (std::size_t k = 0; k < std::size(fail_at); ++k) {
+        const std::size_t i = 37 * k + 3, j = n - 1 - 53 * k;
+        for (std::size_t s = 0; s < samples; ++s) x[s * n + j] = x[s * n + i] + (s == fail_at[k] ? 3.0f : 0.5f);
+    }
+    const std::vector<float> copy = x;
+    expect_sorted_equals_fused(x, copy, samples, n, n, 1.0f, false, "planted");
+    expect_sorted_equals_fused(x, x, samples, n, n, 1.0f, true, "planted, y = x");
+}
+
+TEST(SimilaritySorted, AutoPicksAMethodAndSaysWhich) {
+    const auto x = make(64 * 40, Kind::Normal, 1.0f, 9);
+    std::vector<std::int32_t> out(40 * 40);
+    SimilarityOptions o;
+    o.backend = Backend::Cpu;
+    const hpcml::RunStats stats = hpcml::similarity({x.data(), 64, 40}, {}, out.data(), o);
+    EXPECT_TRUE(stats.method == Method::Fused || stats.method == Method::Sorted) << hpcml::to_string(stats.method);
+    o.method = Method::Naive;
+    EXPECT_EQ(hpcml::similarity({x.data(), 64, 40}, {}, out.data(), o).method, Method::Naive);
+}
