@@ -28,11 +28,17 @@ def data(rng, shape, specials=True):
     return a
 
 
+def skip_sorted_on_gpu(backend, method):
+    if backend == "cuda" and method == "sorted":
+        pytest.skip("the sorted method runs on the CPU only (test_sorted_is_refused_on_the_gpu)")
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("method", ["fused", "naive"])
+@pytest.mark.parametrize("method", ["fused", "sorted", "naive"])
 @pytest.mark.parametrize("tile", [None, 1, 7, 64])
 @pytest.mark.parametrize("samples,n,m", [(1, 1, 1), (37, 19, 23), (100, 5, 41)])
 def test_counts_equal_numpy(backend, method, tile, samples, n, m):
+    skip_sorted_on_gpu(backend, method)
     rng = np.random.default_rng(samples * 1000 + n)
     x, y = data(rng, (samples, n)), data(rng, (samples, m))
     expected = numpy_counts(x, y)
@@ -45,8 +51,9 @@ def test_counts_equal_numpy(backend, method, tile, samples, n, m):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("method", ["fused", "naive"])
+@pytest.mark.parametrize("method", ["fused", "sorted", "naive"])
 def test_all_mode_bool_and_bitmask(backend, method):
+    skip_sorted_on_gpu(backend, method)
     rng = np.random.default_rng(7)
     x, y = data(rng, (6, 30), specials=False) * 0.4, data(rng, (6, 21), specials=False) * 0.4
     expected = numpy_counts(x, y) == 6
@@ -94,6 +101,26 @@ def test_empty_samples():
     assert hpcml.similarity(x, mode="all").all()
 
 
+@pytest.mark.parametrize("mode", ["count", "all"])
+def test_sorted_equals_numpy_across_its_tiles(mode):
+    # More than one of the sorted method's 512-wide tiles and bands, 16-sample groups and a tail.
+    rng = np.random.default_rng(11)
+    x, y = data(rng, (21, 530)), data(rng, (21, 1030))
+    counts = numpy_counts(x, y)
+    expected = counts if mode == "count" else counts == 21
+    got, stats = hpcml.similarity(x, y, mode=mode, backend="cpu", method="sorted", return_stats=True)
+    assert stats["method"] == "sorted"
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(hpcml.similarity(x, mode=mode, backend="cpu", method="sorted", tile=300),
+                                  numpy_counts(x, x) if mode == "count" else numpy_counts(x, x) == 21)
+
+
+@needs_cuda
+def test_sorted_is_refused_on_the_gpu():
+    with pytest.raises(ValueError, match="method"):
+        hpcml.similarity(np.ones((2, 3), np.float32), backend="cuda", method="sorted")
+
+
 def test_stats():
     x = np.random.default_rng(5).standard_normal((64, 40)).astype(np.float32)
     _, fused = hpcml.similarity(x, backend="cpu", return_stats=True)
@@ -101,6 +128,7 @@ def test_stats():
     assert set(fused) == {"backend", "method", "seconds", "peak_device_bytes", "peak_host_bytes", "cpu_energy_j",
                           "cpu_energy"}
     assert fused["backend"] == "cpu" and naive["method"] == "naive"
+    assert fused["method"] in ("fused", "sorted")  # the default, auto, says which it ran
     assert naive["peak_host_bytes"] >= 64 * 40 * 40 * 5 > 10 * fused["peak_host_bytes"]
 
 
