@@ -3,10 +3,11 @@
 dim) float32, y = x, mode all, threshold 1 (the seed's real case in miniature: almost only the
 diagonal passes).
 
-Three calls, checked to agree, then timed in alternating rounds: ``similarity_pairs(x,
-mode="all")``; the dense bool ``similarity(x, mode="all", out=S)`` into a reused S (its floor:
-the same counting with nothing but a byte per pair to write); and what a user would write
-without pair lists, the dense call followed by ``np.nonzero``. Medians and the ratios against
+Three calls, checked to agree, then timed in alternating rounds, each with the fused and the
+sorted method: ``similarity_pairs(x, mode="all")``; the dense bool ``similarity(x, mode="all",
+out=S)`` into a reused S (its floor: the same counting with nothing but a byte per pair to
+write); and what a user would write without pair lists, the dense call followed by
+``np.nonzero``. Medians and the ratios against
 the dense call are printed: the dense call is the floor here (mode all stops comparing a pair at
 its first sample out of threshold, so the counting kernel's instruction floor does not bound it).
 """
@@ -35,19 +36,25 @@ def main():
     for dim in args.dim:
         x = np.random.default_rng(0).standard_normal((args.samples, dim)).astype(np.float32)
         dense = np.empty((dim, dim), np.bool_)
-        runs = {
-            "pairs": lambda: hpcml.similarity_pairs(x, mode="all", backend="cpu"),
-            "dense": lambda: hpcml.similarity(x, mode="all", backend="cpu", out=dense),
-            "dense + np.nonzero": lambda: np.nonzero(hpcml.similarity(x, mode="all", backend="cpu", out=dense)),
-        }
+        runs = {}
+        for m in ("fused", "sorted"):
+            runs |= {
+                f"pairs, {m}": lambda m=m: hpcml.similarity_pairs(x, mode="all", backend="cpu", method=m),
+                f"dense, {m}": lambda m=m: hpcml.similarity(x, mode="all", backend="cpu", method=m, out=dense),
+                f"dense + np.nonzero, {m}":
+                    lambda m=m: np.nonzero(hpcml.similarity(x, mode="all", backend="cpu", method=m, out=dense)),
+            }
         results = {name: run() for name, run in runs.items()}  # warm-up, and the check
-        for name in ("pairs", "dense + np.nonzero"):
-            assert all(np.array_equal(a, b) for a, b in zip(results[name], np.nonzero(results["dense"]))), name
+        expected = np.nonzero(results["dense, fused"])
+        for name in runs:
+            if not name.startswith("dense,"):
+                assert all(np.array_equal(a, b) for a, b in zip(results[name], expected)), name
         medians = peers.medians(peers.alternate(runs, args.rounds))
-        print(f"x = randn({args.samples}, {dim}), y = x, mode all: {len(results['pairs'][0])} pairs, "
+        print(f"x = randn({args.samples}, {dim}), y = x, mode all: {len(results['pairs, fused'][0])} pairs, "
               f"median of {args.rounds} alternating rounds")
         for name, median in medians.items():
-            print(f"  {name:<20} {median * 1e3:9.1f} ms   {median / medians['dense']:5.2f}x the dense call's time")
+            print(f"  {name:<26} {median * 1e3:9.1f} ms   {median / medians['dense, fused']:5.2f}x the fused dense "
+                  f"call's time")
 
 
 if __name__ == "__main__":

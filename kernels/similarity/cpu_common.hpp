@@ -52,6 +52,18 @@ inline void stream_fence() {
 #endif
 }
 
+// The 64 x 64 bit matrix a (bit c of a[k] is element (k, c)) transposed in place: Hacker's
+// Delight's six swap stages, each exchanging the off-diagonal blocks of every 2j x 2j block.
+inline void transpose_64x64_bits(std::uint64_t* a) {
+    std::uint64_t m = 0x00000000FFFFFFFFull;
+    for (unsigned j = 32; j != 0; j >>= 1, m ^= m << j)
+        for (unsigned k = 0; k < 64; k = ((k | j) + 1) & ~j) {
+            const std::uint64_t t = ((a[k] >> j) ^ a[k | j]) & m;
+            a[k] ^= t << j;
+            a[k | j] ^= t;
+        }
+}
+
 // The block kernel for hpcml::cpu_kernel()'s instruction set (cpu_count.cpp; HPCML_CPU_KERNEL
 // caps it, so that the tests cover every kernel on one machine): avx512 counts 16 pairs per
 // vector instruction, avx2 8, baseline 4. count(x_panel, ypack, samples, threshold, counts,

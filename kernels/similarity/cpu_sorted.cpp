@@ -65,27 +65,33 @@ private:
     T* data_ = nullptr;
 };
 
-// Sorts (key << 32 | payload) items by key: three passes of a least-significant-digit radix sort
-// over the key's 32 bits. Returns the buffer holding the result (items or scratch).
-std::uint64_t* radix_sort(std::uint64_t* items, std::uint64_t* scratch, std::size_t n) {
-    constexpr unsigned kDigitBits[3] = {11, 11, 10};
-    unsigned shift = 32;
-    for (const unsigned bits : kDigitBits) {
-        const std::size_t buckets = std::size_t{1} << bits;
-        std::uint32_t start[2048] = {};
-        for (std::size_t k = 0; k < n; ++k) ++start[(items[k] >> shift) & (buckets - 1)];
-        if (n && start[(items[0] >> shift) & (buckets - 1)] == n) {  // one digit: this pass moves nothing
-            shift += bits;
-            continue;
+// A least-significant-digit radix sort of (key << 32 | payload) items by key: three passes of
+// 11, 11 and 10 bits, their histograms counted in one read of the items.
+struct RadixSort {
+    static constexpr unsigned kShift[3] = {32, 43, 54}, kBits[3] = {11, 11, 10};
+    std::uint32_t start[3][2048];
+
+    // Sorts items[0 .. n) (scratch: n more), returning the buffer that holds the result.
+    std::uint64_t* sort(std::uint64_t* items, std::uint64_t* scratch, std::size_t n) {
+        std::memset(start, 0, sizeof start);
+        for (std::size_t k = 0; k < n; ++k) {
+            const std::uint64_t item = items[k];
+            ++start[0][(item >> kShift[0]) & 2047];
+            ++start[1][(item >> kShift[1]) & 2047];
+            ++start[2][(item >> kShift[2]) & 1023];
         }
-        std::uint32_t sum = 0;
-        for (std::size_t d = 0; d < buckets; ++d) sum += std::exchange(start[d], sum);
-        for (std::size_t k = 0; k < n; ++k) scratch[start[(items[k] >> shift) & (buckets - 1)]++] = items[k];
-        std::swap(items, scratch);
-        shift += bits;
+        for (unsigned pass = 0; pass < 3; ++pass) {
+            std::uint32_t* first = start[pass];
+            const std::size_t mask = (std::size_t{1} << kBits[pass]) - 1;
+            if (n == 0 || first[(items[0] >> kShift[pass]) & mask] == n) continue;  // one digit: nothing moves
+            std::uint32_t sum = 0;
+            for (std::size_t d = 0; d <= mask; ++d) sum += std::exchange(first[d], sum);
+            for (std::size_t k = 0; k < n; ++k) scratch[first[(items[k] >> kShift[pass]) & mask]++] = items[k];
+            std::swap(items, scratch);
+        }
+        return items;
     }
-    return items;
-}
+};
 
 // One side's values sorted per sample within groups of 512 features (y's tiles or x's bands):
 // group g at sample s holds count(g, s) finite values, ascending, then kPad +inf, with each
@@ -141,7 +147,8 @@ private:
         std::size_t finite = 0;
         for (std::size_t f = 0; f < features_; ++f)
             if (std::isfinite(row[f])) items[finite++] = std::uint64_t{order_key(row[f])} << 32 | f;
-        const std::uint64_t* sorted = radix_sort(items, items + features_, finite);
+        RadixSort radix;
+        const std::uint64_t* sorted = radix.sort(items, items + features_, finite);
         std::uint32_t filled[kStrip / kTile] = {};
         for (std::size_t k = 0; k < finite; ++k) {
             const auto f = static_cast<std::uint32_t>(sorted[k]);
@@ -196,21 +203,22 @@ template <class Level>
 struct Workspace {
     Bits* tables;          // kGroup x (kTile + 1)
     Bits* counters;        // kBand x planes (count), kBand (all)
-    std::uint16_t* lo;     // kGroup x kBand
-    std::uint16_t* hi;     // kGroup x kBand
+    Bits* transposed;      // kTile: mode All's masks transposed, for a mirror
+    std::uint16_t* ends;   // kBand x 2 kGroup: a row's lo at each sample of the group, then its hi
     std::int32_t* counts;  // kTile
     unsigned char* row;    // kTile int32s' bytes
     std::uint16_t* alive;  // kBand: mode All's rows still alive
     static std::size_t bytes(unsigned planes) {
-        return (kGroup * (kTile + 1) + kBand * planes) * sizeof(Bits) + 2 * kGroup * kBand * sizeof(std::uint16_t) +
-               2 * kTile * sizeof(std::int32_t) + kBand * sizeof(std::uint16_t);
+        return (kGroup * (kTile + 1) + kBand * planes + kTile) * sizeof(Bits) +
+               2 * kGroup * kBand * sizeof(std::uint16_t) + 2 * kTile * sizeof(std::int32_t) +
+               kBand * sizeof(std::uint16_t);
     }
     Workspace(unsigned char* at, unsigned planes)  // at: 64-byte aligned, bytes(planes) long
         : tables(reinterpret_cast<Bits*>(at)),
           counters(tables + kGroup * (kTile + 1)),
-          lo(reinterpret_cast<std::uint16_t*>(counters + kBand * planes)),
-          hi(lo + kGroup * kBand),
-          counts(reinterpret_cast<std::int32_t*>(hi + kGroup * kBand)),
+          transposed(counters + kBand * planes),
+          ends(reinterpret_cast<std::uint16_t*>(transposed + kTile)),
+          counts(reinterpret_cast<std::int32_t*>(ends + 2 * kGroup * kBand)),
           row(reinterpret_cast<unsigned char*>(counts + kTile)),
           alive(reinterpret_cast<std::uint16_t*>(row + kTile * sizeof(std::int32_t))) {}
 };
@@ -230,19 +238,18 @@ struct Workspace {
 // Every row's interval for samples [s, s + merged), merged <= kMerged: per sample, the band's sorted values
 // merged with the tile's, each end moved forward a window of 16 at a time. A merge step waits for
 // the one before it (a load, a subtract, a compare), so the samples' merges run side by side.
-// Rows whose x value is not finite keep [0, 0). lo_of and hi_of: kMerged rows of kBand.
+// Rows whose x value is not finite keep [0, 0) (the caller zeroes `ends` first). Sample s + k's
+// ends of row r go to ends[r * 2 kGroup + k] and ends[r * 2 kGroup + kGroup + k].
 constexpr std::size_t kMerged = 4;
 template <class Level>
 [[gnu::always_inline]] inline void find_intervals(const SortedGroups& xs, const SortedGroups& ys, std::size_t band,
-                                                  std::size_t tile, std::size_t s, float threshold, std::size_t rows,
-                                                  std::size_t merged, std::uint16_t* lo_of, std::uint16_t* hi_of) {
+                                                  std::size_t tile, std::size_t s, float threshold, std::size_t merged,
+                                                  std::uint16_t* ends) {
     const float* v[kMerged] = {};
     const float* a[kMerged] = {};
     const std::uint16_t* row[kMerged] = {};
     std::uint32_t n[kMerged] = {}, lo[kMerged] = {}, hi[kMerged] = {};
     for (std::size_t k = 0; k < merged; ++k) {
-        std::fill_n(lo_of + k * kBand, rows, 0);
-        std::fill_n(hi_of + k * kBand, rows, 0);
         v[k] = ys.values(tile, s + k);
         a[k] = xs.values(band, s + k);
         row[k] = xs.ids(band, s + k);
@@ -252,8 +259,9 @@ template <class Level>
         for (std::uint32_t c = kPad; c == kPad;) lo[k] += c = count_before<Level>(a[k][q], v[k] + lo[k], threshold, false);
         hi[k] = std::max(hi[k], lo[k]);
         for (std::uint32_t c = kPad; c == kPad;) hi[k] += c = count_before<Level>(a[k][q], v[k] + hi[k], threshold, true);
-        lo_of[k * kBand + row[k][q]] = static_cast<std::uint16_t>(lo[k]);
-        hi_of[k * kBand + row[k][q]] = static_cast<std::uint16_t>(hi[k]);
+        std::uint16_t* of_row = ends + row[k][q] * 2 * kGroup + k;
+        of_row[0] = static_cast<std::uint16_t>(lo[k]);
+        of_row[kGroup] = static_cast<std::uint16_t>(hi[k]);
     };
     const std::uint32_t common = merged < kMerged ? 0 : *std::min_element(n, n + kMerged);
     for (std::uint32_t q = 0; q < common; ++q) {
@@ -308,7 +316,8 @@ struct Item {
     unsigned planes;
     const Workspace& w;
     const RegionOutput& out;
-    bool stream;  // non-temporal stores (a large output)
+    const RegionOutput* mirror;  // where the item's transpose goes (at its place), or null
+    bool stream;                 // non-temporal stores (a large output)
 };
 
 std::size_t popcount(Bits b) {
@@ -354,16 +363,17 @@ bool all_masks(const Item& it) {
         it.ys.ensure(g0 + valid);
         for (std::size_t k = 0; k < valid; ++k)
             build_table(w.tables + k * (kTile + 1), it.ys.ids(it.tile, g0 + k), it.ys.count(it.tile, g0 + k));
+        std::fill_n(w.ends, it.rows * 2 * kGroup, 0);
         for (std::size_t k = 0; k < valid; k += kMerged)
-            find_intervals<Level>(it.xs, it.ys, it.band, it.tile, g0 + k, it.p.threshold, it.rows,
-                                  std::min(kMerged, valid - k), w.lo + k * kBand, w.hi + k * kBand);
+            find_intervals<Level>(it.xs, it.ys, it.band, it.tile, g0 + k, it.p.threshold, std::min(kMerged, valid - k),
+                                  w.ends + k);
         std::size_t still = 0, survivors = 0;
         for (std::size_t q = 0; q < alive; ++q) {
             const std::size_t r = w.alive[q];
             Bits mask = w.counters[r];
             for (std::size_t k = 0; k < valid; ++k) {
                 const Bits* table = w.tables + k * (kTile + 1);
-                mask &= table[w.hi[k * kBand + r]] ^ table[w.lo[k * kBand + r]];
+                mask &= table[w.ends[r * 2 * kGroup + kGroup + k]] ^ table[w.ends[r * 2 * kGroup + k]];
             }
             w.counters[r] = mask;
             const std::size_t n = popcount(mask);
@@ -392,19 +402,16 @@ void count_masks(const Item& it) {
         const std::size_t valid = std::min(kGroup, it.p.samples - g0);
         for (std::size_t k = 0; k < valid; ++k)
             build_table(w.tables + k * (kTile + 1), it.ys.ids(it.tile, g0 + k), it.ys.count(it.tile, g0 + k));
+        std::fill_n(w.ends, it.rows * 2 * kGroup, 0);
         for (std::size_t k = 0; k < valid; k += kMerged)
-            find_intervals<Level>(it.xs, it.ys, it.band, it.tile, g0 + k, it.p.threshold, it.rows,
-                                  std::min(kMerged, valid - k), w.lo + k * kBand, w.hi + k * kBand);
-        for (std::size_t k = valid; k < kGroup; ++k) {  // missing samples: empty masks
-            w.tables[k * (kTile + 1)] = Bits{};
-            std::fill_n(w.lo + k * kBand, it.rows, 0);
-            std::fill_n(w.hi + k * kBand, it.rows, 0);
-        }
+            find_intervals<Level>(it.xs, it.ys, it.band, it.tile, g0 + k, it.p.threshold, std::min(kMerged, valid - k),
+                                  w.ends + k);
+        for (std::size_t k = valid; k < kGroup; ++k) w.tables[k * (kTile + 1)] = Bits{};  // missing samples: empty masks
         for (std::size_t r = 0; r < it.rows; ++r) {
             Bits masks[kGroup], sum[5];
             for (std::size_t k = 0; k < kGroup; ++k) {
                 const Bits* table = w.tables + k * (kTile + 1);
-                masks[k] = table[w.hi[k * kBand + r]] ^ table[w.lo[k * kBand + r]];
+                masks[k] = table[w.ends[r * 2 * kGroup + kGroup + k]] ^ table[w.ends[r * 2 * kGroup + k]];
             }
             add16(masks, sum);
             add_planes(w.counters + r * it.planes, sum, it.planes);
@@ -433,23 +440,58 @@ template <class Level>
     }
 }
 
-// The item's rows to the output, each encoded in the workspace and then copied (streamed where
-// the output is large).
+// Copies a row's bytes to the output (streamed where the output is large).
+void put_row(const Item& it, const void* row, std::size_t bytes, unsigned char* dst) {
+    if (it.stream) {
+        cpu::stream_bytes(row, bytes, dst);
+    } else {
+        std::memcpy(dst, row, bytes);
+    }
+}
+
+// Mode All: a row's mask (bit j is column j) in the output's encoding, `cols` columns of it.
+template <class Level>
+const void* encode_mask(const Item& it, const Bits& mask) {
+    if (it.p.output == SimilarityOutput::Bitmask) return &mask;  // bit j % 8 of byte j / 8: the same bits
+    mask_to_bytes<Level>(mask, it.w.row);
+    return it.w.row;
+}
+
+// Mode All's mirror, from the masks: 64 x 64 bit blocks transposed into w.transposed (a mask per
+// column, bit r for row r), each then a row of the mirror.
+template <class Level>
+void store_mirror_masks(const Item& it, bool any_alive) {
+    const Workspace& w = it.w;
+    for (std::size_t cb = 0; cb < kWords; ++cb)
+        for (std::size_t rb = 0; rb < kWords; ++rb) {
+            std::uint64_t block[64];
+            for (std::size_t k = 0; k < 64; ++k) {
+                const std::size_t r = rb * 64 + k;
+                block[k] = any_alive && r < it.rows ? w.counters[r][cb] : 0;
+            }
+            cpu::transpose_64x64_bits(block);
+            for (std::size_t k = 0; k < 64; ++k) w.transposed[cb * 64 + k][rb] = block[k];
+        }
+    const std::size_t bytes = row_bytes(it.rows, it.p.output);
+    for (std::size_t c = 0; c < it.cols; ++c)
+        put_row(it, encode_mask<Level>(it, w.transposed[c]), bytes,
+                static_cast<unsigned char*>(it.mirror->data) + c * it.mirror->row_stride_bytes);
+}
+
+// The item's rows to the output, each encoded in the workspace and then copied, and its mirror
+// where it has one (mode All's from the masks, count mode's a transpose of the stored counts).
 template <class Level>
 void store_item(const Item& it, bool any_alive) {
     const Workspace& w = it.w;
     const bool all = it.p.mode == SimilarityMode::All;
     const std::size_t bytes = row_bytes(it.cols, it.p.output);
+    const RegionOutput stored{static_cast<unsigned char*>(it.out.data) + it.band * kBand * it.out.row_stride_bytes +
+                                  row_bytes(it.tile * kTile, it.p.output),
+                              it.out.row_stride_bytes};
     for (std::size_t r = 0; r < it.rows; ++r) {
         const void* row = w.row;
         if (all) {
-            const Bits mask = any_alive ? w.counters[r] : Bits{};
-            if (it.p.output == SimilarityOutput::Bitmask) {
-                row = &w.counters[r];  // bit j of the mask is column j: the little bit order
-                if (!any_alive) std::memset(w.row, 0, bytes), row = w.row;
-            } else {
-                mask_to_bytes<Level>(mask, w.row);
-            }
+            row = encode_mask<Level>(it, any_alive ? w.counters[r] : Bits{});
         } else {
             counters_to_counts<Level>(w.counters + r * it.planes, it.planes, it.cols, w.counts);
             if (it.p.output == SimilarityOutput::Int32) {
@@ -458,15 +500,16 @@ void store_item(const Item& it, bool any_alive) {
                 cpu::store_counts(w.counts, kTile, 1, it.cols, 0, 0, it.p, RegionOutput{w.row, bytes});
             }
         }
-        unsigned char* dst = static_cast<unsigned char*>(it.out.data) + (it.band * kBand + r) * it.out.row_stride_bytes +
-                             row_bytes(it.tile * kTile, it.p.output);
-        if (it.stream) {
-            cpu::stream_bytes(row, bytes, dst);
-        } else {
-            std::memcpy(dst, row, bytes);
-        }
+        put_row(it, row, bytes, static_cast<unsigned char*>(stored.data) + r * stored.row_stride_bytes);
     }
     if (it.stream) cpu::stream_fence();
+    if (!it.mirror) return;
+    if (all) {
+        store_mirror_masks<Level>(it, any_alive);
+        if (it.stream) cpu::stream_fence();
+    } else {
+        cpu_transpose(it.p, stored, it.rows, it.cols, *it.mirror);
+    }
 }
 
 template <class Level>
@@ -546,10 +589,10 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
         const bool mirrored = diagonal ? tile > band : mirror != nullptr;
         if (!(diagonal && tile < band)) {  // below the diagonal: written as a mirror
             const Workspace w(workspaces.data() + thread * workspace_bytes, planes);
-            kernel(Item{p, region, xs, ys, band, tile, rows, cols, planes, w, out, stream});
-            if (mirrored)
-                cpu_transpose(p, offset(out, p, band * kBand, tile * kTile), rows, cols,
-                              offset(diagonal ? out : *mirror, p, tile * kTile, band * kBand));
+            const RegionOutput transposed = mirrored ? offset(diagonal ? out : *mirror, p, tile * kTile, band * kBand)
+                                                     : RegionOutput{};
+            kernel(Item{p, region, xs, ys, band, tile, rows, cols, planes, w, out, mirrored ? &transposed : nullptr,
+                        stream});
             if (progress) progress->add(std::uint64_t{rows} * cols * (mirrored ? 2 : 1));
         }
     }
@@ -559,9 +602,16 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
 
 namespace hpcml::detail::similarity {
 
+// The measured crossover (docs/similarity.md, "Which method auto runs"; the grid in
+// bench/results/2026-11-27-cpu-sorted-method.md): the sorted method pays a tile's tables and a
+// band's merges per 512 columns and rows and a sort per sample, so it needs both sides wide and,
+// in count mode, a group's worth of samples; mode All's early exit favours it at any sample count.
 Method cpu_auto_method(const Problem& p) {
-    // TODO(measure)
-    return p.samples >= 16 && p.n >= 1024 && p.m >= 1024 ? Method::Sorted : Method::Fused;
+    constexpr std::size_t kLeastSide = 512, kLeastSamples = 16;
+    constexpr std::uint64_t kLeastPairs = 2'500'000;
+    const bool enough_samples = p.mode == SimilarityMode::All || p.samples >= kLeastSamples;
+    const bool large = std::min(p.n, p.m) >= kLeastSide && std::uint64_t{p.n} * p.m >= kLeastPairs;
+    return enough_samples && large ? Method::Sorted : Method::Fused;
 }
 
 }  // namespace hpcml::detail::similarity

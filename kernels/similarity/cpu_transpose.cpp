@@ -112,11 +112,24 @@ void for_each_bit_block(std::size_t rows, std::size_t cols, Visit&& visit) {
             for (std::size_t b0 = band; b0 < std::min(band + kBand, rows); b0 += 8) visit(b0, a0);
 }
 
-// transpose<T> for Bitmask: dst's rows a < cols get bytes b0 / 8 for b0 < rows. The region's
+// transpose<T> for Bitmask: dst's rows a < cols get bytes b0 / 8 for b0 < rows. Whole 64 x 64
+// blocks as 64 words (a fraction of the 8 x 8 blocks' work), the edges 8 x 8. The region's
 // column edges are multiples of 8 or the output's edge, where the padding bits stay 0 (rows
 // past `rows` read as 0).
 void transpose_bits(const RegionOutput& src, std::size_t rows, std::size_t cols, const RegionOutput& dst) {
+    const std::size_t whole_rows = rows / 64 * 64, whole_cols = cols / 64 * 64;
+    const auto* s = static_cast<const unsigned char*>(src.data);
+    auto* d = static_cast<unsigned char*>(dst.data);
+#pragma omp parallel for schedule(dynamic) if (rows * cols >= kParallelMin)
+    for (std::size_t b0 = 0; b0 < whole_rows; b0 += 64)
+        for (std::size_t a0 = 0; a0 < whole_cols; a0 += 64) {
+            std::uint64_t block[64];
+            for (std::size_t k = 0; k < 64; ++k) std::memcpy(&block[k], s + (b0 + k) * src.row_stride_bytes + a0 / 8, 8);
+            cpu::transpose_64x64_bits(block);
+            for (std::size_t k = 0; k < 64; ++k) std::memcpy(d + (a0 + k) * dst.row_stride_bytes + b0 / 8, &block[k], 8);
+        }
     for_each_bit_block(rows, cols, [&](std::size_t b0, std::size_t a0) {
+        if (b0 < whole_rows && a0 < whole_cols) return;  // done above
         store_bit_block(dst, a0, cols, b0 / 8, transpose_8x8_bits(load_bit_block(src, b0, rows, a0 / 8)));
     });
 }
