@@ -280,12 +280,14 @@ template <class Level>
         __m512i acc = _mm512_setzero_si512();
         for (unsigned p = 0; p < planes; ++p)
             acc = _mm512_mask_or_epi32(acc, chunks[p * (kTile / 16) + g], acc, _mm512_set1_epi32(1 << p));
-        _mm512_storeu_si512(counts + g * 16, acc);
+        const std::size_t left = cols - g * 16;  // the last chunk may be partial: exactly cols counts are written
+        _mm512_mask_storeu_epi32(counts + g * 16, left >= 16 ? 0xffff : (1u << left) - 1, acc);
     }
 }
 #endif
 
-// counts[j] = the counter of column j, for j < cols (16 at a time, plane by plane).
+// counts[j] = the counter of column j, for j < cols (16 at a time, plane by plane; nothing past cols
+// is written, so counts may be the output's row).
 template <class Level>
 [[gnu::always_inline]] inline void counters_to_counts(const Bits* planes_of_row, unsigned planes, std::size_t cols,
                                                       std::int32_t* counts) {
@@ -301,7 +303,7 @@ template <class Level>
             const auto bits16 = static_cast<std::int32_t>((planes_of_row[p][j0 / 64] >> (j0 % 64)) & 0xffff);
             acc = acc + acc - (((Ints{} + bits16) & lane_bit) != 0);  // a true comparison is -1
         }
-        std::memcpy(counts + j0, &acc, sizeof acc);
+        std::memcpy(counts + j0, &acc, std::min<std::size_t>(16, cols - j0) * sizeof(std::int32_t));
     }
 }
 
@@ -489,9 +491,13 @@ void store_item(const Item& it, bool any_alive) {
                                   row_bytes(it.tile * kTile, it.p.output),
                               it.out.row_stride_bytes};
     for (std::size_t r = 0; r < it.rows; ++r) {
+        unsigned char* dst = static_cast<unsigned char*>(stored.data) + r * stored.row_stride_bytes;
         const void* row = w.row;
         if (all) {
             row = encode_mask<Level>(it, any_alive ? w.counters[r] : Bits{});
+        } else if (it.p.output == SimilarityOutput::Int32 && !it.stream) {  // the counts straight to the output
+            counters_to_counts<Level>(w.counters + r * it.planes, it.planes, it.cols, reinterpret_cast<std::int32_t*>(dst));
+            continue;
         } else {
             counters_to_counts<Level>(w.counters + r * it.planes, it.planes, it.cols, w.counts);
             if (it.p.output == SimilarityOutput::Int32) {
@@ -500,7 +506,7 @@ void store_item(const Item& it, bool any_alive) {
                 cpu::store_counts(w.counts, kTile, 1, it.cols, 0, 0, it.p, RegionOutput{w.row, bytes});
             }
         }
-        put_row(it, row, bytes, static_cast<unsigned char*>(stored.data) + r * stored.row_stride_bytes);
+        put_row(it, row, bytes, dst);
     }
     if (it.stream) cpu::stream_fence();
     if (!it.mirror) return;
