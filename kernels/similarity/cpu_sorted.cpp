@@ -42,9 +42,88 @@ constexpr std::size_t kWords = kTile / 64;
 // Rows or columns sorted at once: the sorted copies take 6 bytes per sample and feature.
 constexpr std::size_t kStrip = 16384;
 
-// A row of a table, or a counter plane: 512 bits (one AVX-512 register; two AVX2 or four SSE ones).
-using Bits = std::uint64_t __attribute__((vector_size(64)));
-static_assert(sizeof(Bits) * 8 == kTile);
+// A row of a table, or a counter plane: 512 bits as the level's native vectors of 64-bit lanes
+// (one AVX-512 register, two AVX2 or four 16-byte ones: GCC moves a 512-bit vector type through
+// memory piece by piece where it is not native, so each level gets its own).
+template <class Native>
+struct WideBits {
+    static constexpr std::size_t kLanes = sizeof(Native) / 8, kParts = kWords / kLanes;
+    Native part[kParts];
+
+    [[gnu::always_inline]] friend WideBits operator&(const WideBits& a, const WideBits& b) {
+        WideBits r;
+#pragma GCC unroll 4
+        for (std::size_t i = 0; i < kParts; ++i) r.part[i] = a.part[i] & b.part[i];
+        return r;
+    }
+    [[gnu::always_inline]] friend WideBits operator|(const WideBits& a, const WideBits& b) {
+        WideBits r;
+#pragma GCC unroll 4
+        for (std::size_t i = 0; i < kParts; ++i) r.part[i] = a.part[i] | b.part[i];
+        return r;
+    }
+    [[gnu::always_inline]] friend WideBits operator^(const WideBits& a, const WideBits& b) {
+        WideBits r;
+#pragma GCC unroll 4
+        for (std::size_t i = 0; i < kParts; ++i) r.part[i] = a.part[i] ^ b.part[i];
+        return r;
+    }
+    [[gnu::always_inline]] friend WideBits operator~(const WideBits& a) {
+        WideBits r;
+#pragma GCC unroll 4
+        for (std::size_t i = 0; i < kParts; ++i) r.part[i] = ~a.part[i];
+        return r;
+    }
+    WideBits& operator&=(const WideBits& b) { return *this = *this & b; }
+    WideBits& operator|=(const WideBits& b) { return *this = *this | b; }
+    std::uint64_t word(std::size_t w) const { return part[w / kLanes][w % kLanes]; }  // columns 64 w ..
+    void clear(std::size_t column) { part[column / 64 / kLanes][column / 64 % kLanes] &= ~(std::uint64_t{1} << column % 64); }
+
+    // Column `column` alone: all ones in its lane by shifts and subtractions, not a compare (which
+    // GCC takes apart lane by lane for some widths), then its bit.
+    [[gnu::always_inline]] static WideBits column_bit(std::uint64_t column) {
+        WideBits b;
+#pragma GCC unroll 4
+        for (std::size_t i = 0; i < kParts; ++i) {
+            Native lane;
+            for (std::size_t k = 0; k < kLanes; ++k) lane[k] = i * kLanes + k;
+            const Native other = lane ^ (Native{} + (column >> 6));
+            b.part[i] = ((((other | (Native{} - other)) >> 63) - 1) & (Native{} + (std::uint64_t{1} << (column & 63))));
+        }
+        return b;
+    }
+};
+using U64x2 = std::uint64_t __attribute__((vector_size(16)));
+using U64x4 = std::uint64_t __attribute__((vector_size(32)));
+using U64x8 = std::uint64_t __attribute__((vector_size(64)));
+template <std::size_t Bytes>
+struct U32VectorOf;  // 32-bit lanes in the same width
+template <>
+struct U32VectorOf<16> {
+    using type = std::uint32_t __attribute__((vector_size(16)));
+};
+template <>
+struct U32VectorOf<32> {
+    using type = std::uint32_t __attribute__((vector_size(32)));
+};
+template <>
+struct U32VectorOf<64> {
+    using type = std::uint32_t __attribute__((vector_size(64)));
+};
+// The levels' types (the baseline's 16-byte vectors are SSE2's or NEON's).
+template <class Level>
+struct BitsOf {
+    using type = WideBits<U64x2>;
+};
+template <>
+struct BitsOf<Avx2Level> {
+    using type = WideBits<U64x4>;
+};
+template <>
+struct BitsOf<Avx512Level> {
+    using type = WideBits<U64x8>;
+};
+constexpr std::size_t kBitsBytes = kTile / 8;  // every level's 512 bits
 
 std::size_t ceil_groups(std::size_t n, std::size_t size) { return (n + size - 1) / size; }
 
@@ -201,36 +280,40 @@ template <class Level>
 // A thread's scratch for one item: the group's tables, the rows' interval ends, the counters (or
 // mode All's masks), one row of counts and one row of output.
 struct Workspace {
-    Bits* tables;          // kGroup x (kTile + 1)
-    Bits* counters;        // kBand x planes (count), kBand (all)
-    Bits* transposed;      // kTile: mode All's masks transposed, for a mirror
+    unsigned char* tables;      // kGroup x (kTile + 1) rows of bits
+    unsigned char* counters;    // kBand x planes (count), kBand (all) rows of bits
+    unsigned char* transposed;  // kTile rows of bits: mode All's masks transposed, for a mirror
     std::uint16_t* ends;   // kBand x 2 kGroup: a row's lo at each sample of the group, then its hi
     std::int32_t* counts;  // kTile
     unsigned char* row;    // kTile int32s' bytes
     std::uint16_t* alive;  // kBand: mode All's rows still alive
     static std::size_t bytes(unsigned planes) {
-        return (kGroup * (kTile + 1) + kBand * planes + kTile) * sizeof(Bits) +
+        return (kGroup * (kTile + 1) + kBand * planes + kTile) * kBitsBytes +
                2 * kGroup * kBand * sizeof(std::uint16_t) + 2 * kTile * sizeof(std::int32_t) +
                kBand * sizeof(std::uint16_t);
     }
     Workspace(unsigned char* at, unsigned planes)  // at: 64-byte aligned, bytes(planes) long
-        : tables(reinterpret_cast<Bits*>(at)),
-          counters(tables + kGroup * (kTile + 1)),
-          transposed(counters + kBand * planes),
-          ends(reinterpret_cast<std::uint16_t*>(transposed + kTile)),
+        : tables(at),
+          counters(tables + kGroup * (kTile + 1) * kBitsBytes),
+          transposed(counters + kBand * planes * kBitsBytes),
+          ends(reinterpret_cast<std::uint16_t*>(transposed + kTile * kBitsBytes)),
           counts(reinterpret_cast<std::int32_t*>(ends + 2 * kGroup * kBand)),
           row(reinterpret_cast<unsigned char*>(counts + kTile)),
           alive(reinterpret_cast<std::uint16_t*>(row + kTile * sizeof(std::int32_t))) {}
+    // The rows of bits as the level's type.
+    template <class Bits>
+    static Bits* as(unsigned char* rows) {
+        return reinterpret_cast<Bits*>(rows);
+    }
 };
 
 // P[k] = the columns of ranks < k, for k <= count: the table of one sample's tile.
+template <class Bits>
 [[gnu::always_inline]] inline void build_table(Bits* table, const std::uint16_t* ids, std::uint32_t count) {
-    const Bits lane = {0, 1, 2, 3, 4, 5, 6, 7};
     Bits row = {};
     table[0] = row;
     for (std::uint32_t k = 0; k < count; ++k) {
-        const std::uint64_t id = ids[k];
-        row |= reinterpret_cast<Bits>(lane == (Bits{} + (id >> 6))) & (Bits{} + (std::uint64_t{1} << (id & 63)));
+        row |= Bits::column_bit(ids[k]);
         table[k + 1] = row;
     }
 }
@@ -273,7 +356,7 @@ template <class Level>
 }
 
 #if defined(__GNUC__) && defined(__x86_64__)
-[[gnu::target("avx512f")]] inline void counters_to_counts_avx512(const Bits* planes_of_row, unsigned planes,
+[[gnu::target("avx512f")]] inline void counters_to_counts_avx512(const void* planes_of_row, unsigned planes,
                                                                 std::size_t cols, std::int32_t* counts) {
     const auto* chunks = reinterpret_cast<const std::uint16_t*>(planes_of_row);  // 32 per plane
     for (std::size_t g = 0; g * 16 < cols; ++g) {
@@ -288,22 +371,24 @@ template <class Level>
 
 // counts[j] = the counter of column j, for j < cols (16 at a time, plane by plane; nothing past cols
 // is written, so counts may be the output's row).
-template <class Level>
+template <class Level, class Bits>
 [[gnu::always_inline]] inline void counters_to_counts(const Bits* planes_of_row, unsigned planes, std::size_t cols,
                                                       std::int32_t* counts) {
 #if defined(__GNUC__) && defined(__x86_64__)
     if constexpr (std::is_same_v<Level, Avx512Level>) return counters_to_counts_avx512(planes_of_row, planes, cols, counts);
 #endif
-    using Ints = std::int32_t __attribute__((vector_size(64)));
-    const Ints lane_bit = {1 << 0, 1 << 1, 1 << 2,  1 << 3,  1 << 4,  1 << 5,  1 << 6,  1 << 7,
-                           1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 14, 1 << 15};
-    for (std::size_t j0 = 0; j0 < cols; j0 += 16) {
+    // Columns in vectors of the level's native width (see WideBits).
+    using Ints = typename U32VectorOf<sizeof(Bits::part[0])>::type;
+    constexpr std::size_t kColumns = sizeof(Ints) / sizeof(std::uint32_t);
+    Ints lane;
+    for (std::size_t k = 0; k < kColumns; ++k) lane[k] = static_cast<std::uint32_t>(k);
+    for (std::size_t j0 = 0; j0 < cols; j0 += kColumns) {
         Ints acc = {};
         for (unsigned p = planes; p-- > 0;) {
-            const auto bits16 = static_cast<std::int32_t>((planes_of_row[p][j0 / 64] >> (j0 % 64)) & 0xffff);
-            acc = acc + acc - (((Ints{} + bits16) & lane_bit) != 0);  // a true comparison is -1
+            const auto bits = static_cast<std::uint32_t>(planes_of_row[p].word(j0 / 64) >> (j0 % 64));
+            acc = (acc << 1) | (((Ints{} + bits) >> lane) & 1);  // shifts, not a compare (see WideBits)
         }
-        std::memcpy(counts + j0, &acc, std::min<std::size_t>(16, cols - j0) * sizeof(std::int32_t));
+        std::memcpy(counts + j0, &acc, std::min(kColumns, cols - j0) * sizeof(std::int32_t));
     }
 }
 
@@ -322,28 +407,30 @@ struct Item {
     bool stream;                 // non-temporal stores (a large output)
 };
 
-std::size_t popcount(Bits b) {
+template <class Bits>
+std::size_t popcount(const Bits& b) {
     std::size_t n = 0;
-    for (std::size_t w = 0; w < kWords; ++w) n += static_cast<std::size_t>(__builtin_popcountll(b[w]));
+    for (std::size_t w = 0; w < kWords; ++w) n += static_cast<std::size_t>(__builtin_popcountll(b.word(w)));
     return n;
 }
 
 // Mode All: the pairs still alive in the masks of rows alive[0 .. count) checked one by one over
 // samples [from, samples) with the predicate itself (few pairs are left: a failing one fails
 // within a few samples; where y is x, those on the diagonal pass them all).
+template <class Bits>
 void finish_directly(const Item& it, std::size_t count, std::size_t from) {
     const Problem& p = it.p;
     for (std::size_t q = 0; q < count; ++q) {
         const std::size_t r = it.w.alive[q];
-        Bits& mask = it.w.counters[r];
+        Bits& mask = Workspace::as<Bits>(it.w.counters)[r];
         const float* x = p.x + it.region.row0 + it.band * kBand + r;
         for (std::size_t word = 0; word < kWords; ++word)
-            for (std::uint64_t bits = mask[word]; bits != 0; bits &= bits - 1) {
+            for (std::uint64_t bits = mask.word(word); bits != 0; bits &= bits - 1) {
                 const std::size_t j = word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
                 const float* y = p.y + it.region.col0 + it.tile * kTile + j;
                 for (std::size_t s = from; s < p.samples; ++s)
                     if (!within_threshold(x[s * p.ldx], y[s * p.ldy], p.threshold)) {
-                        mask[word] &= ~(std::uint64_t{1} << (j % 64));
+                        mask.clear(j);
                         break;
                     }
             }
@@ -353,10 +440,13 @@ void finish_directly(const Item& it, std::size_t count, std::size_t from) {
 // Mode All: the rows' masks (in w.counters) ANDed over the samples. Returns whether any pair is left.
 template <class Level>
 bool all_masks(const Item& it) {
+    using Bits = typename BitsOf<Level>::type;
     const Workspace& w = it.w;
+    Bits* const masks = Workspace::as<Bits>(w.counters);
+    Bits* const tables = Workspace::as<Bits>(w.tables);
     std::size_t alive = it.rows;
     for (std::size_t r = 0; r < it.rows; ++r) {
-        w.counters[r] = ~Bits{};
+        masks[r] = ~Bits{};
         w.alive[r] = static_cast<std::uint16_t>(r);
     }
     for (std::size_t g0 = 0; g0 < it.p.samples; g0 += kGroup) {
@@ -364,7 +454,7 @@ bool all_masks(const Item& it) {
         it.xs.ensure(g0 + valid);
         it.ys.ensure(g0 + valid);
         for (std::size_t k = 0; k < valid; ++k)
-            build_table(w.tables + k * (kTile + 1), it.ys.ids(it.tile, g0 + k), it.ys.count(it.tile, g0 + k));
+            build_table(tables + k * (kTile + 1), it.ys.ids(it.tile, g0 + k), it.ys.count(it.tile, g0 + k));
         std::fill_n(w.ends, it.rows * 2 * kGroup, 0);
         for (std::size_t k = 0; k < valid; k += kMerged)
             find_intervals<Level>(it.xs, it.ys, it.band, it.tile, g0 + k, it.p.threshold, std::min(kMerged, valid - k),
@@ -372,12 +462,12 @@ bool all_masks(const Item& it) {
         std::size_t still = 0, survivors = 0;
         for (std::size_t q = 0; q < alive; ++q) {
             const std::size_t r = w.alive[q];
-            Bits mask = w.counters[r];
+            Bits mask = masks[r];
             for (std::size_t k = 0; k < valid; ++k) {
-                const Bits* table = w.tables + k * (kTile + 1);
+                const Bits* table = tables + k * (kTile + 1);
                 mask &= table[w.ends[r * 2 * kGroup + kGroup + k]] ^ table[w.ends[r * 2 * kGroup + k]];
             }
-            w.counters[r] = mask;
+            masks[r] = mask;
             const std::size_t n = popcount(mask);
             survivors += n;
             if (n) w.alive[still++] = static_cast<std::uint16_t>(r);
@@ -388,7 +478,7 @@ bool all_masks(const Item& it) {
         // took 32 samples to settle: check them directly.
         const std::size_t rest = it.p.samples - (g0 + valid);
         if (rest > 0 && survivors * std::min<std::size_t>(rest, 32) < kGroup * (kTile + 4 * it.rows)) {
-            finish_directly(it, alive, g0 + valid);
+            finish_directly<Bits>(it, alive, g0 + valid);
             return true;
         }
     }
@@ -398,45 +488,49 @@ bool all_masks(const Item& it) {
 // Count mode: the rows' counts as bit-sliced counters (planes per row, in w.counters).
 template <class Level>
 void count_masks(const Item& it) {
+    using Bits = typename BitsOf<Level>::type;
     const Workspace& w = it.w;
-    std::fill_n(w.counters, it.rows * it.planes, Bits{});
+    Bits* const counters = Workspace::as<Bits>(w.counters);
+    Bits* const tables = Workspace::as<Bits>(w.tables);
+    std::fill_n(counters, it.rows * it.planes, Bits{});
     for (std::size_t g0 = 0; g0 < it.p.samples; g0 += kGroup) {
         const std::size_t valid = std::min(kGroup, it.p.samples - g0);
         for (std::size_t k = 0; k < valid; ++k)
-            build_table(w.tables + k * (kTile + 1), it.ys.ids(it.tile, g0 + k), it.ys.count(it.tile, g0 + k));
+            build_table(tables + k * (kTile + 1), it.ys.ids(it.tile, g0 + k), it.ys.count(it.tile, g0 + k));
         std::fill_n(w.ends, it.rows * 2 * kGroup, 0);
         for (std::size_t k = 0; k < valid; k += kMerged)
             find_intervals<Level>(it.xs, it.ys, it.band, it.tile, g0 + k, it.p.threshold, std::min(kMerged, valid - k),
                                   w.ends + k);
-        for (std::size_t k = valid; k < kGroup; ++k) w.tables[k * (kTile + 1)] = Bits{};  // missing samples: empty masks
+        for (std::size_t k = valid; k < kGroup; ++k) tables[k * (kTile + 1)] = Bits{};  // missing samples: empty masks
         for (std::size_t r = 0; r < it.rows; ++r) {
             Bits masks[kGroup], sum[5];
             for (std::size_t k = 0; k < kGroup; ++k) {
-                const Bits* table = w.tables + k * (kTile + 1);
+                const Bits* table = tables + k * (kTile + 1);
                 masks[k] = table[w.ends[r * 2 * kGroup + kGroup + k]] ^ table[w.ends[r * 2 * kGroup + k]];
             }
             add16(masks, sum);
-            add_planes(w.counters + r * it.planes, sum, it.planes);
+            add_planes(counters + r * it.planes, sum, it.planes);
         }
     }
 }
 
 #if defined(__GNUC__) && defined(__x86_64__)
-[[gnu::target("avx512bw")]] inline void mask_to_bytes_avx512(const Bits& mask, unsigned char* bytes) {
+[[gnu::target("avx512bw")]] inline void mask_to_bytes_avx512(const std::uint64_t* words, unsigned char* bytes) {
     for (std::size_t word = 0; word < kWords; ++word)
-        _mm512_storeu_si512(bytes + word * 64, _mm512_maskz_set1_epi8(mask[word], 1));
+        _mm512_storeu_si512(bytes + word * 64, _mm512_maskz_set1_epi8(words[word], 1));
 }
 #endif
 
 // bytes[j] = bit j of the mask (NumPy's bool), for the tile's kTile columns.
-template <class Level>
+template <class Level, class Bits>
 [[gnu::always_inline]] inline void mask_to_bytes(const Bits& mask, unsigned char* bytes) {
 #if defined(__GNUC__) && defined(__x86_64__)
-    if constexpr (std::is_same_v<Level, Avx512Level>) return mask_to_bytes_avx512(mask, bytes);
+    if constexpr (std::is_same_v<Level, Avx512Level>)
+        return mask_to_bytes_avx512(reinterpret_cast<const std::uint64_t*>(&mask), bytes);
 #endif
     for (std::size_t k = 0; k < kTile / 8; ++k) {
         // Byte k of the mask to 8 bytes: copied into each, bit i kept in byte i, then moved to bit 0.
-        std::uint64_t spread = ((mask[k / 8] >> (k % 8 * 8)) & 0xff) * 0x0101010101010101ull & 0x8040201008040201ull;
+        std::uint64_t spread = ((mask.word(k / 8) >> (k % 8 * 8)) & 0xff) * 0x0101010101010101ull & 0x8040201008040201ull;
         spread = ((spread + 0x7f7f7f7f7f7f7f7full) >> 7) & 0x0101010101010101ull;
         std::memcpy(bytes + k * 8, &spread, 8);
     }
@@ -452,7 +546,7 @@ void put_row(const Item& it, const void* row, std::size_t bytes, unsigned char* 
 }
 
 // Mode All: a row's mask (bit j is column j) in the output's encoding, `cols` columns of it.
-template <class Level>
+template <class Level, class Bits>
 const void* encode_mask(const Item& it, const Bits& mask) {
     if (it.p.output == SimilarityOutput::Bitmask) return &mask;  // bit j % 8 of byte j / 8: the same bits
     mask_to_bytes<Level>(mask, it.w.row);
@@ -463,20 +557,23 @@ const void* encode_mask(const Item& it, const Bits& mask) {
 // column, bit r for row r), each then a row of the mirror.
 template <class Level>
 void store_mirror_masks(const Item& it, bool any_alive) {
+    using Bits = typename BitsOf<Level>::type;
     const Workspace& w = it.w;
+    const Bits* const masks = Workspace::as<Bits>(w.counters);
+    auto* const transposed_words = reinterpret_cast<std::uint64_t*>(w.transposed);
     for (std::size_t cb = 0; cb < kWords; ++cb)
         for (std::size_t rb = 0; rb < kWords; ++rb) {
             std::uint64_t block[64];
             for (std::size_t k = 0; k < 64; ++k) {
                 const std::size_t r = rb * 64 + k;
-                block[k] = any_alive && r < it.rows ? w.counters[r][cb] : 0;
+                block[k] = any_alive && r < it.rows ? masks[r].word(cb) : 0;
             }
             cpu::transpose_64x64_bits(block);
-            for (std::size_t k = 0; k < 64; ++k) w.transposed[cb * 64 + k][rb] = block[k];
+            for (std::size_t k = 0; k < 64; ++k) transposed_words[(cb * 64 + k) * kWords + rb] = block[k];
         }
     const std::size_t bytes = row_bytes(it.rows, it.p.output);
     for (std::size_t c = 0; c < it.cols; ++c)
-        put_row(it, encode_mask<Level>(it, w.transposed[c]), bytes,
+        put_row(it, encode_mask<Level>(it, Workspace::as<Bits>(w.transposed)[c]), bytes,
                 static_cast<unsigned char*>(it.mirror->data) + c * it.mirror->row_stride_bytes);
 }
 
@@ -484,7 +581,9 @@ void store_mirror_masks(const Item& it, bool any_alive) {
 // where it has one (mode All's from the masks, count mode's a transpose of the stored counts).
 template <class Level>
 void store_item(const Item& it, bool any_alive) {
+    using Bits = typename BitsOf<Level>::type;
     const Workspace& w = it.w;
+    const Bits* const counters = Workspace::as<Bits>(w.counters);
     const bool all = it.p.mode == SimilarityMode::All;
     const std::size_t bytes = row_bytes(it.cols, it.p.output);
     const RegionOutput stored{static_cast<unsigned char*>(it.out.data) + it.band * kBand * it.out.row_stride_bytes +
@@ -493,13 +592,14 @@ void store_item(const Item& it, bool any_alive) {
     for (std::size_t r = 0; r < it.rows; ++r) {
         unsigned char* dst = static_cast<unsigned char*>(stored.data) + r * stored.row_stride_bytes;
         const void* row = w.row;
+        const Bits mask = all && any_alive ? counters[r] : Bits{};  // lives until the row is stored
         if (all) {
-            row = encode_mask<Level>(it, any_alive ? w.counters[r] : Bits{});
+            row = encode_mask<Level>(it, mask);
         } else if (it.p.output == SimilarityOutput::Int32 && !it.stream) {  // the counts straight to the output
-            counters_to_counts<Level>(w.counters + r * it.planes, it.planes, it.cols, reinterpret_cast<std::int32_t*>(dst));
+            counters_to_counts<Level>(counters + r * it.planes, it.planes, it.cols, reinterpret_cast<std::int32_t*>(dst));
             continue;
         } else {
-            counters_to_counts<Level>(w.counters + r * it.planes, it.planes, it.cols, w.counts);
+            counters_to_counts<Level>(counters + r * it.planes, it.planes, it.cols, w.counts);
             if (it.p.output == SimilarityOutput::Int32) {
                 row = w.counts;
             } else {
