@@ -437,6 +437,24 @@ void finish_directly(const Item& it, std::size_t count, std::size_t from) {
     }
 }
 
+// Samples [g0, g0 + valid) of a group: each one's table, and every row's interval ends.
+template <class Level, class Bits>
+void prepare_group(const Item& it, Bits* tables, std::size_t g0, std::size_t valid) {
+    for (std::size_t k = 0; k < valid; ++k)
+        build_table(tables + k * (kTile + 1), it.ys.ids(it.tile, g0 + k), it.ys.count(it.tile, g0 + k));
+    std::fill_n(it.w.ends, it.rows * 2 * kGroup, 0);
+    for (std::size_t k = 0; k < valid; k += kMerged)
+        find_intervals<Level>(it.xs, it.ys, it.band, it.tile, g0 + k, it.p.threshold, std::min(kMerged, valid - k),
+                              it.w.ends + k);
+}
+
+// Row r's mask at sample k of the group: P[hi] ^ P[lo].
+template <class Bits>
+[[gnu::always_inline]] inline Bits row_mask(const Bits* tables, const std::uint16_t* ends, std::size_t r, std::size_t k) {
+    const Bits* table = tables + k * (kTile + 1);
+    return table[ends[r * 2 * kGroup + kGroup + k]] ^ table[ends[r * 2 * kGroup + k]];
+}
+
 // Mode All: the rows' masks (in w.counters) ANDed over the samples. Returns whether any pair is left.
 template <class Level>
 bool all_masks(const Item& it) {
@@ -453,20 +471,12 @@ bool all_masks(const Item& it) {
         const std::size_t valid = std::min(kGroup, it.p.samples - g0);
         it.xs.ensure(g0 + valid);
         it.ys.ensure(g0 + valid);
-        for (std::size_t k = 0; k < valid; ++k)
-            build_table(tables + k * (kTile + 1), it.ys.ids(it.tile, g0 + k), it.ys.count(it.tile, g0 + k));
-        std::fill_n(w.ends, it.rows * 2 * kGroup, 0);
-        for (std::size_t k = 0; k < valid; k += kMerged)
-            find_intervals<Level>(it.xs, it.ys, it.band, it.tile, g0 + k, it.p.threshold, std::min(kMerged, valid - k),
-                                  w.ends + k);
+        prepare_group<Level>(it, tables, g0, valid);
         std::size_t still = 0, survivors = 0;
         for (std::size_t q = 0; q < alive; ++q) {
             const std::size_t r = w.alive[q];
             Bits mask = masks[r];
-            for (std::size_t k = 0; k < valid; ++k) {
-                const Bits* table = tables + k * (kTile + 1);
-                mask &= table[w.ends[r * 2 * kGroup + kGroup + k]] ^ table[w.ends[r * 2 * kGroup + k]];
-            }
+            for (std::size_t k = 0; k < valid; ++k) mask &= row_mask(tables, w.ends, r, k);
             masks[r] = mask;
             const std::size_t n = popcount(mask);
             survivors += n;
@@ -495,19 +505,11 @@ void count_masks(const Item& it) {
     std::fill_n(counters, it.rows * it.planes, Bits{});
     for (std::size_t g0 = 0; g0 < it.p.samples; g0 += kGroup) {
         const std::size_t valid = std::min(kGroup, it.p.samples - g0);
-        for (std::size_t k = 0; k < valid; ++k)
-            build_table(tables + k * (kTile + 1), it.ys.ids(it.tile, g0 + k), it.ys.count(it.tile, g0 + k));
-        std::fill_n(w.ends, it.rows * 2 * kGroup, 0);
-        for (std::size_t k = 0; k < valid; k += kMerged)
-            find_intervals<Level>(it.xs, it.ys, it.band, it.tile, g0 + k, it.p.threshold, std::min(kMerged, valid - k),
-                                  w.ends + k);
+        prepare_group<Level>(it, tables, g0, valid);
         for (std::size_t k = valid; k < kGroup; ++k) tables[k * (kTile + 1)] = Bits{};  // missing samples: empty masks
         for (std::size_t r = 0; r < it.rows; ++r) {
             Bits masks[kGroup], sum[5];
-            for (std::size_t k = 0; k < kGroup; ++k) {
-                const Bits* table = tables + k * (kTile + 1);
-                masks[k] = table[w.ends[r * 2 * kGroup + kGroup + k]] ^ table[w.ends[r * 2 * kGroup + k]];
-            }
+            for (std::size_t k = 0; k < kGroup; ++k) masks[k] = row_mask(tables, w.ends, r, k);
             add16(masks, sum);
             add_planes(counters + r * it.planes, sum, it.planes);
         }
