@@ -5,7 +5,8 @@
 // exact predicate. Per group of 16 samples, each tile gets a prefix table per sample, P[k] = the
 // columns of ranks < k as a 512-bit mask, and a row's mask at that sample is P[hi] ^ P[lo]. Count
 // mode adds the 16 masks into bit-sliced counters (a carry-save tree, then a ripple add); mode
-// All ANDs them and stops once a band's rows have all failed.
+// All ANDs them, stops once a band's rows have all failed, and checks the last few surviving
+// pairs one by one (where y is x the diagonal never fails).
 //
 // Cost per row, sample and tile (512 pairs): a merge step for each end, two table rows (one cache
 // line each) and about 7 logic ops per row and sample for the counters (with AVX-512, one

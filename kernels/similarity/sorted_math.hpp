@@ -71,7 +71,8 @@ HPCML_HD inline Word carry3(Word a, Word b, Word c) {
 // ones at each position (a carry-save tree of 15 full adders and half adders).
 template <class Word>
 HPCML_HD inline void add16(const Word* m, Word* s) {
-    // Ones: five full adders bring 16 bits to 6 ones, 5 twos... written as a tree.
+    // Five full adders take 15 of the ones to 5 ones and 5 twos; then ones, twos, fours and
+    // eights in turn, each level's carries the next level's inputs.
     Word a1 = sum3(m[0], m[1], m[2]), a2 = carry3(m[0], m[1], m[2]);
     Word b1 = sum3(m[3], m[4], m[5]), b2 = carry3(m[3], m[4], m[5]);
     Word c1 = sum3(m[6], m[7], m[8]), c2 = carry3(m[6], m[7], m[8]);
