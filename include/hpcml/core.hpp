@@ -74,9 +74,9 @@ using ProgressCallback = std::function<void(std::uint64_t done, std::uint64_t to
 
 struct ExecutionOptions {
     Backend backend = Backend::Auto;
-    Method method = Method::Auto;  // Naive: the broadcast baseline, for comparison
-    int device = 0;                 // CUDA device ordinal (ignored on the CPU)
-    void* stream = nullptr;         // cudaStream_t; nullptr is the default stream
+    Method method = Method::Auto;  // the fastest exact method; Naive: the broadcast baseline (Method)
+    int device = 0;                // CUDA device ordinal (ignored on the CPU)
+    void* stream = nullptr;        // cudaStream_t; nullptr is the default stream
     // Called on the calling thread, first once the call has run progress_interval seconds, then
     // at most once per interval, and a last time with done == total if it was called at all: a
     // short call never calls it. Where it throws, the call finishes its work, calls it no more,

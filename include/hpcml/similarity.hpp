@@ -3,8 +3,9 @@
 // x is (n_samples, n) and y is (n_samples, m), row-major float32 (samples are rows, features
 // are columns, as a NumPy array x[s, i]); S is (n, m). The result equals, bit for bit, float32
 // NumPy's `(abs(x[:, :, None] - y[:, None, :]) < t).sum(0)`: the difference is rounded to
-// float32 once, the comparison is strict, NaN compares false. The fused method never stores
-// the n_samples x n x m intermediate that expression materialises.
+// float32 once, the comparison is strict, NaN compares false. The fused and sorted methods never
+// store the n_samples x n x m intermediate that expression materialises (Method, core.hpp: the
+// sorted one, on the CPU, sorts each sample's values and counts rank intervals as bit masks).
 #pragma once
 
 #include <hpcml/core.hpp>
@@ -53,8 +54,8 @@ struct SimilarityOptions : ExecutionOptions {
     // Output tile edge: the output is produced tile x tile at a time (on the GPU, several tiles
     // per launch, each copied to the host while the next is computed). Unset: the backend picks
     // (the whole output on the CPU; batches of 1024 x 1024 tiles on the GPU). On the CPU the
-    // fused method fills a host output in one pass whatever the tile: there the tile shapes what
-    // a tile sink receives, and the naive method's intermediates. Must be >= 1. With Bitmask
+    // fused and sorted methods fill a host output in one pass whatever the tile: there the tile
+    // shapes what a tile sink receives, and the naive method's intermediates. Must be >= 1. With Bitmask
     // output the column edge is rounded up to a multiple of 8.
     std::optional<std::size_t> tile;
 };
@@ -111,16 +112,17 @@ std::size_t similarity_output_bytes(std::size_t n, std::size_t m, SimilarityOutp
 
 // Computes S into `out`, a host buffer of similarity_output_bytes(x.cols, y.cols, ...) bytes.
 // y = MatrixView{} (null, 0 x 0) means y = x; so does a view of the same memory as x. Then S is
-// symmetric, and with 16 samples or more the fused method computes only half of it and mirrors
-// the rest (on the CPU; on the GPU in similarity_device, whose output stays on the device).
-// Throws InvalidArgument for bad arguments (naming them), OutOfMemory when hpcml's own memory
-// would not fit: the naive method's intermediate, or the fused CPU method's packed inputs
-// (samples x (rows + cols) floats of a tile; `tile` bounds them).
+// symmetric, and with 16 samples or more the fused and sorted methods compute only half of it
+// and mirror the rest (on the CPU; on the GPU in similarity_device, whose output stays on the
+// device). Throws InvalidArgument for bad arguments (naming them), OutOfMemory when hpcml's own
+// memory would not fit: the naive method's intermediate, or the CPU methods' copies of the inputs
+// (the fused one's packed inputs, samples x (rows + cols) floats of a tile, `tile` bounding them;
+// the sorted one's sorted values, 6 bytes per sample and feature of strips of 16384).
 RunStats similarity(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options = {});
 
 // The same, handing each finished tile to `sink` instead of filling one host buffer, so that
 // outputs larger than host memory can be written to disk or reduced as they stream. Tiles come
-// in row-major order, each once; except where the CPU's fused method uses the symmetry (y is
+// in row-major order, each once; except where the CPU's fused or sorted method uses the symmetry (y is
 // x, 16 samples or more): it computes the tiles on and above the diagonal
 // (row-major among themselves) and hands each one above the diagonal to the sink followed at
 // once by its mirror.
