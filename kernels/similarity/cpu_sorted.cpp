@@ -359,11 +359,14 @@ template <class Level>
 #if defined(__GNUC__) && defined(__x86_64__)
 [[gnu::target("avx512f")]] inline void counters_to_counts_avx512(const void* planes_of_row, unsigned planes,
                                                                 std::size_t cols, std::int32_t* counts) {
-    const auto* chunks = reinterpret_cast<const std::uint16_t*>(planes_of_row);  // 32 per plane
+    const auto* bytes = static_cast<const unsigned char*>(planes_of_row);  // a plane is 32 chunks of 16 columns
     for (std::size_t g = 0; g * 16 < cols; ++g) {
         __m512i acc = _mm512_setzero_si512();
-        for (unsigned p = 0; p < planes; ++p)
-            acc = _mm512_mask_or_epi32(acc, chunks[p * (kTile / 16) + g], acc, _mm512_set1_epi32(1 << p));
+        for (unsigned p = 0; p < planes; ++p) {
+            std::uint16_t chunk;
+            std::memcpy(&chunk, bytes + (p * (kTile / 16) + g) * sizeof chunk, sizeof chunk);
+            acc = _mm512_mask_or_epi32(acc, chunk, acc, _mm512_set1_epi32(1 << p));
+        }
         const std::size_t left = cols - g * 16;  // the last chunk may be partial: exactly cols counts are written
         _mm512_mask_storeu_epi32(counts + g * 16, left >= 16 ? 0xffff : (1u << left) - 1, acc);
     }
