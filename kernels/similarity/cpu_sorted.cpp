@@ -126,8 +126,6 @@ struct BitsOf<Avx512Level> {
 };
 constexpr std::size_t kBitsBytes = kTile / 8;  // every level's 512 bits
 
-std::size_t ceil_groups(std::size_t n, std::size_t size) { return (n + size - 1) / size; }
-
 // A 64-byte aligned tracked array of T.
 template <class T>
 class Aligned {
@@ -188,12 +186,12 @@ public:
           ld_(ld),
           first_(first),
           features_(features),
-          groups_(ceil_groups(features, kTile)),
+          groups_(ceil_div(features, kTile)),
           samples_(samples),
           values_(tracker, groups_ * samples * (kTile + kPad), what),
           ids_(tracker, groups_ * samples * kTile, what),
           counts_(tracker, groups_ * samples, what),
-          blocks_(ceil_groups(samples, kSortBlock)),
+          blocks_(ceil_div(samples, kSortBlock)),
           sorted_(std::make_unique<std::once_flag[]>(blocks_)) {
 #ifdef _OPENMP
         threads_ = static_cast<std::size_t>(omp_get_max_threads());
@@ -670,7 +668,7 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
                                          : SortedGroups(p.x, p.ldx, region.row0, region.rows, p.samples, lazily,
                                                         tracker, "similarity sorted: x");
     const SortedGroups& xs = diagonal ? ys : xs_own;  // the same features, sorted once
-    const std::size_t bands = ceil_groups(region.rows, kBand), tiles = ceil_groups(region.cols, kTile);
+    const std::size_t bands = ceil_div(region.rows, kBand), tiles = ceil_div(region.cols, kTile);
     const std::size_t items = bands * tiles;
     const unsigned planes = counter_planes(p.samples);
     int threads = 1;
