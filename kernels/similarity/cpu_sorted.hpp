@@ -1,0 +1,279 @@
+// The sorted similarity method's pieces (cpu_sorted.cpp runs them; docs/similarity.md explains
+// the method): its constants, each instruction-set level's 512-bit rows, the sorted copies of x
+// and y (cpu_sorted_groups.cpp sorts them), the merges that find each row's rank intervals, the
+// tables of prefix masks, and the encodings of a row of counters or of a mask.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+// 512-bit vector types pass between functions that are all inlined into one per level.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#include "common/cpu_kernel.hpp"
+#include "common/memory.hpp"
+#include "cpu_common.hpp"
+#include "sorted_math.hpp"
+
+namespace hpcml::detail::similarity::sorted {
+
+constexpr std::size_t kTile = 512;  // columns per tile: a row's mask is 512 bits, one cache line
+constexpr std::size_t kBand = kTile;  // rows per band (square, so that a band's mirror is a tile)
+constexpr std::size_t kGroup = 16;    // samples per group of tables (add16)
+constexpr std::size_t kPad = 16;      // +inf after a tile's sorted values: window searches read past the end
+constexpr std::size_t kWords = kTile / 64;
+// Rows or columns sorted at once: the sorted copies take 6 bytes per sample and feature.
+constexpr std::size_t kStrip = 16384;
+
+// A row of a table, or a counter plane: 512 bits as the level's native vectors of 64-bit lanes
+// (one AVX-512 register, two AVX2 or four 16-byte ones: GCC moves a 512-bit vector type through
+// memory piece by piece where it is not native, so each level gets its own).
+template <class Native>
+struct WideBits {
+    static constexpr std::size_t kLanes = sizeof(Native) / 8, kParts = kWords / kLanes;
+    Native part[kParts];
+
+    [[gnu::always_inline]] friend WideBits operator&(const WideBits& a, const WideBits& b) {
+        WideBits r;
+#pragma GCC unroll 4
+        for (std::size_t i = 0; i < kParts; ++i) r.part[i] = a.part[i] & b.part[i];
+        return r;
+    }
+    [[gnu::always_inline]] friend WideBits operator|(const WideBits& a, const WideBits& b) {
+        WideBits r;
+#pragma GCC unroll 4
+        for (std::size_t i = 0; i < kParts; ++i) r.part[i] = a.part[i] | b.part[i];
+        return r;
+    }
+    [[gnu::always_inline]] friend WideBits operator^(const WideBits& a, const WideBits& b) {
+        WideBits r;
+#pragma GCC unroll 4
+        for (std::size_t i = 0; i < kParts; ++i) r.part[i] = a.part[i] ^ b.part[i];
+        return r;
+    }
+    [[gnu::always_inline]] friend WideBits operator~(const WideBits& a) {
+        WideBits r;
+#pragma GCC unroll 4
+        for (std::size_t i = 0; i < kParts; ++i) r.part[i] = ~a.part[i];
+        return r;
+    }
+    WideBits& operator&=(const WideBits& b) { return *this = *this & b; }
+    WideBits& operator|=(const WideBits& b) { return *this = *this | b; }
+    std::uint64_t word(std::size_t w) const { return part[w / kLanes][w % kLanes]; }  // columns 64 w ..
+    void clear(std::size_t column) { part[column / 64 / kLanes][column / 64 % kLanes] &= ~(std::uint64_t{1} << column % 64); }
+
+    // Column `column` alone: all ones in its lane by shifts and subtractions, not a compare (which
+    // GCC takes apart lane by lane for some widths), then its bit.
+    [[gnu::always_inline]] static WideBits column_bit(std::uint64_t column) {
+        WideBits b;
+#pragma GCC unroll 4
+        for (std::size_t i = 0; i < kParts; ++i) {
+            Native lane;
+            for (std::size_t k = 0; k < kLanes; ++k) lane[k] = i * kLanes + k;
+            const Native other = lane ^ (Native{} + (column >> 6));
+            b.part[i] = ((((other | (Native{} - other)) >> 63) - 1) & (Native{} + (std::uint64_t{1} << (column & 63))));
+        }
+        return b;
+    }
+};
+using U64x2 = std::uint64_t __attribute__((vector_size(16)));
+using U64x4 = std::uint64_t __attribute__((vector_size(32)));
+using U64x8 = std::uint64_t __attribute__((vector_size(64)));
+template <std::size_t Bytes>
+struct U32VectorOf;  // 32-bit lanes in the same width
+template <>
+struct U32VectorOf<16> {
+    using type = std::uint32_t __attribute__((vector_size(16)));
+};
+template <>
+struct U32VectorOf<32> {
+    using type = std::uint32_t __attribute__((vector_size(32)));
+};
+template <>
+struct U32VectorOf<64> {
+    using type = std::uint32_t __attribute__((vector_size(64)));
+};
+// The levels' types (the baseline's 16-byte vectors are SSE2's or NEON's).
+template <class Level>
+struct BitsOf {
+    using type = WideBits<U64x2>;
+};
+template <>
+struct BitsOf<Avx2Level> {
+    using type = WideBits<U64x4>;
+};
+template <>
+struct BitsOf<Avx512Level> {
+    using type = WideBits<U64x8>;
+};
+constexpr std::size_t kBitsBytes = kTile / 8;  // every level's 512 bits
+
+// One side's values sorted per sample within groups of 512 features (y's tiles or x's bands):
+// group g at sample s holds count(g, s) finite values, ascending, then kPad +inf, with each
+// value's feature index within the group. Samples are sorted in blocks of kSortBlock: all of them
+// at once (count mode, which reads every sample), or the first block at once and each further
+// block by the first item that reaches it (mode All, where most pairs fail within a few samples).
+constexpr std::size_t kSortBlock = 32;
+class SortedGroups {
+public:
+    SortedGroups() = default;
+    SortedGroups(const float* data, std::size_t ld, std::size_t first, std::size_t features, std::size_t samples,
+                 bool lazily, detail::MemoryTracker& tracker, const char* what);
+    // Samples [0, end) sorted (each block once, by the first thread to ask).
+    void ensure(std::size_t end) const;
+    const float* values(std::size_t g, std::size_t s) const { return values_.data() + (g * samples_ + s) * (kTile + kPad); }
+    const std::uint16_t* ids(std::size_t g, std::size_t s) const { return ids_.data() + (g * samples_ + s) * kTile; }
+    std::uint32_t count(std::size_t g, std::size_t s) const { return counts_[g * samples_ + s]; }
+
+private:
+    void sort_sample(std::size_t s) const;
+
+    const float* data_ = nullptr;
+    std::size_t ld_ = 0, first_ = 0, features_ = 0, groups_ = 0, samples_ = 0;
+    // Written by sort_sample, once per sample, before any item reads the sample (call_once orders them).
+    mutable detail::HostBuffer<float> values_;
+    mutable detail::HostBuffer<std::uint16_t> ids_;
+    mutable detail::HostBuffer<std::uint16_t> counts_;
+    mutable detail::HostBuffer<std::uint64_t> scratch_;  // per thread: items and the radix sort's scratch
+    std::size_t blocks_ = 0, threads_ = 1;
+    std::unique_ptr<std::once_flag[]> sorted_;
+};
+
+#if defined(__GNUC__) && defined(__x86_64__)
+[[gnu::target("avx512f")]] inline std::uint32_t count_before_avx512(float a, const float* v, float threshold, bool end) {
+    const __m512 d = _mm512_sub_ps(_mm512_set1_ps(a), _mm512_loadu_ps(v));
+    const __mmask16 before = end ? _mm512_cmp_ps_mask(d, _mm512_set1_ps(-threshold), _CMP_GT_OQ)
+                                 : _mm512_cmp_ps_mask(d, _mm512_set1_ps(threshold), _CMP_NLT_UQ);
+    return static_cast<std::uint32_t>(__builtin_popcount(before));
+}
+#endif
+
+// How many of v[0 .. 16) lie before the interval's start (or, with `end`, its end) for a: the
+// values are sorted, so the predicate holds on a prefix of the window and this is where it turns,
+// if it turns inside the window (16: look further).
+template <class Level>
+[[gnu::always_inline]] inline std::uint32_t count_before(float a, const float* v, float threshold, bool end) {
+#if defined(__GNUC__) && defined(__x86_64__)
+    if constexpr (std::is_same_v<Level, Avx512Level>) return count_before_avx512(a, v, threshold, end);
+#endif
+    std::uint32_t n = 0;
+    for (std::size_t k = 0; k < kPad; ++k)
+        n += end ? before_interval_end(a, v[k], threshold) : before_interval(a, v[k], threshold);
+    return n;
+}
+
+// P[k] = the columns of ranks < k, for k <= count: the table of one sample's tile.
+template <class Bits>
+[[gnu::always_inline]] inline void build_table(Bits* table, const std::uint16_t* ids, std::uint32_t count) {
+    Bits row = {};
+    table[0] = row;
+    for (std::uint32_t k = 0; k < count; ++k) {
+        row |= Bits::column_bit(ids[k]);
+        table[k + 1] = row;
+    }
+}
+
+// Every row's interval for samples [s, s + merged), merged <= kMerged: per sample, the band's sorted values
+// merged with the tile's, each end moved forward a window of 16 at a time. A merge step waits for
+// the one before it (a load, a subtract, a compare), so the samples' merges run side by side.
+// Rows whose x value is not finite keep [0, 0) (the caller zeroes `ends` first). Sample s + k's
+// ends of row r go to ends[r * 2 kGroup + k] and ends[r * 2 kGroup + kGroup + k].
+constexpr std::size_t kMerged = 4;
+template <class Level>
+[[gnu::always_inline]] inline void find_intervals(const SortedGroups& xs, const SortedGroups& ys, std::size_t band,
+                                                  std::size_t tile, std::size_t s, float threshold, std::size_t merged,
+                                                  std::uint16_t* ends) {
+    const float* v[kMerged] = {};
+    const float* a[kMerged] = {};
+    const std::uint16_t* row[kMerged] = {};
+    std::uint32_t n[kMerged] = {}, lo[kMerged] = {}, hi[kMerged] = {};
+    for (std::size_t k = 0; k < merged; ++k) {
+        v[k] = ys.values(tile, s + k);
+        a[k] = xs.values(band, s + k);
+        row[k] = xs.ids(band, s + k);
+        n[k] = xs.count(band, s + k);
+    }
+    const auto step = [&](std::size_t k, std::uint32_t q) {
+        for (std::uint32_t c = kPad; c == kPad;) lo[k] += c = count_before<Level>(a[k][q], v[k] + lo[k], threshold, false);
+        hi[k] = std::max(hi[k], lo[k]);
+        for (std::uint32_t c = kPad; c == kPad;) hi[k] += c = count_before<Level>(a[k][q], v[k] + hi[k], threshold, true);
+        std::uint16_t* of_row = ends + row[k][q] * 2 * kGroup + k;
+        of_row[0] = static_cast<std::uint16_t>(lo[k]);
+        of_row[kGroup] = static_cast<std::uint16_t>(hi[k]);
+    };
+    const std::uint32_t common = merged < kMerged ? 0 : *std::min_element(n, n + kMerged);
+    for (std::uint32_t q = 0; q < common; ++q) {
+#pragma GCC unroll 4
+        for (std::size_t k = 0; k < kMerged; ++k) step(k, q);
+    }
+    for (std::size_t k = 0; k < merged; ++k)
+        for (std::uint32_t q = common; q < n[k]; ++q) step(k, q);
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+[[gnu::target("avx512f")]] inline void counters_to_counts_avx512(const void* planes_of_row, unsigned planes,
+                                                                std::size_t cols, std::int32_t* counts) {
+    const auto* bytes = static_cast<const unsigned char*>(planes_of_row);  // a plane is 32 chunks of 16 columns
+    for (std::size_t g = 0; g * 16 < cols; ++g) {
+        __m512i acc = _mm512_setzero_si512();
+        for (unsigned p = 0; p < planes; ++p) {
+            std::uint16_t chunk;
+            std::memcpy(&chunk, bytes + (p * (kTile / 16) + g) * sizeof chunk, sizeof chunk);
+            acc = _mm512_mask_or_epi32(acc, chunk, acc, _mm512_set1_epi32(1 << p));
+        }
+        const std::size_t left = cols - g * 16;  // the last chunk may be partial: exactly cols counts are written
+        _mm512_mask_storeu_epi32(counts + g * 16, left >= 16 ? 0xffff : (1u << left) - 1, acc);
+    }
+}
+#endif
+
+// counts[j] = the counter of column j, for j < cols (16 at a time, plane by plane; nothing past cols
+// is written, so counts may be the output's row).
+template <class Level, class Bits>
+[[gnu::always_inline]] inline void counters_to_counts(const Bits* planes_of_row, unsigned planes, std::size_t cols,
+                                                      std::int32_t* counts) {
+#if defined(__GNUC__) && defined(__x86_64__)
+    if constexpr (std::is_same_v<Level, Avx512Level>) return counters_to_counts_avx512(planes_of_row, planes, cols, counts);
+#endif
+    // Columns in vectors of the level's native width (see WideBits).
+    using Ints = typename U32VectorOf<sizeof(Bits::part[0])>::type;
+    constexpr std::size_t kColumns = sizeof(Ints) / sizeof(std::uint32_t);
+    Ints lane;
+    for (std::size_t k = 0; k < kColumns; ++k) lane[k] = static_cast<std::uint32_t>(k);
+    for (std::size_t j0 = 0; j0 < cols; j0 += kColumns) {
+        Ints acc = {};
+        for (unsigned p = planes; p-- > 0;) {
+            const auto bits = static_cast<std::uint32_t>(planes_of_row[p].word(j0 / 64) >> (j0 % 64));
+            acc = (acc << 1) | (((Ints{} + bits) >> lane) & 1);  // shifts, not a compare (see WideBits)
+        }
+        std::memcpy(counts + j0, &acc, std::min(kColumns, cols - j0) * sizeof(std::int32_t));
+    }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+[[gnu::target("avx512bw")]] inline void mask_to_bytes_avx512(const std::uint64_t* words, unsigned char* bytes) {
+    for (std::size_t word = 0; word < kWords; ++word)
+        _mm512_storeu_si512(bytes + word * 64, _mm512_maskz_set1_epi8(words[word], 1));
+}
+#endif
+
+// bytes[j] = bit j of the mask (NumPy's bool), for the tile's kTile columns.
+template <class Level, class Bits>
+[[gnu::always_inline]] inline void mask_to_bytes(const Bits& mask, unsigned char* bytes) {
+#if defined(__GNUC__) && defined(__x86_64__)
+    if constexpr (std::is_same_v<Level, Avx512Level>)
+        return mask_to_bytes_avx512(reinterpret_cast<const std::uint64_t*>(&mask), bytes);
+#endif
+    for (std::size_t k = 0; k < kTile / 8; ++k) {
+        // Byte k of the mask to 8 bytes: copied into each, bit i kept in byte i, then moved to bit 0.
+        std::uint64_t spread = ((mask.word(k / 8) >> (k % 8 * 8)) & 0xff) * 0x0101010101010101ull & 0x8040201008040201ull;
+        spread = ((spread + 0x7f7f7f7f7f7f7f7full) >> 7) & 0x0101010101010101ull;
+        std::memcpy(bytes + k * 8, &spread, 8);
+    }
+}
+
+}  // namespace hpcml::detail::similarity::sorted
