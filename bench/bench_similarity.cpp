@@ -200,10 +200,7 @@ void register_benchmarks(const Flags& flags) {
     }
     w->x = randn(w->samples * w->n, 1);
     if (!flags.str("dim-y").empty()) w->y = randn(w->samples * w->m, 2);
-    std::vector<hpcml::Method> methods = hpcml::bench::methods(flags);
-    // The sorted method runs on the CPU only for now: --method every leaves it out on the GPU.
-    if (o.backend == hpcml::Backend::Cuda && flags.str("method") == "every")
-        std::erase(methods, hpcml::Method::Sorted);
+    const std::vector<hpcml::Method> methods = hpcml::bench::methods(flags);
     for (hpcml::Method method : methods)
         if (method != hpcml::Method::Naive) check(*w, method);
 

@@ -68,12 +68,19 @@ class Kernel:
     kernel whose element is one of several per output (a pair's count over its samples), for the
     reduction length below which its writes outrun HBM. measured: (the GPU suite's benchmark
     JSON, a pattern of benchmark names, the counter, and what it is: "fraction" of the floor,
-    "elements/s" or "bytes/s"), which --measured reads.
+    "elements/s" or "bytes/s"), which --measured reads. trips: [(path, signature, trips)], loops
+    inside the steady loop that run a data-dependent number of times per pass: the instructions of
+    the definition or block starting at signature count `trips` times (an expected count; nested
+    blocks multiply). dynamic_shared: bytes of shared memory a launch asks for beyond the static
+    (which the resource usage alone shows). versus: (another kernel's name, its elements per one of this kernel's), for
+    the predicted throughput of this kernel as a multiple of that one's (same work, other method).
     """
 
     def __init__(self, name, obj, function, marker, element, threads, model, floor=None, cold=(), budgets=None,
-                 note="", markers_per_element=1, whole=False, measured=None, elements=None, output_bytes=None):
+                 note="", markers_per_element=1, whole=False, measured=None, elements=None, output_bytes=None,
+                 trips=(), versus=None, dynamic_shared=0):
         self.name, self.obj, self.function, self.marker = name, obj, function, marker
+        self.trips, self.versus, self.dynamic_shared = trips, versus, dynamic_shared
         self.measured, self.elements, self.output_bytes = measured, elements, output_bytes
         self.markers_per_element, self.whole = markers_per_element, whole
         self.element, self.threads, self.model, self.floor = element, threads, model, floor
@@ -94,6 +101,12 @@ SIMILARITY_BUDGETS = {
 }
 # Mode all adds its block vote to each 16-sample stage: a compare and an OR per count, 64 per 1024.
 SIMILARITY_ALL_BUDGETS = dict(SIMILARITY_BUDGETS, **{"instructions per element": (3.35, "max")})
+# The sorted kernel's merge, per pass and thread: a binary search of 257 ranks, then 16 rows with
+# about one rank's advance each (two tests of the walk's condition).
+SORTED_MERGE_TRIPS = [("kernels/similarity/sorted_block.hpp", r"while \(lo < hi\) \{", 9),
+                      ("kernels/similarity/sorted_block.hpp", r"for \(int k = k0; k < k1; \+\+k\) \{", 16),
+                      ("kernels/similarity/sorted_block.hpp", r"while \(before\(x, v\[lo\]\)\) \{", 2)]
+SORTED_SHARED = 96704  # sizeof(sorted_gpu::Shared), which sorted.cu asserts
 KERNELS = [
     Kernel("similarity fused, int32 counts", SIMILARITY,
            r"similarity_fused_kernel<.*Store<hpcml::detail::similarity::Int32Output>, true, false, float>",
@@ -103,6 +116,23 @@ KERNELS = [
     Kernel("similarity fused, bool (mode all)", SIMILARITY,
            r"similarity_fused_kernel<.*Store<hpcml::detail::similarity::BoolOutput>, true, true, float>",
            "FSET.BF", "pair-sample", 256, "issue", floor=3.0, budgets=SIMILARITY_ALL_BUDGETS, output_bytes=1),
+    # Sorted: a pass of 8 samples per thread is 64 mask words (8 samples x 8 words of its row),
+    # each 32 pair-samples; the pass also loads, merges and builds its share of the table.
+    Kernel("similarity sorted, int32 counts", "similarity/sorted.cu.o",
+           r"similarity_sorted_kernel<hpcml::detail::similarity::Int32Output>", "LDS.128",
+           "32 pair-samples (a row's mask word of one sample)", 256, None, elements=64,
+           trips=SORTED_MERGE_TRIPS, dynamic_shared=SORTED_SHARED,
+           versus=("similarity fused, int32 counts", 32),
+           budgets={"instructions per element": (26.0, "max"), "predicted x the other kernel": (4.0, "min"),
+                    "local accesses between first and last compare": (0, "max")},
+           note="per 8 samples and row: 4 LDS.128 and 8 XOR per 8 words, 7 full adders and the eights' ripple per word"),
+    Kernel("similarity sorted, bitmask (mode all)", "similarity/sorted.cu.o",
+           r"similarity_sorted_kernel<hpcml::detail::similarity::BitmaskOutput>", "LDS.128",
+           "32 pair-samples (a row's mask word of one sample)", 256, None, elements=64,
+           trips=SORTED_MERGE_TRIPS, dynamic_shared=SORTED_SHARED,
+           versus=("similarity fused, bool (mode all)", 32),
+           budgets={"predicted x the other kernel": (4.0, "min"), "local accesses in the loop": (0, "max")},
+           note="against the fused kernel's pass over every sample (mode all stops both early alike)"),
     Kernel("regret large game, matrix pass (both players)", REGRET_GEMV, r"dual_gemv_kernel<true, true, true>",
            "F2F.F64.F32", "entry of A", 256, "memory", floor=4.0,
            budgets={"widest global load (bits)": (128, "min"), "load bytes in flight per thread": (64, "min"),
@@ -142,12 +172,12 @@ KERNELS = [
 # --- the report --------------------------------------------------------------------------------
 
 
-def occupancy(resources, threads):
+def occupancy(resources, threads, dynamic_shared=0):
     warps = (threads + 31) // 32
     registers = max(resources.get("REG", 0), 1)
     per_warp = ((registers + 7) // 8) * 8 * 32  # allocated in units of 8 per thread
     by_registers = (H100["registers_per_sm"] // per_warp) // warps
-    shared = resources.get("SHARED", 0) + H100["shared_reserved_per_block"]
+    shared = resources.get("SHARED", 0) + dynamic_shared + H100["shared_reserved_per_block"]
     by_shared = H100["shared_per_sm"] // shared
     blocks = min(by_registers, by_shared, H100["max_warps_per_sm"] // warps, H100["max_blocks_per_sm"])
     return blocks, blocks * warps
@@ -188,23 +218,40 @@ def widths(instructions, prefix):
     return counts
 
 
-def predict(kernel, steady, elements, classes, warps, in_flight):
-    """(floor elements/s, predicted fraction of it) on an H100: the issue rate, the FP64 and MUFU
-    pipes, latency hiding and, for memory-bound kernels, Little's law; (None, None) without a model."""
+def issue_rate(issued, stall_cycles, elements, classes, warps):
+    """Elements/s on an H100 as its issue slots, FP64 and MUFU pipes and latency hiding allow."""
+    hiding = min(1.0, warps / H100["schedulers_per_sm"] * issued / max(stall_cycles, 1))
+    clocks_per_element_warp = max(issued / elements / 4, classes.get("fp64", 0) / elements / 2,
+                                  classes.get("mufu", 0) / elements / 0.5)
+    return H100["sms"] * H100["clock_hz"] * 32 / clocks_per_element_warp * hiding
+
+
+def predict(kernel, issue, in_flight, warps):
+    """(floor elements/s, predicted fraction of it) on an H100 from the issue rate and, for
+    memory-bound kernels, Little's law; (None, None) without a model."""
     if kernel.model is None:
         return None, None
-    stall_cycles = sum(i.stall for i in steady)
-    hiding = min(1.0, warps / H100["schedulers_per_sm"] * len(steady) / max(stall_cycles, 1))
-    clocks_per_element_warp = max(len(steady) / elements / 4, classes.get("fp64", 0) / elements / 2,
-                                  classes.get("mufu", 0) / elements / 0.5)
-    issue_rate = H100["sms"] * H100["clock_hz"] * 32 / clocks_per_element_warp * hiding  # elements/s
     if kernel.model == "issue":
         floor_rate = H100["sms"] * H100["clock_hz"] * 128 / kernel.floor
-        return floor_rate, issue_rate / floor_rate
+        return floor_rate, issue / floor_rate
     floor_rate = H100["hbm_bytes_per_s"] / kernel.floor
     needed = H100["hbm_bytes_per_s"] * H100["memory_latency_s"] / H100["sms"]
     little = min(1.0, in_flight * warps * 32 / needed) if kernel.model == "memory" else 1.0
-    return floor_rate, min(1.0, issue_rate / floor_rate, little)
+    return floor_rate, min(1.0, issue / floor_rate, little)
+
+
+def trip_weights(kernel, steady):
+    """How many times each steady instruction issues per pass: the product of the trips of the
+    kernel's data-dependent loops (kernel.trips) whose source block holds one of its lines."""
+    spans = [(source_span(os.path.join(ROOT, path), signature), trips) for path, signature, trips in kernel.trips]
+    weights = []
+    for instruction in steady:
+        weight = 1
+        for (file, lo, hi), trips in spans:
+            if any(f == file and lo <= line <= hi for f, line in instruction.lines):
+                weight *= trips
+        weights.append(weight)
+    return weights
 
 
 def analyse(kernel, function, resources):
@@ -214,16 +261,21 @@ def analyse(kernel, function, resources):
     body, steady, inner = loop
     cold = len(body) - len(steady)
     elements = kernel.elements or sum(i.opcode.startswith(kernel.marker) for i in steady) / kernel.markers_per_element
+    weights = trip_weights(kernel, steady)
     classes = {}
-    for instruction in steady:
-        classes[instruction.klass] = classes.get(instruction.klass, 0) + 1
-    per_element = len(steady) / elements
+    for instruction, weight in zip(steady, weights):
+        classes[instruction.klass] = classes.get(instruction.klass, 0) + weight
+    issued = sum(weights)
+    per_element = issued / elements
+    shared_loads = [(i, w) for i, w in zip(steady, weights) if i.opcode.startswith("LDS")]
     markers = [k for k, i in enumerate(body) if i.opcode.startswith(kernel.marker)]
-    blocks, warps = occupancy(resources, kernel.threads)
+    blocks, warps = occupancy(resources, kernel.threads, kernel.dynamic_shared)
     load_widths, store_widths = widths(steady, "LDG"), widths(function["code"], "STG")
     in_flight = loads_in_flight_bits(steady) // 8
     stores = [k for k, i in enumerate(steady) if i.opcode.startswith("STG")]
-    floor_rate, predicted = predict(kernel, steady, elements, classes, warps, in_flight)
+    stalls = sum(i.stall * w for i, w in zip(steady, weights))
+    issue = issue_rate(issued, stalls, elements, classes, warps)
+    floor_rate, predicted = predict(kernel, issue, in_flight, warps)
     result = {
         "function": kernel.function,
         "element": kernel.element,
@@ -231,7 +283,9 @@ def analyse(kernel, function, resources):
         "steady instructions": len(steady),
         "instructions per element": round(per_element, 3),
         "by class per element": {k: round(v / elements, 3) for k, v in sorted(classes.items(), key=lambda kv: -kv[1])},
-        "stall cycles per element": round(sum(i.stall for i in steady) / elements, 3),
+        "stall cycles per element": round(stalls / elements, 3),
+        "shared loads per element": round(sum(w for _, w in shared_loads) / elements, 3),
+        "shared bytes loaded per element": round(sum(i.width_bits // 8 * w for i, w in shared_loads) / elements, 3),
         "inner loops on the steady path": inner,
         "cold instructions in the loop": cold,
         "global loads (bits: count)": load_widths,
@@ -246,10 +300,14 @@ def analyse(kernel, function, resources):
         "local accesses between first and last compare": sum(i.klass == "local" for i in body[markers[0]:markers[-1] + 1]),
         "registers": resources.get("REG"),
         "local memory bytes": resources.get("STACK", 0) + resources.get("LOCAL", 0),
-        "shared memory bytes": resources.get("SHARED", 0),
+        "shared memory bytes": resources.get("SHARED", 0) + kernel.dynamic_shared,
         "blocks per SM": blocks,
         "warps per SM": warps,
     }
+    if kernel.trips:
+        result["data-dependent loops counted (expected trips)"] = [trips for _, _, trips in kernel.trips]
+    if kernel.versus:
+        result["issue-bound elements/s (H100)"] = f"{issue:.3g}"
     if predicted is not None:
         result["predicted elements/s (H100)"] = f"{floor_rate * predicted:.3g}"
         result["floor elements/s (H100)"] = f"{floor_rate:.3g}"
@@ -300,6 +358,15 @@ def read_machine_code(kernels, objects):
             report[kernel.name] = {"error": f"{len(matches)} functions match {kernel.function!r}"}
         else:
             report[kernel.name] = analyse(kernel, disassembly[matches[0]], resources.get(matches[0], {}))
+    for kernel in kernels:  # a method against another one doing the same work
+        result = report[kernel.name]
+        if kernel.versus and "error" not in result:
+            other, per_element = kernel.versus
+            rate = report.get(other, {}).get("predicted elements/s (H100)")
+            if rate is not None:
+                result["predicted x the other kernel"] = round(
+                    float(result["issue-bound elements/s (H100)"]) * per_element / float(rate), 2)
+                result["the other kernel"] = other
     return report
 
 

@@ -92,6 +92,9 @@ parts_first() {  # in the order of what matters most
   part 2 10 "similarity kernel floor" bench_similarity_large_device.log "$build/bin/bench_similarity" \
     "${sim_large[@]}" --where device --method fused --backend cuda "${common[@]}" \
     --benchmark_out="$results/bench_similarity_large_device.json"
+  part 2 10 "similarity sorted kernel" bench_similarity_large_sorted.log "$build/bin/bench_similarity" \
+    "${sim_large[@]}" --where device --method sorted --backend cuda "${common[@]}" \
+    --benchmark_out="$results/bench_similarity_large_sorted.json"
   part 2 10 "regret 16384^2" bench_regret_large.log "$build/bin/bench_regret" "${regret_large[@]}" --alternating false \
     --where device --method fused --backend cuda "${common[@]}" --benchmark_out="$results/bench_regret_large.json"
   part 2 8 "invgauss 2e7" bench_invgauss.log "$build/bin/bench_invgauss" "${invgauss[@]}" --backend cuda "${common[@]}" \

@@ -71,7 +71,7 @@ TEST_P(SimilarityOnBackend, AllModeStopsOnlyWhenEveryPairHasFailed) {
     std::size_t passing = 0;
     for (const std::int64_t c : counts) passing += c == static_cast<std::int64_t>(samples);
     ASSERT_EQ(passing, 6u);  // the random pairs all fail
-    for (Method method : methods_on(GetParam()))
+    for (Method method : kMethods)
         for (SimilarityOutput output : {SimilarityOutput::Bool, SimilarityOutput::Bitmask}) {
             SimilarityOptions o;
             o.mode = SimilarityMode::All;
@@ -99,7 +99,7 @@ TEST_P(SimilarityOnBackend, ColumnBlocksOfAWiderMatrixAreViewedInPlace) {
     const auto xp = pack(37, 100), yp = pack(250, 50);
     const MatrixView xv{wide.data() + 37, samples, 100, width}, yv{wide.data() + 250, samples, 50, width};
     const Backend backend = GetParam();
-    for (Method method : methods_on(backend))
+    for (Method method : kMethods)
         for (auto [mode, output] : {std::pair{SimilarityMode::Count, SimilarityOutput::Int32},
                                     std::pair{SimilarityMode::All, SimilarityOutput::Bitmask}}) {
             SimilarityOptions o;
@@ -151,7 +151,7 @@ TEST_P(SimilarityOnBackend, SymmetricAllModeMirrorsEveryBit) {
             const std::size_t passes = std::count(counts.begin(), counts.end(), static_cast<std::int32_t>(samples));
             EXPECT_GT(passes, n * n / 5);
             EXPECT_LT(passes, n * n * 2 / 3);
-            for (const Method method : methods_on(GetParam()))
+            for (const Method method : kMethods)
             for (const std::optional<std::size_t> tile :
                  {std::optional<std::size_t>{}, std::optional<std::size_t>{8}, std::optional<std::size_t>{24},
                   std::optional<std::size_t>{129}}) {
@@ -214,7 +214,7 @@ TEST_P(SimilarityOnBackend, DifferencesExactlyAtThresholdDoNotCount) {
 
 TEST_P(SimilarityOnBackend, ZeroSamplesGiveZeroCountsAndAllTrue) {
     const std::vector<float> none;
-    for (Method method : methods_on(GetParam())) {
+    for (Method method : kMethods) {
         SimilarityOptions o;
         o.backend = GetParam();
         o.method = method;

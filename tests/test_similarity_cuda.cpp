@@ -29,7 +29,7 @@ TEST(SimilarityCuda, DevicePointersEveryOutputAndMethodOnAUserStream) {
         ASSERT_EQ(cudaMemcpy(dy.data(), y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
         const auto counts = reference_counts(x, y, shape.samples, shape.n, shape.m, 1.0f);
         for (const auto& [mode, output] : outputs)
-            for (Method method : {Method::Fused, Method::Naive}) {
+            for (Method method : kMethods) {
                 const auto expected = encode(counts, shape.n, shape.m, shape.samples, output);
                 DeviceArray<unsigned char> out(expected.size(), "out");
                 ASSERT_EQ(cudaMemset(out.data(), 0xAB, expected.size()), cudaSuccess);

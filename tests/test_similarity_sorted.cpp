@@ -3,15 +3,19 @@
 // values exactly t apart and one or two ulps either side, signed zeros, denormals, NaN and
 // infinities, differences that overflow, thresholds 0, tiny and huge, shapes that are no multiple
 // of its 512-wide tiles or 16-sample groups, y = x and y a copy, tiles through a sink. The other
-// files of test_similarity run it too, against the reference (methods_on).
+// files of test_similarity run it too, against the reference (kMethods).
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <random>
+#include <string>
+#include <tuple>
 #include <vector>
 
+#include "similarity/sorted_block.hpp"
 #include "similarity/sorted_math.hpp"
 #include "support/similarity.hpp"
 
@@ -53,9 +57,16 @@ TEST(SimilaritySortedMath, IntervalEndsAreThePredicate) {
             }
             std::sort(v.begin(), v.end());
             const sorted::Interval r = sorted::interval_from(a, v.data(), static_cast<std::uint32_t>(v.size()), t);
-            for (std::uint32_t k = 0; k < v.size(); ++k)
+            for (std::uint32_t k = 0; k < v.size(); ++k) {
                 ASSERT_EQ(k >= r.lo && k < r.hi, std::fabs(a - v[k]) < t)
                     << "a " << a << " v " << v[k] << " t " << t << " [" << r.lo << ", " << r.hi << ")";
+                // The GPU's one-comparison form of both ends.
+                ASSERT_EQ(sorted::before_bound(a, v[k], sorted::end_bound(0, t)), sorted::before_interval(a, v[k], t))
+                    << "a " << a << " v " << v[k] << " t " << t;
+                ASSERT_EQ(sorted::before_bound(a, v[k], sorted::end_bound(1, t)),
+                          sorted::before_interval_end(a, v[k], t))
+                    << "a " << a << " v " << v[k] << " t " << t;
+            }
         }
 }
 
@@ -219,4 +230,172 @@ TEST(SimilaritySorted, AutoPicksAMethodAndSaysWhich) {
     EXPECT_TRUE(stats.method == Method::Fused || stats.method == Method::Sorted) << hpcml::to_string(stats.method);
     o.method = Method::Naive;
     EXPECT_EQ(hpcml::similarity({x.data(), 64, 40}, {}, out.data(), o).method, Method::Naive);
+}
+
+// The GPU's block (sorted_block.hpp) run on the CPU, its threads one after another between the
+// barriers, after a sort pass written here from its specification (sorted.cu): its bytes equal the
+// fused method's for every output type, on data built to break it and across its 256-row bands,
+// 256-column tiles and 8-sample passes. The GPU runs the same block (test_similarity_cuda.cpp).
+namespace {
+
+namespace gpu = hpcml::detail::similarity::sorted_gpu;
+
+struct HostSegments {
+    std::vector<float> values;
+    std::vector<std::uint8_t> index;
+    std::vector<std::uint16_t> finite;
+    std::size_t count = 0;
+    gpu::Segments view() const { return {values.data(), index.data(), finite.data(), count}; }
+};
+
+// Each sample's segments of 256 sorted: finite values by order key, ties in reverse position order
+// (any order of equal keys must do), then the rest as +inf.
+HostSegments sort_segments(const float* data, std::size_t samples, std::size_t extent) {
+    HostSegments h;
+    h.count = (extent + gpu::kSegment - 1) / gpu::kSegment;
+    for (std::size_t s = 0; s < samples; ++s)
+        for (std::size_t seg = 0; seg < h.count; ++seg) {
+            std::vector<std::pair<std::uint32_t, int>> keys;
+            for (int p = gpu::kSegment - 1; p >= 0; --p) {
+                const std::size_t i = seg * gpu::kSegment + p;
+                const float v = i < extent ? data[s * extent + i] : NAN;
+                keys.push_back({std::isfinite(v) ? sorted::order_key(v) : 0xffffffffu, p});
+            }
+            std::stable_sort(keys.begin(), keys.end(), [](auto a, auto b) { return a.first < b.first; });
+            std::size_t finite = 0;
+            for (auto [key, p] : keys) {
+                finite += key != 0xffffffffu;
+                h.values.push_back(key == 0xffffffffu ? INFINITY : sorted::from_order_key(key));
+                h.index.push_back(static_cast<std::uint8_t>(p));
+            }
+            h.finite.push_back(static_cast<std::uint16_t>(finite));
+        }
+    return h;
+}
+
+// S from the GPU's block on the CPU, in the encoding of `output`.
+std::vector<unsigned char> gpu_block_on_cpu(const std::vector<float>& x, const std::vector<float>& y,
+                                            std::size_t samples, std::size_t n, std::size_t m, float t,
+                                            SimilarityOutput output) {
+    const HostSegments xs = sort_segments(x.data(), samples, n), ys = sort_segments(y.data(), samples, m);
+    const std::size_t stride = hpcml::detail::similarity::row_bytes(m, output);
+    std::vector<unsigned char> out(n * stride, 0xEE);
+    const gpu::SortedArgs args{xs.view(), ys.view(),          samples, static_cast<int>(n), static_cast<int>(m), t,
+                               out.data(), stride};
+    auto shared = std::make_unique<gpu::Shared>();
+    hpcml::detail::similarity::Outputs::visit(output, [&](auto entry) {
+        using Out = decltype(entry);
+        for (std::size_t by = 0; by * gpu::kRows < n; ++by)
+            for (std::size_t bx = 0; bx * gpu::kCols < m; ++bx) {
+                auto threads = std::make_unique<gpu::SerialThreads<gpu::State<Out>>>();
+                gpu::run_block<Out>(args, static_cast<unsigned>(bx), static_cast<unsigned>(by), *shared, *threads);
+            }
+    });
+    return out;
+}
+
+void expect_gpu_block_equals_fused(const std::vector<float>& x, const std::vector<float>& y, std::size_t samples,
+                                   std::size_t n, std::size_t m, float t, const std::string& what) {
+    for (auto [mode, output] : {std::pair{SimilarityMode::Count, SimilarityOutput::Int32},
+                                std::pair{SimilarityMode::Count, SimilarityOutput::UInt16},
+                                std::pair{SimilarityMode::Count, SimilarityOutput::UInt8},
+                                std::pair{SimilarityMode::All, SimilarityOutput::Bitmask},
+                                std::pair{SimilarityMode::All, SimilarityOutput::Bool}}) {
+        if (output == SimilarityOutput::UInt8 && samples > 255) continue;
+        SimilarityOptions o;
+        o.backend = Backend::Cpu;
+        o.method = Method::Fused;
+        o.threshold = t;
+        o.mode = mode;
+        o.output = output;
+        std::vector<unsigned char> fused(hpcml::similarity_output_bytes(n, m, output), 0xAB);
+        hpcml::similarity({x.data(), samples, n}, {y.data(), samples, m}, fused.data(), o);
+        ASSERT_EQ(gpu_block_on_cpu(x, y, samples, n, m, t, output), fused)
+            << what << " output " << hpcml::to_string(output);
+    }
+}
+
+}  // namespace
+
+TEST(SimilaritySortedGpuBlock, EqualsFusedOnDataBuiltToBreakIt) {
+    unsigned seed = 500;
+    for (Kind kind : {Kind::Normal, Kind::Ties, Kind::NearThreshold, Kind::Zeros, Kind::Denormals, Kind::Specials,
+                      Kind::Huge})
+        for (float t : {1.0f, 0.0f, 0x1p-149f, 0x1p-140f, 0.5f, 3.0e38f}) {
+            if ((kind == Kind::Denormals) != (t < 1e-30f && t > 0)) continue;
+            for (auto [samples, n, m] : {std::tuple<std::size_t, std::size_t, std::size_t>{1, 7, 5}, {9, 257, 40},
+                                         {17, 300, 513}}) {
+                const auto x = make(samples * n, kind, t, ++seed), y = make(samples * m, kind, t, ++seed);
+                expect_gpu_block_equals_fused(x, y, samples, n, m, t,
+                                              "kind " + std::to_string(static_cast<int>(kind)) + " t " +
+                                                  std::to_string(t) + " shape " + std::to_string(samples) + "x" +
+                                                  std::to_string(n) + "x" + std::to_string(m));
+            }
+        }
+}
+
+TEST(SimilaritySortedGpuBlock, CountsUpToItsLargestSampleCount) {
+    // Counts past each plane of eights up to the most count mode takes (1023), y = x (whose
+    // diagonal counts every sample), and zero samples (all pass in mode all).
+    for (std::size_t samples : {0, 8, 64, 255, 256, 1023}) {
+        const auto x = make(samples * 70, Kind::Normal, 1.0f, 900 + static_cast<unsigned>(samples));
+        const auto y = make(samples * 300, Kind::Ties, 1.0f, 901 + static_cast<unsigned>(samples));
+        expect_gpu_block_equals_fused(x, x, samples, 70, 70, 1.5f, "y = x, samples " + std::to_string(samples));
+        expect_gpu_block_equals_fused(x, y, samples, 70, 300, 1.0f, "ties, samples " + std::to_string(samples));
+    }
+}
+
+TEST(SimilaritySortedGpuBlock, AllModeStopsOnlyWhenNoPairIsLeft) {
+    // Planted pairs that fail at samples across the 8-sample passes, or never, in a block whose
+    // other pairs all die in the first pass.
+    const std::size_t samples = 70, n = 300, m = 290;
+    auto x = make(samples * n, Kind::Normal, 1.0f, 31);
+    auto y = make(samples * m, Kind::Normal, 1.0f, 32);
+    const std::size_t fail_at[] = {7, 8, 9, 63, 64, 69, samples};
+    for (std::size_t k = 0; k < std::size(fail_at); ++k) {
+        const std::size_t i = 41 * k + 2, j = m - 1 - 37 * k;
+        for (std::size_t s = 0; s < samples; ++s) y[s * m + j] = x[s * n + i] + (s == fail_at[k] ? 3.0f : 0.5f);
+    }
+    expect_gpu_block_equals_fused(x, y, samples, n, m, 1.0f, "planted");
+}
+
+// The GPU's sorted kernel against the CPU's fused method, on the same data built to break it, in
+// the sizes that cross its bands, tiles and passes, host and device pointers (the GPU suite).
+TEST(SimilaritySortedCuda, EqualsTheCpuOnDataBuiltToBreakIt) {
+    HPCML_SKIP_WITHOUT_GPU();
+    unsigned seed = 700;
+    for (Kind kind : {Kind::Normal, Kind::Ties, Kind::NearThreshold, Kind::Zeros, Kind::Specials, Kind::Huge})
+        for (float t : {1.0f, 0.0f, 0.5f, 3.0e38f})
+            for (auto [samples, n, m] : {std::tuple<std::size_t, std::size_t, std::size_t>{1, 7, 5}, {17, 300, 513},
+                                         {40, 600, 1030}, {1023, 257, 300}}) {
+                const auto x = make(samples * n, kind, t, ++seed), y = make(samples * m, kind, t, ++seed);
+                for (auto [mode, output] : {std::pair{SimilarityMode::Count, SimilarityOutput::Int32},
+                                            std::pair{SimilarityMode::All, SimilarityOutput::Bitmask}}) {
+                    SimilarityOptions o;
+                    o.threshold = t;
+                    o.mode = mode;
+                    o.output = output;
+                    o.backend = Backend::Cpu;
+                    o.method = Method::Fused;
+                    std::vector<unsigned char> cpu(hpcml::similarity_output_bytes(n, m, output)), gpu(cpu.size(), 0xAB);
+                    hpcml::similarity({x.data(), samples, n}, {y.data(), samples, m}, cpu.data(), o);
+                    o.backend = Backend::Cuda;
+                    o.method = Method::Sorted;
+                    EXPECT_EQ(hpcml::similarity({x.data(), samples, n}, {y.data(), samples, m}, gpu.data(), o).method,
+                              Method::Sorted);
+                    ASSERT_EQ(gpu, cpu) << "kind " << static_cast<int>(kind) << " t " << t << " shape " << samples
+                                        << "x" << n << "x" << m << " " << hpcml::to_string(output);
+                }
+            }
+}
+
+TEST(SimilaritySortedCuda, CountModeSaysHowManySamplesItTakes) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const auto x = make(1024 * 3, Kind::Normal, 1.0f, 3);
+    std::vector<std::int32_t> out(9);
+    SimilarityOptions o;
+    o.backend = Backend::Cuda;
+    o.method = Method::Sorted;
+    hpcml_test::expect_invalid([&] { hpcml::similarity({x.data(), 1024, 3}, {}, out.data(), o); },
+                               "method: the sorted method on the GPU counts at most 1023 samples");
 }

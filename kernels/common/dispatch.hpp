@@ -35,7 +35,6 @@ struct EntryPoint {
     bool takes_stream = false;           // queues its work on options.stream (else it must be null)
     bool has_naive = true;               // has a naive method (else options.method must not be Naive)
     bool has_sorted = false;             // has the sorted method (similarity's; else it must not be Sorted)
-    bool sorted_on_cuda = false;         // ... and on the CUDA backend too
     bool device_memory = false;          // takes device pointers: runs on CUDA (backend Auto or Cuda)
     bool reports_progress = false;       // calls options.progress (progress.hpp; else it must be empty)
     std::array<std::size_t, 3> shape{};  // the call's sizes, for its profiler range (trailing zeros: fewer)
@@ -71,8 +70,6 @@ RunStats dispatch(const ExecutionOptions& options, const EntryPoint& entry, OnCp
     const auto start = std::chrono::steady_clock::now();
     const Context context = make_context(entry.device_memory ? Backend::Cuda : options.backend, options.device,
                                          entry.takes_stream ? options.stream : nullptr);
-    if (context.backend == Backend::Cuda && options.method == Method::Sorted && !entry.sorted_on_cuda)
-        refuse("method", " runs the sorted method on the CPU only; use backend cpu, or method auto or fused");
     const Method method = options.method != Method::Auto    ? options.method
                           : context.backend == Backend::Cpu ? entry.auto_on_cpu
                                                             : Method::Fused;

@@ -29,3 +29,11 @@ HPCML_HD constexpr std::size_t round_up(std::size_t value, std::size_t multiple)
 #else
 #define HPCML_UNROLL(n)
 #endif
+
+// A fixed-count loop fully unrolled on the GPU, where an array indexed by its counter must stay
+// in registers (a dynamic index puts the array in local memory); nothing under a host compiler.
+#if defined(__CUDA_ARCH__)
+#define HPCML_DEVICE_UNROLL HPCML_PRAGMA(unroll)
+#else
+#define HPCML_DEVICE_UNROLL
+#endif

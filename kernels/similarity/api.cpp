@@ -151,7 +151,8 @@ TilePlan make_plan(const Problem& p, const SimilarityOptions& options, Backend b
 }
 
 // The method a call runs where it asked for `requested`: Auto is the cost model's choice on
-// the CPU (docs/similarity.md) and the fused kernel on the GPU (which has no sorted kernel yet).
+// the CPU (docs/similarity.md) and the fused kernel on the GPU (its sorted kernel has no
+// measured cost model yet).
 Method method_for(const Problem& p, Method requested, Backend backend) {
     if (requested != Method::Auto) return requested;
     if (backend == Backend::Cuda) return Method::Fused;

@@ -85,6 +85,8 @@ void launch(const Problem& p, const Region& region, const RegionOutput& out, Met
             detail::MemoryTracker& tracker, cudaStream_t stream) {
     if (method == Method::Fused) {
         launch_fused(p, region, out, stream);
+    } else if (method == Method::Sorted) {
+        launch_sorted(p, region, out, tracker, stream);
     } else {
         launch_naive(p, region, out, tracker, stream);
     }
@@ -163,11 +165,11 @@ void cuda_run_device(const Problem& p, const TilePlan& plan, Method method, void
         return RegionOutput{static_cast<unsigned char*>(out) + row0 * out_row_bytes + row_bytes(col0, p.output),
                             out_row_bytes};
     };
-    // Where y is x: row bands of whole 128-row blocks, each from its diagonal to the last
+    // Where y is x (the fused method): row bands of whole 128-row blocks, each from its diagonal to the last
     // column with the blocks below the diagonal skipped, then one mirror of everything below
     // it. The output is on the device, so the mirror costs a read and a write per element
     // instead of `samples` compare-counts.
-    if (uses_symmetry(p, method)) {
+    if (method == Method::Fused && uses_symmetry(p, method)) {
         const std::size_t band = (plan.tile_rows + kFusedBlockRows - 1) / kFusedBlockRows * kFusedBlockRows;
         for (std::size_t r = 0; r < p.n; r += band)
             launch_fused(p, Region{r, r, std::min(band, p.n - r), p.m - r}, at(r, r), stream, true);

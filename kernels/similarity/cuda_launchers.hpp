@@ -1,4 +1,4 @@
-// The similarity family's kernel launchers (fused.cu, naive.cu, mirror.cu, select.cu), which cuda_driver.cpp calls;
+// The similarity family's kernel launchers (fused.cu, sorted.cu, naive.cu, mirror.cu, select.cu), which cuda_driver.cpp calls;
 // problem pointers are device pointers here, and `out` is device memory.
 #pragma once
 
@@ -17,6 +17,11 @@ void launch_fused(const Problem& problem, const Region& region, const RegionOutp
 // column b / 128, in the n x n output `out` (device memory, problem.output, rows of
 // out_row_bytes): the symmetric device path's mirror of the blocks it computed.
 void launch_mirror_lower(const Problem& problem, void* out, std::size_t out_row_bytes, cudaStream_t stream);
+
+// The sorted method (sorted.cu): a sort pass per operand into scratch from `tracker`, then one
+// block per 256 x 256 output block. Count mode takes at most 1023 samples.
+void launch_sorted(const Problem& problem, const Region& region, const RegionOutput& out,
+                   detail::MemoryTracker& tracker, cudaStream_t stream);
 
 void launch_naive(const Problem& problem, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
                   cudaStream_t stream);

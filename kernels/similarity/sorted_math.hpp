@@ -9,6 +9,7 @@
 // a - t or a + t, which round differently), and, for sorted a, both are non-decreasing in a.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -39,6 +40,14 @@ HPCML_HD inline bool before_interval(float a, float v, float threshold) { return
 // Whether rank `v` lies before the interval's end: d = a - v passes d > -t. The two together are
 // |d| < t exactly (the negation of t is exact).
 HPCML_HD inline bool before_interval_end(float a, float v, float threshold) { return a - v > -threshold; }
+
+// Both predicates as one comparison, d > bound, for code that runs either end on the same path
+// (the GPU's merge): d >= t is d > the float below t (no float lies between them), and d > -t
+// is itself. `end` 0 is the interval's start, 1 its end; the threshold is finite.
+HPCML_HD inline float end_bound(int end, float threshold) {
+    return end == 0 ? nextafterf(threshold, -INFINITY) : -threshold;
+}
+HPCML_HD inline bool before_bound(float a, float v, float bound) { return a - v > bound; }
 
 // The interval [lo, hi) of sorted values v[0 .. count) for a, by linear scans from a start known
 // to be at or before each end (0, or the ends of a smaller a): the reference the kernels' window

@@ -35,9 +35,10 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
     array packed like ``np.packbits(s, axis=1, bitorder="little")``).
     tile: output tile edge (None: the backend chooses). backend: "auto", "cpu" or "cuda".
     device: the CUDA device (default: the one CUDA arrays are on, else 0).
-    method: "auto" (the faster exact method for the shape and mode: fused or sorted), "fused"
-    (every element evaluated), "sorted" (rank intervals of sorted samples, counted as bit masks;
-    the CPU only for now) or "naive" (the broadcast baseline, for comparison). All but naive give
+    method: "auto" (the faster exact method for the shape and mode: fused or sorted; on a GPU,
+    fused for now), "fused" (every element evaluated), "sorted" (rank intervals of sorted samples,
+    counted as bit masks; on a GPU, count mode up to 1023 samples) or "naive" (the broadcast
+    baseline, for comparison). All but naive give
     the same result bit for bit; stats["method"] says which ran.
     Arrays on a CUDA device (torch, CuPy: anything with DLPack) are used in place and the
     result is returned on the same device, computed on the library's current stream there

@@ -28,17 +28,11 @@ def data(rng, shape, specials=True):
     return a
 
 
-def skip_sorted_on_gpu(backend, method):
-    if backend == "cuda" and method == "sorted":
-        pytest.skip("the sorted method runs on the CPU only (test_sorted_is_refused_on_the_gpu)")
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("method", ["fused", "sorted", "naive"])
 @pytest.mark.parametrize("tile", [None, 1, 7, 64])
 @pytest.mark.parametrize("samples,n,m", [(1, 1, 1), (37, 19, 23), (100, 5, 41)])
 def test_counts_equal_numpy(backend, method, tile, samples, n, m):
-    skip_sorted_on_gpu(backend, method)
     rng = np.random.default_rng(samples * 1000 + n)
     x, y = data(rng, (samples, n)), data(rng, (samples, m))
     expected = numpy_counts(x, y)
@@ -53,7 +47,6 @@ def test_counts_equal_numpy(backend, method, tile, samples, n, m):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("method", ["fused", "sorted", "naive"])
 def test_all_mode_bool_and_bitmask(backend, method):
-    skip_sorted_on_gpu(backend, method)
     rng = np.random.default_rng(7)
     x, y = data(rng, (6, 30), specials=False) * 0.4, data(rng, (6, 21), specials=False) * 0.4
     expected = numpy_counts(x, y) == 6
@@ -101,24 +94,27 @@ def test_empty_samples():
     assert hpcml.similarity(x, mode="all").all()
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("mode", ["count", "all"])
-def test_sorted_equals_numpy_across_its_tiles(mode):
-    # More than one of the sorted method's 512-wide tiles and bands, 16-sample groups and a tail.
+def test_sorted_equals_numpy_across_its_tiles(backend, mode):
+    # More than one of the sorted method's tiles and bands (CPU 512, GPU 256), groups of samples
+    # (CPU 16, GPU 8) and a tail.
     rng = np.random.default_rng(11)
     x, y = data(rng, (21, 530)), data(rng, (21, 1030))
     counts = numpy_counts(x, y)
     expected = counts if mode == "count" else counts == 21
-    got, stats = hpcml.similarity(x, y, mode=mode, backend="cpu", method="sorted", return_stats=True)
+    got, stats = hpcml.similarity(x, y, mode=mode, backend=backend, method="sorted", return_stats=True)
     assert stats["method"] == "sorted"
     np.testing.assert_array_equal(got, expected)
-    np.testing.assert_array_equal(hpcml.similarity(x, mode=mode, backend="cpu", method="sorted", tile=300),
+    np.testing.assert_array_equal(hpcml.similarity(x, mode=mode, backend=backend, method="sorted", tile=300),
                                   numpy_counts(x, x) if mode == "count" else numpy_counts(x, x) == 21)
 
 
 @needs_cuda
-def test_sorted_is_refused_on_the_gpu():
-    with pytest.raises(ValueError, match="method"):
-        hpcml.similarity(np.ones((2, 3), np.float32), backend="cuda", method="sorted")
+def test_sorted_on_the_gpu_says_how_many_samples_it_counts():
+    with pytest.raises(ValueError, match="method: the sorted method on the GPU counts at most 1023 samples"):
+        hpcml.similarity(np.ones((1024, 3), np.float32), backend="cuda", method="sorted")
+    assert hpcml.similarity(np.ones((1024, 3), np.float32), mode="all", backend="cuda", method="sorted").all()
 
 
 def test_stats():

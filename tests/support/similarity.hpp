@@ -114,12 +114,8 @@ protected:
     void SetUp() override { HPCML_SKIP_UNLESS_AVAILABLE(GetParam()); }
 };
 
-// The exact methods and the baseline a backend has: the sorted method is the CPU's (the GPU
-// refuses it by name).
-inline std::vector<Method> methods_on(Backend backend) {
-    if (backend == Backend::Cuda) return {Method::Fused, Method::Naive};
-    return {Method::Fused, Method::Sorted, Method::Naive};
-}
+// The exact methods and the baseline, which both backends have.
+inline const std::vector<Method> kMethods = {Method::Fused, Method::Sorted, Method::Naive};
 
 inline std::string label(Backend b, Method m, SimilarityOutput o, std::optional<std::size_t> tile) {
     return std::string(hpcml::to_string(b)) + "/" + std::string(hpcml::to_string(m)) + " output " +
@@ -147,7 +143,7 @@ inline void check_all_outputs(Backend backend, const Shape& shape, float thresho
     if (shape.samples <= 255) outputs.push_back({SimilarityMode::Count, SimilarityOutput::UInt8});
     for (const auto& [mode, output] : outputs) {
         const auto expected = encode(counts, shape.n, m, shape.samples, output);
-        for (Method method : methods_on(backend))
+        for (Method method : kMethods)
             for (const auto& tile : tiles) {
                 SimilarityOptions o;
                 o.threshold = threshold;

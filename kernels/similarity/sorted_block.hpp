@@ -1,0 +1,377 @@
+// The sorted method's GPU block (sorted.cu), written once for the GPU and for the CPU tests:
+// every step is a function of (thread, shared memory, the thread's registers) between two
+// barriers, which the kernel runs on its 256 threads and the tests run as a loop over them
+// (SerialThreads below), so the CPU tests check the kernel's logic, if not its scheduling.
+//
+// A block owns 256 rows of x (a thread each) and 256 columns of y (8 words of 32 bits per row).
+// Before it runs, a sort pass (sorted.cu) has sorted every sample's values within x's 256-row
+// bands and y's 256-column tiles. Per pass of 8 samples the block
+//   1. loads the 8 samples' sorted band and tile into shared memory;
+//   2. finds each row's rank interval [lo, hi) in the tile: 16 threads per sample and end, each
+//      merging 16 consecutive sorted rows (one binary search, then a walk), and ORs each rank's
+//      column bit into its 32-rank chunk's word (shared atomics);
+//   3. turns the chunk words into carries (the OR of the chunks before);
+//   4. builds the prefix table P[k] = {columns of rank < k} (257 rows of 8 words per sample),
+//      64 threads per sample, one word and 32 ranks each;
+//   5. takes each row's mask P[hi] ^ P[lo] and counts it: a carry-save (Harley-Seal) cycle of 8
+//      masks per word into ones, twos and fours, whose carry is added into 7 bit planes of
+//      eights (count mode: up to 1023 samples); mode all ANDs it, and the block stops once no
+//      row has a pair left (a block vote).
+// Shared memory: 96,576 bytes, so 2 blocks per SM. Table rows are 32 bytes; their two 16-byte
+// halves swap places where bit 2 of the rank is set, so that 8 threads reading the same half of
+// random rows spread over all 8 of a bank's 16-byte groups (the table build's stores are
+// conflict-free either way). docs/similarity.md has the method and its costs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "common/hd.hpp"
+#include "math.hpp"
+#include "sorted_math.hpp"
+
+namespace hpcml::detail::similarity::sorted_gpu {
+
+constexpr int kThreads = 256;
+constexpr int kSegment = 256;  // values of a sorted segment: a band's rows, a tile's columns
+constexpr int kRows = kSegment, kCols = kSegment;
+static_assert(kRows == kThreads, "one row per thread");
+constexpr int kWords = kCols / 32;   // a row's mask words
+constexpr int kChunks = kCols / 32;  // 32-rank chunks of the table's build
+constexpr int kGroup = 8;            // samples per pass: one carry-save cycle
+constexpr int kHiPlanes = 7;         // counts of eights, to 127
+constexpr std::size_t kMostCountSamples = 8 * 127 + 7;  // count mode's most samples
+
+// A sort pass's output for one operand: per sample and segment, its values in ascending order
+// (the finite ones, then +inf for the rest and for positions past the operand's edge: a value
+// no end's walk passes), each one's position in the segment, and how many are finite.
+struct Segments {
+    const float* values = nullptr;          // [sample][segment][kSegment]
+    const std::uint8_t* index = nullptr;    // [sample][segment][kSegment]
+    const std::uint16_t* finite = nullptr;  // [sample][segment]
+    std::size_t count = 0;                  // segments per sample
+    HPCML_HD std::size_t at(std::size_t sample, std::size_t segment) const { return sample * count + segment; }
+};
+
+struct SortedArgs {
+    Segments x, y;  // x in bands of rows, y in tiles of columns, both from the region's start
+    std::size_t samples = 0;
+    int rows = 0, cols = 0;  // the region's extent
+    float threshold = 1.0f;
+    unsigned char* out = nullptr;  // the region's first element
+    std::size_t out_stride = 0;    // bytes
+};
+
+// Four words of a table row, read as one 16-byte shared load.
+struct alignas(16) Quad {
+    std::uint32_t word[4];
+};
+static_assert(kWords == 8, "a table row is two quads");
+
+struct Shared {
+    Quad table[kGroup][kCols + 1][2];  // first: 16-byte aligned
+    float y[kGroup][kCols + 4], x[kGroup][kRows];  // y[g][kCols] = +inf ends every walk
+    std::uint32_t carry[kGroup][kChunks][kWords];
+    std::uint32_t ends[kGroup][kRows];  // by row: lo | hi << 16
+    std::uint8_t ycol[kGroup][kCols], xrow[kGroup][kRows];
+    std::uint32_t ny[kGroup], nx[kGroup];
+};
+
+// Where quad q of table row k is: the row's two quads swapped where bit 2 of k is set.
+HPCML_HD inline int table_quad(int k, int q) { return q ^ ((k >> 2) & 1); }
+
+// 16 bytes from 16-byte aligned src to dst, as one load and one store on the GPU.
+HPCML_HD inline void copy16(void* dst, const void* src) {
+#if defined(__CUDA_ARCH__)
+    *static_cast<Quad*>(dst) = *static_cast<const Quad*>(src);
+#else
+    std::memcpy(dst, src, 16);
+#endif
+}
+
+// One end (0: lo, 1: hi) of a row's interval into its word of Shared::ends.
+HPCML_HD inline void store_end(std::uint32_t* ends, int end, std::uint32_t rank) {
+#if defined(__CUDA_ARCH__)
+    reinterpret_cast<std::uint16_t*>(ends)[end] = static_cast<std::uint16_t>(rank);
+#else
+    *ends = (*ends & (0xffff0000u >> (16 * end))) | rank << (16 * end);
+#endif
+}
+
+HPCML_HD inline void shared_or(std::uint32_t* word, std::uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+    atomicOr(word, bits);
+#else
+    *word |= bits;
+#endif
+}
+
+// Column c's bit in word w of a row's mask (0 where c is in another word): 1 << (c - 32 w) with
+// the shift clamped at 32, as the GPU's shift instruction does, so no compare is needed.
+HPCML_HD inline std::uint32_t bit_in_word(unsigned c, int w) {
+    const unsigned shift = c - 32u * static_cast<unsigned>(w);
+#if defined(__CUDA_ARCH__)
+    std::uint32_t bit;
+    asm("shl.b32 %0, %1, %2;" : "=r"(bit) : "r"(1u), "r"(shift));
+    return bit;
+#else
+    return shift < 32 ? 1u << shift : 0u;
+#endif
+}
+
+// A thread's counts of its row's 256 pairs, bit-sliced: count = ones + 2 twos + 4 fours + 8
+// eights, where eights is a 7-bit number in planes.
+struct CountState {
+    std::uint32_t ones[kWords] = {}, twos[kWords] = {}, fours[kWords] = {};
+    std::uint32_t eights[kHiPlanes][kWords] = {};
+    HPCML_HD std::uint32_t count(int w, int b) const {
+        std::uint32_t hi = 0;
+        HPCML_DEVICE_UNROLL
+        for (int p = 0; p < kHiPlanes; ++p) hi |= ((eights[p][w] >> b) & 1u) << p;
+        return 8 * hi + 4 * ((fours[w] >> b) & 1u) + 2 * ((twos[w] >> b) & 1u) + ((ones[w] >> b) & 1u);
+    }
+};
+// Mode all: the pairs of a thread's row that passed every sample so far.
+struct AllState {
+    std::uint32_t alive[kWords];
+    HPCML_HD AllState() {
+        for (int w = 0; w < kWords; ++w) alive[w] = ~0u;
+    }
+};
+template <class Out>
+using State = std::conditional_t<Out::mode == SimilarityMode::Count, CountState, AllState>;
+
+// Step 1: the 8 samples from s0 (past the last sample: none of their values), their ends zeroed
+// (rows with a non-finite value keep the empty interval) and the chunk words cleared. A warp
+// loads a sample: 16 threads 16 values each of y's tile, 16 of x's band.
+HPCML_HD inline void load(const SortedArgs& a, unsigned bx, unsigned by, std::size_t s0, Shared& sh, int t) {
+    const std::size_t left = a.samples - s0;
+    const int g = t / 32, part = t % 16 * 16;
+    if (static_cast<std::size_t>(g) < left) {
+        const bool is_y = t % 32 < 16;
+        const Segments& from = is_y ? a.y : a.x;
+        const std::size_t at = from.at(s0 + g, is_y ? bx : by) * kSegment + part;
+        float* values = is_y ? sh.y[g] : sh.x[g];
+        HPCML_DEVICE_UNROLL
+        for (int q = 0; q < 4; ++q) copy16(values + part + 4 * q, from.values + at + 4 * q);
+        copy16((is_y ? sh.ycol[g] : sh.xrow[g]) + part, from.index + at);
+    }
+    if (t < kGroup) {
+        sh.y[t][kCols] = INFINITY;
+        const bool sample = static_cast<std::size_t>(t) < left;
+        sh.ny[t] = sample ? a.y.finite[a.y.at(s0 + t, bx)] : 0;
+        sh.nx[t] = sample ? a.x.finite[a.x.at(s0 + t, by)] : 0;
+    }
+    const Quad zero{};
+    HPCML_DEVICE_UNROLL
+    for (int q = 0; q < 2; ++q) copy16(&sh.ends[0][0] + 8 * t + 4 * q, &zero);
+    HPCML_DEVICE_UNROLL
+    for (int i = t; i < kGroup * kChunks * kWords; i += kThreads) (&sh.carry[0][0][0])[i] = 0;
+}
+
+// Step 2: each rank's column bit into its chunk's word; the ends of 16 sorted rows.
+HPCML_HD inline void merge(const SortedArgs& a, Shared& sh, int t) {
+    HPCML_DEVICE_UNROLL
+    for (int g = 0; g < kGroup; ++g) {
+        const unsigned c = sh.ycol[g][t];  // every rank's, as in build_table
+        shared_or(&sh.carry[g][t / 32][c / 32], 1u << (c % 32));
+    }
+    const int g = t / 32, end = t / 16 % 2, k0 = t % 16 * 16;
+    const int k1 = k0 + 16 < static_cast<int>(sh.nx[g]) ? k0 + 16 : static_cast<int>(sh.nx[g]);
+    if (k0 >= k1) return;
+    const float* v = sh.y[g];
+    const std::uint32_t n = sh.ny[g];
+    const float bound = sorted::end_bound(end, a.threshold);
+    // Both ends' predicates hold on a prefix of the sorted values, longer for a larger x value.
+    auto before = [&](float x, float y) { return sorted::before_bound(x, y, bound); };
+    std::uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        const std::uint32_t mid = (lo + hi) / 2;
+        if (before(sh.x[g][k0], v[mid])) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    for (int k = k0; k < k1; ++k) {
+        const float x = sh.x[g][k];
+        while (before(x, v[lo])) {  // stops at n: v[n] is +inf
+            ++lo;
+        }
+        store_end(&sh.ends[g][sh.xrow[g][k]], end, lo);
+    }
+}
+
+// Step 3: a chunk's word becomes the OR of the chunks before it (64 threads).
+HPCML_HD inline void carries(Shared& sh, int t) {
+    if (t >= kGroup * kWords) return;
+    const int g = t / kWords, w = t % kWords;
+    std::uint32_t acc = 0;
+    HPCML_DEVICE_UNROLL
+    for (int ch = 0; ch < kChunks; ++ch) {
+        const std::uint32_t chunk = sh.carry[g][ch][w];
+        sh.carry[g][ch][w] = acc;
+        acc |= chunk;
+    }
+}
+
+// Step 4: P[k] for word w, 32 ranks from a chunk's carry. A warp's 32 items are 8 words of 4
+// samples, whose stores fall in 32 different banks. The ranks past the finite values add their
+// bits too, to rows past every row's interval.
+HPCML_HD inline void build_table(Shared& sh, int t) {
+    HPCML_DEVICE_UNROLL
+    for (int item = t; item < kGroup * kWords * kChunks; item += kThreads) {
+        const int w = item % kWords, g = item / kWords % kGroup, ch = item / (kWords * kGroup);
+        std::uint32_t acc = sh.carry[g][ch][w];
+        HPCML_DEVICE_UNROLL
+        for (int j = 0; j < 32; ++j) {
+            const int k = ch * 32 + j;
+            sh.table[g][k][table_quad(k, w / 4)].word[w % 4] = acc;
+            acc |= bit_in_word(sh.ycol[g][k], w);
+        }
+        if (ch == kChunks - 1) sh.table[g][kCols][table_quad(kCols, w / 4)].word[w % 4] = acc;
+    }
+}
+
+// Row t's mask of sample g: P[hi] ^ P[lo] (an empty interval where hi < lo, which a threshold
+// <= 0 gives).
+// Quad q of them (words 4q .. 4q + 3).
+HPCML_HD inline void row_masks(const Shared& sh, int g, int t, int q, std::uint32_t (&m)[4]) {
+    const std::uint32_t ends = sh.ends[g][t];
+    const int lo = static_cast<int>(ends & 0xffffu), end = static_cast<int>(ends >> 16);
+    const int hi = end > lo ? end : lo;
+    const Quad h = sh.table[g][hi][table_quad(hi, q)], l = sh.table[g][lo][table_quad(lo, q)];
+    HPCML_DEVICE_UNROLL
+    for (int w = 0; w < 4; ++w) m[w] = h.word[w] ^ l.word[w];
+}
+
+// Step 5, count mode: one Harley-Seal cycle of the 8 masks per word (7 full adders), its eights
+// carry rippled into the planes. Samples past the last have empty masks.
+HPCML_HD inline bool accumulate(const Shared& sh, CountState& st, int t, std::size_t) {
+    HPCML_DEVICE_UNROLL
+    for (int q = 0; q < 2; ++q) {  // a quad of words at a time: fewer registers live
+        std::uint32_t twos_a[4], fours_a[4];
+        HPCML_DEVICE_UNROLL
+        for (int pair = 0; pair < kGroup / 2; ++pair) {
+            std::uint32_t m0[4], m1[4];
+            row_masks(sh, 2 * pair, t, q, m0);
+            row_masks(sh, 2 * pair + 1, t, q, m1);
+            HPCML_DEVICE_UNROLL
+            for (int i = 0; i < 4; ++i) {
+                const int w = 4 * q + i;
+                const std::uint32_t two = sorted::carry3(st.ones[w], m0[i], m1[i]);
+                st.ones[w] = sorted::sum3(st.ones[w], m0[i], m1[i]);
+                if (pair % 2 == 0) {
+                    twos_a[i] = two;
+                    continue;
+                }
+                const std::uint32_t four = sorted::carry3(st.twos[w], twos_a[i], two);
+                st.twos[w] = sorted::sum3(st.twos[w], twos_a[i], two);
+                if (pair == 1) {
+                    fours_a[i] = four;
+                    continue;
+                }
+                std::uint32_t carry = sorted::carry3(st.fours[w], fours_a[i], four);
+                st.fours[w] = sorted::sum3(st.fours[w], fours_a[i], four);
+                HPCML_DEVICE_UNROLL
+                for (int p = 0; p < kHiPlanes; ++p) {
+                    const std::uint32_t plane = st.eights[p][w];
+                    st.eights[p][w] = plane ^ carry;
+                    carry &= plane;
+                }
+            }
+        }
+    }
+    return true;
+}
+
+// Step 5, mode all: AND the masks of the samples that exist; whether a pair is left.
+HPCML_HD inline bool accumulate(const Shared& sh, AllState& st, int t, std::size_t samples_left) {
+    std::uint32_t any = 0;
+    HPCML_DEVICE_UNROLL
+    for (int g = 0; g < kGroup; ++g) {
+        if (static_cast<std::size_t>(g) >= samples_left) break;
+        HPCML_DEVICE_UNROLL
+        for (int q = 0; q < 2; ++q) {
+            std::uint32_t m[4];
+            row_masks(sh, g, t, q, m);
+            HPCML_DEVICE_UNROLL
+            for (int i = 0; i < 4; ++i) st.alive[4 * q + i] &= m[i];
+        }
+    }
+    HPCML_DEVICE_UNROLL
+    for (int w = 0; w < kWords; ++w) any |= st.alive[w];
+    return any != 0;
+}
+
+// The row's results in the encoding of Out (an Outputs entry), the columns inside the region.
+template <class Out>
+HPCML_HD void store(const SortedArgs& a, unsigned bx, unsigned by, const State<Out>& st, int t) {
+    const int row = static_cast<int>(by) * kRows + t, col0 = static_cast<int>(bx) * kCols;
+    if (row >= a.rows) return;
+    const int valid = a.cols - col0 < kCols ? a.cols - col0 : kCols;
+    unsigned char* out = a.out + static_cast<std::size_t>(row) * a.out_stride;
+    const auto samples = static_cast<std::uint32_t>(a.samples);
+    if constexpr (Out::bits) {
+        HPCML_DEVICE_UNROLL
+        for (int byte = 0; byte < kCols / 8; ++byte) {
+            const int left = valid - byte * 8;
+            if (left <= 0) break;
+            const unsigned bits = (st.alive[byte / 4] >> (byte % 4 * 8)) & 0xffu;
+            out[(col0 + byte * 8) / 8] = static_cast<unsigned char>(left >= 8 ? bits : bits & ((1u << left) - 1));
+        }
+    } else {
+        using T = typename Out::Element;
+        T* row_out = reinterpret_cast<T*>(out) + col0;
+        HPCML_DEVICE_UNROLL
+        for (int w = 0; w < kWords; ++w) {
+            HPCML_DEVICE_UNROLL
+            for (int b = 0; b < 32; ++b) {
+                if (32 * w + b >= valid) return;
+                std::uint32_t count;
+                if constexpr (Out::mode == SimilarityMode::Count) {
+                    count = st.count(w, b);
+                } else {
+                    count = (st.alive[w] >> b) & 1u ? samples : 0;
+                }
+                row_out[32 * w + b] = Out::encode(count, samples);
+            }
+        }
+    }
+}
+
+// The whole block over every sample: Threads runs a step on every thread, then a barrier
+// (phase), or the same with a block-wide OR of the step's results (any).
+template <class Out, class Threads>
+HPCML_HD void run_block(const SortedArgs& a, unsigned bx, unsigned by, Shared& sh, Threads& threads) {
+    using St = State<Out>;
+    for (std::size_t s0 = 0; s0 < a.samples; s0 += kGroup) {
+        threads.phase([&](int t, St&) { load(a, bx, by, s0, sh, t); });
+        threads.phase([&](int t, St&) { merge(a, sh, t); });
+        threads.phase([&](int t, St&) { carries(sh, t); });
+        threads.phase([&](int t, St&) { build_table(sh, t); });
+        // Also the barrier before the next pass overwrites shared memory.
+        if (!threads.any([&](int t, St& st) { return accumulate(sh, st, t, a.samples - s0); })) break;
+    }
+    threads.phase([&](int t, const St& st) { store<Out>(a, bx, by, st, t); });
+}
+
+// The CPU tests' threads: each step on threads 0, 1, ... 255 in turn, each with its registers.
+template <class St>
+struct SerialThreads {
+    St states[kThreads];
+    template <class Step>
+    void phase(const Step& step) {
+        for (int t = 0; t < kThreads; ++t) step(t, states[t]);
+    }
+    template <class Step>
+    bool any(const Step& step) {
+        bool result = false;
+        for (int t = 0; t < kThreads; ++t) result |= step(t, states[t]);
+        return result;
+    }
+};
+
+}  // namespace hpcml::detail::similarity::sorted_gpu
