@@ -5,7 +5,8 @@
 // NumPy's `(abs(x[:, :, None] - y[:, None, :]) < t).sum(0)`: the difference is rounded to
 // float32 once, the comparison is strict, NaN compares false. The fused and sorted methods never
 // store the n_samples x n x m intermediate that expression materialises (Method, core.hpp: the
-// sorted one, on the CPU, sorts each sample's values and counts rank intervals as bit masks).
+// sorted one sorts each sample's values and counts rank intervals as bit masks; on the GPU, in
+// count mode, it takes at most 1023 samples).
 #pragma once
 
 #include <hpcml/core.hpp>
@@ -117,7 +118,8 @@ std::size_t similarity_output_bytes(std::size_t n, std::size_t m, SimilarityOutp
 // device). Throws InvalidArgument for bad arguments (naming them), OutOfMemory when hpcml's own
 // memory would not fit: the naive method's intermediate, or the CPU methods' copies of the inputs
 // (the fused one's packed inputs, samples x (rows + cols) floats of a tile, `tile` bounding them;
-// the sorted one's sorted values, 6 bytes per sample and feature of strips of 16384).
+// the sorted one's sorted values, 6 bytes per sample and feature of strips of 16384; on the GPU,
+// of each launch's region).
 RunStats similarity(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options = {});
 
 // The same, handing each finished tile to `sink` instead of filling one host buffer, so that
