@@ -32,8 +32,11 @@ HPCML_HD constexpr std::size_t round_up(std::size_t value, std::size_t multiple)
 
 // A fixed-count loop fully unrolled on the GPU, where an array indexed by its counter must stay
 // in registers (a dynamic index puts the array in local memory); nothing under a host compiler.
+// HPCML_DEVICE_NO_UNROLL keeps a loop a loop there (one copy of its body).
 #if defined(__CUDA_ARCH__)
 #define HPCML_DEVICE_UNROLL HPCML_PRAGMA(unroll)
+#define HPCML_DEVICE_NO_UNROLL HPCML_PRAGMA(unroll 1)
 #else
 #define HPCML_DEVICE_UNROLL
+#define HPCML_DEVICE_NO_UNROLL
 #endif
