@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs every hpcml test: builds (incrementally) into ./build, runs the C++ suites through ctest
 # (GoogleTest, the device-query contract, the find_package consumer), then installs the Python
-# package and runs pytest, then the GPU suite's rehearsal, the wheel in a fresh environment, the
-# sanitizer builds, the fuzz targets and the C++ suites built for 64-bit Arm under qemu. GPU
-# tests skip with a message where no device exists.
+# package and runs pytest, then the GPU suite's rehearsal, the wheel in a fresh environment,
+# `pip install ./python` with build isolation, the sanitizer builds, the fuzz targets and the C++
+# suites built for 64-bit Arm under qemu. GPU tests skip with a message where no device exists.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${HPCML_BUILD_DIR:-build}"
@@ -35,7 +35,7 @@ fi
 "$python" -m pytest tests/python -q
 
 # The GPU suite rehearsed as a GPU machine runs it, without a GPU (docs/gpu-suite.md), the
-# wheel, then the sanitizer builds, the fuzz targets and the Arm cross-build under qemu (README "Reliability");
+# wheel, `pip install ./python` as a user runs it, then the sanitizer builds, the fuzz targets and the Arm cross-build under qemu (README "Reliability");
 # HPCML_TEST_QUICK=1 skips them.
 if [ "${HPCML_TEST_QUICK:-0}" != 1 ]; then
   # The wheel, installed into a fresh environment (scripts/test-wheel.sh): the GPU bundle's,
@@ -50,6 +50,8 @@ if [ "${HPCML_TEST_QUICK:-0}" != 1 ]; then
     rm -rf .wheel-test && ./scripts/wheel.sh .wheel-test
     ./scripts/test-wheel.sh "$(ls .wheel-test/hpcml-*.whl)" "$python"
   fi
+  # The README's `pip install ./python`, with build isolation, in a fresh environment and folder.
+  HPCML_CUDA_ARCHITECTURES="${HPCML_CUDA_ARCHITECTURES:-90}" ./scripts/pip-install-check.sh "$python"
   ./scripts/sanitize.sh
   FUZZ_SECONDS="${FUZZ_SECONDS:-20}" ./scripts/fuzz.sh
   ./scripts/arm64.sh
