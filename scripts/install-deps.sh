@@ -14,6 +14,7 @@ python_packages=(
   "pytest>=7" "hypothesis>=6.100" "matplotlib>=3.7" "mpmath>=1.3" "nvidia-nvml-dev" "nvidia-cuda-cuobjdump"
   "nvidia-cuda-nvdisasm"  # with cuobjdump: the machine-code report (bench/sass_report.py)
   "pandas>=2" "nvidia-ml-py>=12"  # the seed programs in examples/ (their pandas code, pyNVML)
+  "mypy==2.4.1"  # the package's types: tests/typing (scripts/test.sh)
 )
 
 sudo_cmd=()
@@ -31,7 +32,7 @@ fi
 
 python="${PYTHON:-python3}"
 # (pip show exits 0 when only some of the packages it is given are installed: ask importlib.)
-if ! "$python" -c "import numpy, scipy, nanobind, scikit_build_core, pytest, hypothesis, matplotlib, mpmath, pandas, pynvml, importlib.metadata as m; [m.version(p) for p in ('nvidia-nvml-dev', 'nvidia-cuda-cuobjdump', 'nvidia-cuda-nvdisasm')]" 2>/dev/null; then
+if ! "$python" -c "import numpy, scipy, nanobind, scikit_build_core, pytest, hypothesis, matplotlib, mpmath, pandas, pynvml, importlib.metadata as m; [m.version(p) for p in ('nvidia-nvml-dev', 'nvidia-cuda-cuobjdump', 'nvidia-cuda-nvdisasm')]; assert m.version('mypy') == '2.4.1'" 2>/dev/null; then
   echo "install-deps: pip install ${python_packages[*]}"
   "$python" -m pip install -q "${python_packages[@]}"
 fi

@@ -33,6 +33,11 @@ if [ -f "$build/tests/libfake_nvml.so" ]; then
   export HPCML_FAKE_NVML
 fi
 "$python" -m pytest tests/python -q
+# The package's types as a user's type checker reads them (py.typed, the annotations and the
+# extension's generated stub): typed calls under mypy --strict, and mypy's stubtest of the stubs
+# against the installed module (tests/typing).
+(cd "$(mktemp -d)" && "$python" -m mypy --strict --no-incremental "$OLDPWD/tests/typing/usage.py" &&
+   "$python" -m mypy.stubtest hpcml --allowlist "$OLDPWD/tests/typing/stubtest-allowlist.txt")
 
 # The GPU suite rehearsed as a GPU machine runs it, without a GPU (docs/gpu-suite.md), the
 # wheel, `pip install ./python` as a user runs it, then the sanitizer builds, the fuzz targets and the Arm cross-build under qemu (README "Reliability");

@@ -4,12 +4,15 @@ Errors: invalid arguments raise ValueError, allocations that would not fit raise
 (the message gives the bytes needed and free), CUDA problems raise RuntimeError.
 """
 
-from ._hpcml import (__version__, backends, cpu_kernel, cpu_kernel_names, cpu_kernel_pair_samples_per_cycle,
+from . import _hpcml
+from ._hpcml import (backends, cpu_kernel, cpu_kernel_names, cpu_kernel_pair_samples_per_cycle,
                      cuda_status, devices, release_cached_memory, resolve_backend)
 from ._regret import GameSolution, solve_matrix_game, solve_matrix_games
 from ._similarity import similarity, similarity_pairs
 from . import invgauss, telemetry
 from ._install import cmake_dir, include_dir
+
+__version__: str = getattr(_hpcml, "__version__")  # the C++ library's (hpcml::version())
 
 __all__ = ["__version__", "backends", "cpu_kernel", "cpu_kernel_names", "cpu_kernel_pair_samples_per_cycle",
            "cuda_status", "devices", "release_cached_memory", "resolve_backend",

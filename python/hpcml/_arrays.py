@@ -79,7 +79,7 @@ def cuda_array(a, argument: str, *, ndim=None, layout="", dtypes=("float32",)):
     if library(a) == "torch":
         return a.contiguous()
     if library(a) == "cupy":
-        import cupy
+        import cupy  # type: ignore[import-not-found]
 
         return cupy.ascontiguousarray(a)
     return a
@@ -138,7 +138,7 @@ def current_stream(a) -> int:
 
         return int(torch.cuda.current_stream(a.device).cuda_stream)
     if library(a) == "cupy":
-        import cupy
+        import cupy  # type: ignore[import-not-found]
 
         with cupy.cuda.Device(a.device.id):
             return int(cupy.cuda.get_current_stream().ptr)
@@ -155,7 +155,7 @@ def empty(like, shape, dtype: str, argument="x"):
 
         return torch.empty(shape, dtype=getattr(torch, dtype), device=like.device)
     if library(like) == "cupy":
-        import cupy
+        import cupy  # type: ignore[import-not-found]
 
         with cupy.cuda.Device(like.device.id):
             return cupy.empty(shape, dtype=dtype)

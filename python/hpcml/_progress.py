@@ -32,7 +32,7 @@ class _Bar:
     def __call__(self, done, total):
         if self.bar is None:
             try:
-                from tqdm.auto import tqdm
+                from tqdm.auto import tqdm  # type: ignore[import-untyped]
             except ImportError:
                 self.bar = _Line(self.description, total, self.unit)
             else:

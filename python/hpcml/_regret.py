@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Literal, Optional
 
 import numpy as np
 
 from . import _arrays, _hpcml, _progress
+from ._types import Array, ArrayIn, Backend, Progress
+
+Variant = Literal["seed", "rm", "rm+", "dcfr", "prm+"]
+Averaging = Literal["uniform", "linear", "quadratic"]
+Method = Literal["auto", "fused", "naive"]
 
 
 @dataclass
@@ -20,24 +26,25 @@ class GameSolution:
     peak memory. For a batch, every field gains a leading batch axis.
     """
 
-    row_strategy: np.ndarray
-    col_strategy: np.ndarray
-    value: np.ndarray | float
-    gap: np.ndarray | float
-    eps_bound: np.ndarray | float
+    row_strategy: Array
+    col_strategy: Array
+    value: Any  # float for one game, an array for a batch
+    gap: Any
+    eps_bound: Any
     eps_bound_valid: bool
-    curve: np.ndarray
-    stats: dict = field(repr=False)
+    curve: Array
+    stats: dict[str, Any] = field(repr=False)
 
 
-def _payoffs(A, ndim: int) -> np.ndarray:
+def _payoffs(A: ArrayIn, ndim: int) -> Any:
     layout = "(n1, n2)" if ndim == 2 else "(batch, n1, n2)"
     return _arrays.host_array(A, "A", ndim=ndim, layout=layout, values="real payoffs")
 
 
-def solve_matrix_games(A, *, iterations=500, variant="prm+", alternating=True, averaging="quadratic", sampled=False,
-                       seed=0, record_every=0, backend="auto", method="fused", device=None, progress=None,
-                       progress_interval=0.25) -> GameSolution:
+def solve_matrix_games(A: ArrayIn, *, iterations: int = 500, variant: Variant = "prm+", alternating: bool = True,
+                       averaging: Averaging = "quadratic", sampled: bool = False, seed: int = 0, record_every: int = 0,
+                       backend: Backend = "auto", method: Method = "fused", device: Optional[int] = None,
+                       progress: Progress = None, progress_interval: float = 0.25) -> GameSolution:
     """Solves a batch of games A of shape (batch, n1, n2), each by regret matching.
 
     variant: "seed" (the seed program, op for op: simultaneous regret matching one iteration
@@ -62,9 +69,9 @@ def solve_matrix_games(A, *, iterations=500, variant="prm+", alternating=True, a
         if record_every:
             raise ValueError("record_every: no gap curve for CUDA arrays (pass a host array for one)")
         return _solve_on_device(A, iterations, variant, alternating, averaging, sampled, seed, backend, method, device)
-    A = _payoffs(A, 3)
+    payoffs = _payoffs(A, 3)
     iterations = _arrays.integer(iterations, "iterations")  # not 2.5 taken as 2; C++ checks >= 1
-    r = _hpcml._solve_matrix_games(A, iterations, variant, bool(alternating), averaging, bool(sampled),
+    r = _hpcml._solve_matrix_games(payoffs, iterations, variant, bool(alternating), averaging, bool(sampled),
                                    int(seed), int(record_every), backend, method, 0 if device is None else int(device),
                                    _progress.callback(progress, "hpcml.solve_matrix_games", "game-iterations"),
                                    _progress.interval(progress_interval))
@@ -72,25 +79,33 @@ def solve_matrix_games(A, *, iterations=500, variant="prm+", alternating=True, a
                         bool(r["eps_bound_valid"]), r["curve"], r["stats"])
 
 
-def _solve_on_device(A, iterations, variant, alternating, averaging, sampled, seed, backend, method, device):
+def _solve_on_device(A: Any, iterations: int, variant: str, alternating: bool, averaging: str, sampled: bool, seed: int,
+                     backend: str, method: str, device: Optional[int]) -> GameSolution:
     A = _arrays.cuda_array(A, "A", ndim=3, layout="(batch, n1, n2)")
     device = _arrays.resolve_device([A], device, True)
     batch, n1, n2 = (int(n) for n in A.shape)
-    results = [_arrays.empty(A, shape, "float64", "A") for shape in ((batch, n1), (batch, n2), (batch,), (batch,), (batch,))]
+    row, col, value, gap, eps_bound = (_arrays.empty(A, shape, "float64", "A")
+                                       for shape in ((batch, n1), (batch, n2), (batch,), (batch,), (batch,)))
     workspace_bytes = _hpcml._solve_matrix_games_device_workspace(batch, n1, n2, backend, device)
     workspace = _arrays.empty(A, (workspace_bytes,), "uint8", "A") if workspace_bytes else None
     r = _hpcml._solve_matrix_games_device(A, _arrays.integer(iterations, "iterations"), variant, bool(alternating),
-                                          averaging, bool(sampled), int(seed), backend, method, device, *results,
-                                          workspace, _arrays.current_stream(A))
-    return GameSolution(*results, bool(r["eps_bound_valid"]), np.empty((batch, 0, 2)), r["stats"])
+                                          averaging, bool(sampled), int(seed), backend, method, device, row, col,
+                                          value, gap, eps_bound, workspace, _arrays.current_stream(A))
+    return GameSolution(row, col, value, gap, eps_bound, bool(r["eps_bound_valid"]), np.empty((batch, 0, 2)), r["stats"])
 
 
-def solve_matrix_game(A, **options) -> GameSolution:
+def solve_matrix_game(A: ArrayIn, *, iterations: int = 500, variant: Variant = "prm+", alternating: bool = True,
+                      averaging: Averaging = "quadratic", sampled: bool = False, seed: int = 0, record_every: int = 0,
+                      backend: Backend = "auto", method: Method = "fused", device: Optional[int] = None,
+                      progress: Progress = None, progress_interval: float = 0.25) -> GameSolution:
     """Solves one zero-sum game with payoff matrix A (n1, n2) for the row player.
 
-    Takes the options of solve_matrix_games (iterations=500, variant="prm+", alternating,
-    averaging, sampled, seed, record_every, backend, method, progress, progress_interval).
+    The options are solve_matrix_games' (a host array: A is copied as float32); value, gap and
+    eps_bound are floats, the strategies 1-D arrays.
     """
-    batch = solve_matrix_games(_payoffs(A, 2)[None], **options)
+    batch = solve_matrix_games(_payoffs(A, 2)[None], iterations=iterations, variant=variant, alternating=alternating,
+                               averaging=averaging, sampled=sampled, seed=seed, record_every=record_every,
+                               backend=backend, method=method, device=device, progress=progress,
+                               progress_interval=progress_interval)
     return GameSolution(batch.row_strategy[0], batch.col_strategy[0], float(batch.value[0]), float(batch.gap[0]),
                         float(batch.eps_bound[0]), batch.eps_bound_valid, batch.curve[0], batch.stats)

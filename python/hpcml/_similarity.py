@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+from typing import Any, Literal, Optional, Tuple, Union, overload
+
+import numpy.typing as npt
 
 from . import _arrays, _hpcml, _progress, telemetry
+from ._types import Array, ArrayIn, Backend, Progress
+
+Mode = Literal["count", "all"]
+Method = Literal["auto", "fused", "sorted", "naive"]
 
 _LAYOUT = "(samples, features)"
 
@@ -22,8 +29,24 @@ def _operands(x, y, tile, on_device):
     return x, y, tile
 
 
-def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="auto", method="auto",
-               dtype=None, device=None, out=None, return_stats=False, progress=None, progress_interval=0.25):
+@overload
+def similarity(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: float = 1.0, mode: Mode = "count",
+               tile: Optional[int] = None, backend: Backend = "auto", method: Method = "auto",
+               dtype: Optional[Union[npt.DTypeLike, Literal["bitmask"]]] = None, device: Optional[int] = None,
+               out: Optional[Array] = None, return_stats: Literal[False] = False, progress: Progress = None,
+               progress_interval: float = 0.25) -> Array: ...
+@overload
+def similarity(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: float = 1.0, mode: Mode = "count",
+               tile: Optional[int] = None, backend: Backend = "auto", method: Method = "auto",
+               dtype: Optional[Union[npt.DTypeLike, Literal["bitmask"]]] = None, device: Optional[int] = None,
+               out: Optional[Array] = None, return_stats: Literal[True], progress: Progress = None,
+               progress_interval: float = 0.25) -> Tuple[Array, dict[str, Any]]: ...
+
+
+def similarity(x: Any, y: Any = None, *, threshold: float = 1.0, mode: Mode = "count", tile: Any = None,
+               backend: Backend = "auto", method: Method = "auto", dtype: Any = None, device: Any = None,
+               out: Any = None, return_stats: bool = False, progress: Progress = None,
+               progress_interval: float = 0.25) -> Any:
     """Pairwise similarity counts S[i, j] = #{s : |x[s, i] - y[s, j]| < threshold}.
 
     x is (n_samples, n) and y is (n_samples, m) (y defaults to x). Inputs are taken as float32:
@@ -66,15 +89,30 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", tile=None, backend="au
         out = _arrays.empty(x, shape, element)
     else:
         _arrays.check_output(out, shape, element, device if on_device else None, {"x": x, "y": y})
-    with telemetry.cpu_energy() if return_stats else contextlib.nullcontext() as energy:
+    energy = telemetry.cpu_energy()
+    with energy if return_stats else contextlib.nullcontext():
         stats = _hpcml._similarity(x, y, out, float(threshold), mode, tile, backend, method, output, device, on_device,
                                    _arrays.current_stream(x), _progress.callback(progress, "hpcml.similarity", "pairs"),
                                    _progress.interval(progress_interval))
     return (out, {**stats, **energy.fields()}) if return_stats else out
 
 
-def similarity_pairs(x, y=None, *, threshold=1.0, mode="all", min_count=None, tile=None, backend="auto", method="auto",
-                     device=None, return_stats=False, progress=None, progress_interval=0.25):
+@overload
+def similarity_pairs(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: float = 1.0, mode: Mode = "all",
+                     min_count: Optional[int] = None, tile: Optional[int] = None, backend: Backend = "auto",
+                     method: Method = "auto", device: Optional[int] = None, return_stats: Literal[False] = False,
+                     progress: Progress = None, progress_interval: float = 0.25) -> Tuple[Array, ...]: ...
+@overload
+def similarity_pairs(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: float = 1.0, mode: Mode = "all",
+                     min_count: Optional[int] = None, tile: Optional[int] = None, backend: Backend = "auto",
+                     method: Method = "auto", device: Optional[int] = None, return_stats: Literal[True],
+                     progress: Progress = None, progress_interval: float = 0.25
+                     ) -> Tuple[Tuple[Array, ...], dict[str, Any]]: ...
+
+
+def similarity_pairs(x: Any, y: Any = None, *, threshold: float = 1.0, mode: Mode = "all", min_count: Any = None,
+                     tile: Any = None, backend: Backend = "auto", method: Method = "auto", device: Any = None,
+                     return_stats: bool = False, progress: Progress = None, progress_interval: float = 0.25) -> Any:
     """The pairs (i, j) of S = similarity(x, y) that pass, without a dense S.
 
     mode "all": the pairs with every sample within the threshold; returns (i, j). mode "count":
@@ -94,7 +132,8 @@ def similarity_pairs(x, y=None, *, threshold=1.0, mode="all", min_count=None, ti
     elif mode != "count":
         raise ValueError("min_count: applies to mode 'count' only")
     min_count = _arrays.integer(min_count, "min_count", minimum=0)
-    with telemetry.cpu_energy() if return_stats else contextlib.nullcontext() as energy:
+    energy = telemetry.cpu_energy()
+    with energy if return_stats else contextlib.nullcontext():
         r = _hpcml._similarity_pairs(x, y, float(threshold), mode, min_count, tile, backend, method,
                                      _arrays.resolve_device([x, y], device, on_device), on_device,
                                      _arrays.current_stream(x),

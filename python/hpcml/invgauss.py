@@ -9,25 +9,30 @@ x <= 0 gives pdf 0 and cdf 0. CUDA arrays (torch, CuPy) are computed in place on
 
 from __future__ import annotations
 
+from typing import Any, Literal, Optional, Tuple
+
 import numpy as np
+import numpy.typing as npt
 
 from . import _arrays, _hpcml
+from ._types import Array, ArrayIn, Backend
 
 __all__ = ["pdf", "logpdf", "cdf", "sf", "logcdf", "logsf", "ppf", "standardize", "standardized_pdf", "evaluate",
            "functions", "sample", "distance_to_normal"]
 
 
-def functions():
+def functions() -> list[str]:
     """The names of the elementwise functions, from the library's table (evaluate() takes any)."""
     return list(_hpcml._ig_functions())
 
 
-def evaluate(function, x, mu, lam, *, backend="auto", device=None):
+def evaluate(function: str, x: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto",
+             device: Optional[int] = None) -> Array:
     """The elementwise function named `function` (one of functions()), as pdf() and the others."""
     return _evaluate(str(function), x, mu, lam, backend, device)
 
 
-def _evaluate(name, x, mu, lam, backend, device):
+def _evaluate(name: str, x: Any, mu: Any, lam: Any, backend: str, device: Optional[int]) -> Array:
     arrays = {"x": x, "mu": mu, "lam": lam}
     on_device = _arrays.on_cuda(arrays)
     device = _arrays.resolve_device(arrays.values(), device, on_device)
@@ -37,62 +42,73 @@ def _evaluate(name, x, mu, lam, backend, device):
         dtype = _arrays.dtype_name(x.dtype)
         mu, lam = (_arrays.cuda_array(arrays[k], k, dtypes=(dtype,)) for k in ("mu", "lam"))
         out = _arrays.empty(x, tuple(x.shape), dtype)
-        flat = (a.reshape(-1) for a in (x, mu, lam, out))  # views: all four are contiguous
-        _hpcml._ig_evaluate(name, *flat, backend, device, True, _arrays.current_stream(x))
+        fx, fmu, flam, fout = (a.reshape(-1) for a in (x, mu, lam, out))  # views: all four are contiguous
+        _hpcml._ig_evaluate(name, fx, fmu, flam, fout, backend, device, True, _arrays.current_stream(x))
         return out
     dtype = _arrays.common_float(x, mu, lam)
     shape, flat = _arrays.flat_broadcast(x, mu, lam, dtype=dtype, keep_single=True)
     out = np.empty(flat[0].shape[0], dtype=dtype)
-    _hpcml._ig_evaluate(name, *flat, out, backend, device, False, 0)
+    hx, hmu, hlam = flat
+    _hpcml._ig_evaluate(name, hx, hmu, hlam, out, backend, device, False, 0)
     return out.reshape(shape)[()] if shape == () else out.reshape(shape)
 
 
-def pdf(x, mu, lam, *, backend="auto", device=None):
+def pdf(x: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto", device: Optional[int] = None
+        ) -> Array:
     """Density f(x) = sqrt(lam / (2 pi x^3)) exp(-lam (x - mu)^2 / (2 mu^2 x))."""
     return _evaluate("pdf", x, mu, lam, backend, device)
 
 
-def logpdf(x, mu, lam, *, backend="auto", device=None):
+def logpdf(x: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto", device: Optional[int] = None
+           ) -> Array:
     """log f(x), finite far into the tails where f underflows."""
     return _evaluate("logpdf", x, mu, lam, backend, device)
 
 
-def cdf(x, mu, lam, *, backend="auto", device=None):
+def cdf(x: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto", device: Optional[int] = None
+        ) -> Array:
     """F(x) through erfcx: no overflow for any lam / mu (the textbook form overflows above ~355)."""
     return _evaluate("cdf", x, mu, lam, backend, device)
 
 
-def sf(x, mu, lam, *, backend="auto", device=None):
+def sf(x: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto", device: Optional[int] = None
+       ) -> Array:
     """1 - F(x), computed directly in the upper tail."""
     return _evaluate("sf", x, mu, lam, backend, device)
 
 
-def logcdf(x, mu, lam, *, backend="auto", device=None):
+def logcdf(x: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto", device: Optional[int] = None
+           ) -> Array:
     """log F(x), finite far into the lower tail where F underflows."""
     return _evaluate("logcdf", x, mu, lam, backend, device)
 
 
-def logsf(x, mu, lam, *, backend="auto", device=None):
+def logsf(x: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto", device: Optional[int] = None
+          ) -> Array:
     """log(1 - F(x)), finite far into the upper tail where 1 - F underflows."""
     return _evaluate("logsf", x, mu, lam, backend, device)
 
 
-def ppf(p, mu, lam, *, backend="auto", device=None):
+def ppf(p: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto", device: Optional[int] = None
+        ) -> Array:
     """The quantile: x with F(x) = p (Newton in log x, bracketed, for every lam / mu)."""
     return _evaluate("ppf", p, mu, lam, backend, device)
 
 
-def standardize(x, mu, lam, *, backend="auto", device=None):
+def standardize(x: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto",
+                device: Optional[int] = None) -> Array:
     """(x - mu) / sqrt(mu^3 / lam)."""
     return _evaluate("standardize", x, mu, lam, backend, device)
 
 
-def standardized_pdf(y, mu, lam, *, backend="auto", device=None):
+def standardized_pdf(y: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto",
+                     device: Optional[int] = None) -> Array:
     """The density of Y = (X - mu) / sqrt(mu^3 / lam) at y: tends to phi(y) as lam / mu grows."""
     return _evaluate("standardized_pdf", y, mu, lam, backend, device)
 
 
-def sample(n, mu, lam, *, seed=0, dtype=np.float64, backend="auto", device=None):
+def sample(n: int, mu: ArrayIn, lam: ArrayIn, *, seed: int = 0, dtype: npt.DTypeLike = np.float64,
+           backend: Backend = "auto", device: Optional[int] = None) -> Array:
     """n samples (Michael-Schucany-Haas, Philox4x32-10 keyed by seed; sample i depends only on
     (seed, i, mu, lam): the same on the CPU and the GPU). mu and lam: scalars or length-n arrays.
     CUDA arrays (torch, CuPy) of dtype: drawn on their device into one of their library, queued
@@ -104,18 +120,19 @@ def sample(n, mu, lam, *, seed=0, dtype=np.float64, backend="auto", device=None)
     arrays = {"mu": mu, "lam": lam}
     if _arrays.on_cuda(arrays):
         device = _arrays.resolve_device(arrays.values(), device, True)
-        mu, lam = (_arrays.cuda_array(arrays[k], k, ndim=1, dtypes=(dtype.name,)) for k in ("mu", "lam"))
-        out = _arrays.empty(mu, (n,), dtype.name, "mu")
-        _hpcml._ig_sample(mu, lam, int(seed), out, backend, device, True, _arrays.current_stream(mu))
+        mu_d, lam_d = (_arrays.cuda_array(arrays[k], k, ndim=1, dtypes=(dtype.name,)) for k in ("mu", "lam"))
+        out = _arrays.empty(mu_d, (n,), dtype.name, "mu")
+        _hpcml._ig_sample(mu_d, lam_d, int(seed), out, backend, device, True, _arrays.current_stream(mu_d))
         return out
     device = 0 if device is None else int(device)
     out = np.empty(n, dtype=dtype)
-    mu, lam = _arrays.vector(mu, dtype), _arrays.vector(lam, dtype)
-    _hpcml._ig_sample(mu, lam, int(seed), out, backend, device, False, 0)
+    _hpcml._ig_sample(_arrays.vector(mu, dtype), _arrays.vector(lam, dtype), int(seed), out, backend, device, False, 0)
     return out
 
 
-def distance_to_normal(mu, lam, *, metric="tv", grid=None, method="fused", backend="auto", device=0):
+def distance_to_normal(mu: npt.ArrayLike, lam: npt.ArrayLike, *, metric: Literal["tv", "ks", "both"] = "tv",
+                       grid: Optional[Tuple[float, float, int]] = None, method: Literal["fused", "naive"] = "fused",
+                       backend: Backend = "auto", device: int = 0) -> Any:
     """Distances between the standardised IG(mu, lam) and N(0, 1) for each pair (mu[p], lam[p]).
 
     metric: "tv" (total variation, 1/2 integral |f_Y - phi|, trapezoid rule), "ks" (largest
@@ -123,10 +140,10 @@ def distance_to_normal(mu, lam, *, metric="tv", grid=None, method="fused", backe
     default (-10, 10, 2001). method "fused" reduces each pair on the fly; "naive" materialises
     the P x G matrices as the seed did (for comparison; MemoryError if they would not fit).
     """
-    _, (mu, lam) = _arrays.flat_broadcast(np.ravel(mu), np.ravel(lam), dtype=np.float64)
+    _, (mus, lams) = _arrays.flat_broadcast(np.ravel(mu), np.ravel(lam), dtype=np.float64)
     lo, hi, points = (-10.0, 10.0, 2001) if grid is None else grid
     points = _arrays.integer(points, "grid", minimum=0)  # the binding takes a size: C++ checks points >= 2
-    tv, ks, _ = _hpcml._ig_distance(mu, lam, metric, float(lo), float(hi), points, method, backend, int(device))
+    tv, ks, _ = _hpcml._ig_distance(mus, lams, metric, float(lo), float(hi), points, method, backend, int(device))
     if metric == "both":
         return {"tv": np.asarray(tv), "ks": np.asarray(ks)}
     return np.asarray(tv if metric == "tv" else ks)

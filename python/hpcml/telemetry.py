@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import csv
 import datetime
+import os
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -30,12 +32,12 @@ __all__ = ["status", "trace", "plot", "cpu_energy_status", "cpu_energy", "carbon
 WORLD_AVERAGE_CARBON_INTENSITY = 475.0  # gCO2e/kWh: CodeCarbon's world average (IEA, 2019)
 
 
-def status(device=0) -> dict:
+def status(device: int = 0) -> dict[str, Any]:
     """{"status": "ok" | "not_compiled" | "no_library" | "no_device" | "error", "message", "device_name"}"""
     return _hpcml._telemetry_status(int(device))
 
 
-def cpu_energy_status() -> dict:
+def cpu_energy_status() -> dict[str, Any]:
     """{"available", "message" (the domains, or why not), "domains"}: CPU energy from powercap's
     package and DRAM counters (/sys/class/powercap, or HPCML_POWERCAP_ROOT)."""
     return _hpcml._cpu_energy_status()
@@ -46,35 +48,35 @@ class cpu_energy:
     this process alone): energy_j, or None where it is not measured, with the reason in source
     (no powercap interface, unreadable counters, a window shorter than 10 ms)."""
 
-    def __init__(self):
-        self.energy_j = None
+    def __init__(self) -> None:
+        self.energy_j: Optional[float] = None
         self.seconds = 0.0
         self.source = ""
 
-    def __enter__(self):
+    def __enter__(self) -> cpu_energy:
         self._meter = _hpcml._CpuEnergyMeter()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         r = self._meter.read()
         self.seconds = r["seconds"]
         self.energy_j = r["energy_j"] if r["valid"] else None
         self.source = self._meter.status()["message"] if r["valid"] else r["why"]
-        return False
 
-    def fields(self) -> dict:
+    def fields(self) -> dict[str, Any]:
         """{"cpu_energy_j", "cpu_energy"}: for a summary or a call's stats."""
         return {"cpu_energy_j": self.energy_j, "cpu_energy": self.source}
 
 
-def carbon_intensity(value=None) -> dict:
+def carbon_intensity(value: Optional[float] = None) -> dict[str, Any]:
     """{"grams_per_kwh", "world_average", "label"}: `value` (gCO2e/kWh) when given, else the
     environment's HPCML_CARBON_INTENSITY, else the world average, labelled as such."""
     return _hpcml._carbon_intensity(None if value is None else float(value))
 
 
-def write_emissions(path, duration_s, *, cpu_energy_j=None, gpu_energy_j=None, carbon_intensity=None,
-                    project_name="hpcml", gpu_model="", gpu_count=0) -> dict:
+def write_emissions(path: Union[str, os.PathLike[str]], duration_s: float, *, cpu_energy_j: Optional[float] = None,
+                    gpu_energy_j: Optional[float] = None, carbon_intensity: Optional[float] = None,
+                    project_name: str = "hpcml", gpu_model: str = "", gpu_count: int = 0) -> dict[str, Any]:
     """Appends a run to `path`, a CodeCarbon emissions.csv (its 3.3 columns and units; the header
     when the file is new): energy (None where not measured) times the carbon intensity (as
     carbon_intensity(); country_name says which). Returns the intensity used and emissions_kg."""
@@ -88,34 +90,34 @@ def write_emissions(path, duration_s, *, cpu_energy_j=None, gpu_energy_j=None, c
 class trace:
     """Samples GPU `device` every `interval_ms` while the with-block runs."""
 
-    def __init__(self, device=0, interval_ms=100):
+    def __init__(self, device: int = 0, interval_ms: int = 100) -> None:
         # Checked here: C++ names it "interval", and a build without NVML does not check it at all.
         interval_ms = _arrays.integer(interval_ms, "interval_ms", minimum=1)
         self._sampler = _hpcml._TelemetrySampler(int(device), datetime.timedelta(milliseconds=interval_ms))
         self.device_name = self._sampler.device_name()
-        self.summary: dict = {}
-        self.samples: dict = {}
+        self.summary: dict[str, Any] = {}
+        self.samples: dict[str, Any] = {}
 
-    def __enter__(self):
+    def __enter__(self) -> trace:
         self._cpu = cpu_energy().__enter__()
         self._sampler.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.summary = self._sampler.stop()
         self._cpu.__exit__(*exc)
         self.summary.update(self._cpu.fields())
         self.samples = {k: np.asarray(v) for k, v in self._sampler.samples().items()}
-        return False
 
-    def write_emissions(self, path, carbon_intensity=None, project_name="hpcml") -> dict:
+    def write_emissions(self, path: Union[str, os.PathLike[str]], carbon_intensity: Optional[float] = None,
+                        project_name: str = "hpcml") -> dict[str, Any]:
         """This trace's run (GPU and CPU energy) as a row of a CodeCarbon emissions.csv: write_emissions."""
         return write_emissions(path, self.summary["duration_s"], cpu_energy_j=self.summary["cpu_energy_j"],
                                gpu_energy_j=self.summary["energy_j"], carbon_intensity=carbon_intensity,
                                project_name=project_name, gpu_model=self.device_name, gpu_count=1)
 
 
-def plot(csv_path, png_path):
+def plot(csv_path: Union[str, os.PathLike[str]], png_path: Union[str, os.PathLike[str]]) -> None:
     """The seed's figure from a trace in the seed's format: the percentages (and temperature in
     C) on the left axis against time, energy in kJ dashed on the right axis."""
     import matplotlib

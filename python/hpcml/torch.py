@@ -22,6 +22,8 @@ CUDA tensors go to hpcml's GPU backend through the same Python calls (docs/pytho
 synchronise); on the CPU every operator is what the functions of hpcml compute.
 """
 
+from typing import Any, Optional, Tuple, Union
+
 import numpy as np
 import torch
 
@@ -54,12 +56,11 @@ def _on_cuda(*tensors):
 @torch.library.custom_op("hpcml::similarity", mutates_args=())
 def _similarity(x: torch.Tensor, y: torch.Tensor | None, threshold: float, mode: str, dtype: str,
                 tile: int) -> torch.Tensor:
-    dtype = None if dtype == "default" else dtype
-    tile = tile or None
+    options: dict[str, Any] = dict(threshold=threshold, mode=mode, dtype=None if dtype == "default" else dtype,
+                                   tile=tile or None)
     if _on_cuda(x, y):
-        return hpcml.similarity(x, y, threshold=threshold, mode=mode, dtype=dtype, tile=tile, backend="cuda")
-    S = hpcml.similarity(_host(x), None if y is None else _host(y), threshold=threshold, mode=mode, dtype=dtype,
-                         tile=tile, backend="cpu")
+        return hpcml.similarity(x, y, backend="cuda", **options)
+    S = hpcml.similarity(_host(x), None if y is None else _host(y), backend="cpu", **options)
     return torch.from_numpy(S)
 
 
@@ -73,7 +74,8 @@ def _(x, y, threshold, mode, dtype, tile):
     return x.new_empty((n, columns), dtype=_torch_dtype(element))
 
 
-def similarity(x, y=None, *, threshold=1.0, mode="count", dtype="default", tile=0):
+def similarity(x: torch.Tensor, y: Optional[torch.Tensor] = None, *, threshold: float = 1.0, mode: str = "count",
+               dtype: Union[str, torch.dtype] = "default", tile: int = 0) -> torch.Tensor:
     """torch.ops.hpcml.similarity with hpcml.similarity's defaults: S for (samples, n) tensors."""
     return torch.ops.hpcml.similarity(x, y, float(threshold), mode, str(dtype).removeprefix("torch."), int(tile))
 
@@ -81,7 +83,8 @@ def similarity(x, y=None, *, threshold=1.0, mode="count", dtype="default", tile=
 @torch.library.custom_op("hpcml::similarity_pairs", mutates_args=())
 def _similarity_pairs(x: torch.Tensor, y: torch.Tensor | None, threshold: float, mode: str, min_count: int,
                       tile: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    options = dict(threshold=threshold, mode=mode, min_count=min_count if mode == "count" else None, tile=tile or None)
+    options: dict[str, Any] = dict(threshold=threshold, mode=mode, min_count=min_count if mode == "count" else None,
+                                   tile=tile or None)
     device = _device_of(x, y)
     if _on_cuda(x, y):
         pairs = hpcml.similarity_pairs(x, y, backend="cuda", **options)
@@ -100,7 +103,8 @@ def _(x, y, threshold, mode, min_count, tile):
     return x.new_empty((k,), dtype=torch.int64), x.new_empty((k,), dtype=torch.int64), count
 
 
-def similarity_pairs(x, y=None, *, threshold=1.0, mode="all", min_count=1, tile=0):
+def similarity_pairs(x: torch.Tensor, y: Optional[torch.Tensor] = None, *, threshold: float = 1.0, mode: str = "all",
+                     min_count: int = 1, tile: int = 0) -> Tuple[torch.Tensor, ...]:
     """torch.ops.hpcml.similarity_pairs: (i, j) in mode "all", (i, j, count) in mode "count"."""
     i, j, count = torch.ops.hpcml.similarity_pairs(x, y, float(threshold), mode, int(min_count), int(tile))
     return (i, j) if mode == "all" else (i, j, count)
@@ -124,7 +128,8 @@ def _(function, x, mu, lam):
     return x.new_empty(torch.broadcast_shapes(x.shape, mu.shape, lam.shape))
 
 
-def invgauss(function, x, mu, lam):
+def invgauss(function: str, x: torch.Tensor, mu: Union[torch.Tensor, float], lam: Union[torch.Tensor, float]
+             ) -> torch.Tensor:
     """torch.ops.hpcml.invgauss: function (a name in hpcml.invgauss.functions()) of IG(mu, lam) at
     x; mu and lam are tensors or numbers, broadcast against x; the result has x's dtype."""
     as_tensor = lambda v: v if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=x.dtype, device=x.device)  # noqa: E731
@@ -151,7 +156,8 @@ def _(n, mu, lam, seed, double):
     return mu.new_empty((n,), dtype=torch.float64 if double else torch.float32, device=_sample_device(mu, lam))
 
 
-def invgauss_sample(n, mu, lam, *, seed=0, dtype=torch.float64):
+def invgauss_sample(n: int, mu: Union[torch.Tensor, float], lam: Union[torch.Tensor, float], *, seed: int = 0,
+                    dtype: torch.dtype = torch.float64) -> torch.Tensor:
     """torch.ops.hpcml.invgauss_sample: n draws of IG(mu, lam) (Philox, keyed by seed: the same
     draws for the same seed on every backend)."""
     as_tensor = lambda v: v if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=dtype)  # noqa: E731
@@ -164,14 +170,15 @@ def invgauss_sample(n, mu, lam, *, seed=0, dtype=torch.float64):
 def _solve_matrix_games(A: torch.Tensor, iterations: int, variant: str, alternating: bool, averaging: str,
                         sampled: bool, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
                                                            torch.Tensor]:
-    options = dict(iterations=iterations, variant=variant, alternating=alternating, averaging=averaging,
-                   sampled=sampled, seed=seed)
+    options: dict[str, Any] = dict(iterations=iterations, variant=variant, alternating=alternating,
+                                   averaging=averaging, sampled=sampled, seed=seed)
     if A.is_cuda:  # in place on the current stream: capturable
         s = hpcml.solve_matrix_games(A.to(torch.float32).contiguous(), backend="cuda", **options)
         return s.row_strategy, s.col_strategy, s.value, s.gap, s.eps_bound
     s = hpcml.solve_matrix_games(_host(A), backend="cpu", **options)
-    return tuple(torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64))
-                 for a in (s.row_strategy, s.col_strategy, s.value, s.gap, s.eps_bound))
+    row, col, value, gap, eps_bound = (torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64))
+                                       for a in (s.row_strategy, s.col_strategy, s.value, s.gap, s.eps_bound))
+    return row, col, value, gap, eps_bound
 
 
 @_solve_matrix_games.register_fake
@@ -181,8 +188,9 @@ def _(A, iterations, variant, alternating, averaging, sampled, seed):
     return empty(batch, n1), empty(batch, n2), empty(batch), empty(batch), empty(batch)
 
 
-def solve_matrix_games(A, *, iterations=500, variant="prm+", alternating=True, averaging="quadratic", sampled=False,
-                       seed=0):
+def solve_matrix_games(A: torch.Tensor, *, iterations: int = 500, variant: str = "prm+", alternating: bool = True,
+                       averaging: str = "quadratic", sampled: bool = False, seed: int = 0
+                       ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """torch.ops.hpcml.solve_matrix_games for A of shape (batch, n1, n2): (row_strategy,
     col_strategy, value, gap, eps_bound), float64 tensors with a leading batch axis."""
     return torch.ops.hpcml.solve_matrix_games(A, int(iterations), variant, bool(alternating), averaging, bool(sampled),

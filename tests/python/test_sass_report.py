@@ -53,7 +53,7 @@ def test_control_word_fields():
 def run_report(tmp_path, result, benchmarks=None, check=False):
     report = tmp_path / "report.json"
     report.write_text(json.dumps({"kernels": {"similarity fused, int32 counts": result}}))
-    command = [sys.executable, SCRIPT, "--report", str(report), "--kernel", "int32 counts"]
+    command = [sys.executable, SCRIPT, "--report", str(report), "--kernel", "fused, int32 counts"]
     if benchmarks is not None:
         (tmp_path / "bench_similarity_large_device.json").write_text(json.dumps({"benchmarks": benchmarks}))
         command += ["--measured", str(tmp_path)]
