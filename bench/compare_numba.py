@@ -11,7 +11,7 @@ method's instruction floor (peers.similarity_floor: the pairs on and above the d
 = x lets hpcml use the symmetry, all pairs otherwise; numba's loop computes all of them); for the
 sorted method, which evaluates far fewer than every pair-sample, its ratio to the fused run of
 the same kind. numba compiles on the first (checking) call, before any timing. numba is not a
-dependency of hpcml: ``pip install numba``.
+dependency of hpcml: ``pip install -c constraints.txt numba`` (the version CI and the results use).
 """
 
 import argparse

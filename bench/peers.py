@@ -52,13 +52,24 @@ def clock_hz():
     return 0.0
 
 
+# The peers whose versions a result records, where the script has imported them.
+_PEER_LIBRARIES = ("numpy", "scipy", "numba", "torch", "cupy", "pandas")
+
+
+def versions():
+    """"Python 3.11.7, numpy 2.4.6, torch 2.11.0": the versions a run used (constraints.txt pins
+    the ones CI and the results install), of the peers this script imported."""
+    loaded = [f"{name} {sys.modules[name].__version__}" for name in _PEER_LIBRARIES if name in sys.modules]
+    return ", ".join([f"Python {sys.version.split()[0]}"] + loaded)
+
+
 def _provenance():
-    """The commit, the date and the command."""
+    """The commit, the date, the versions and the command."""
     here = pathlib.Path(__file__).resolve().parent
     commit = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip() or "unknown commit"
     command = "python3 " + " ".join(shlex.quote(a) for a in sys.argv)
-    return f"hpcml {commit}; {datetime.date.today()}; `{command}`"
+    return f"hpcml {commit}; {datetime.date.today()}; {versions()}; `{command}`"
 
 
 def header():

@@ -23,9 +23,7 @@ export PIP_ROOT_USER_ACTION=ignore
 
 python312="$(scripts/find-python312.sh)"
 # nvidia-cuda-cuobjdump: for the kernel_images test (the configuring Python's site-packages are searched).
-if ! "$python312" -c "import importlib.metadata as m; m.version('nvidia-cuda-cuobjdump')" 2>/dev/null; then
-  "$python312" -m pip install -q nvidia-cuda-cuobjdump
-fi
+"$python312" -m pip install -q -c "$root/constraints.txt" nvidia-cuda-cuobjdump
 
 # One tree for everything, configured and built by scripts/wheel.sh as it builds any wheel
 # (without MPI: the GPU machine has no libmpi), with the tests: the wheel is made from it,

@@ -48,9 +48,7 @@ fi
 python312="$(scripts/find-python312.sh)"
 # What the GPU machine's Python has and the suite uses (torch and CuPy are left out: the parts
 # that need them stop at "no CUDA device" first, and their tests skip without them).
-if ! "$python312" -c "import numpy, scipy, pytest, hypothesis, mpmath, matplotlib" 2>/dev/null; then
-  PIP_ROOT_USER_ACTION=ignore "$python312" -m pip install -q numpy scipy pytest hypothesis mpmath matplotlib
-fi
+PIP_ROOT_USER_ACTION=ignore "$python312" -m pip install -q -c constraints.txt numpy scipy pytest hypothesis mpmath matplotlib
 
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/gpu-rehearse.XXXXXX")"
 fail() { echo "gpu-rehearse: $*; the scratch folder stays: $scratch" >&2; exit 1; }

@@ -222,6 +222,8 @@ fi
        "torch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null || echo absent)," \
        "cupy $(python3 -c 'import cupy; print(cupy.__version__)' 2>/dev/null || echo absent)"
   echo "cmake: $(cmake --version | head -n 1); compute-sanitizer: $(compute-sanitizer --version 2>/dev/null | tail -n 1 || echo absent)"
+  echo "--- python3 -m pip freeze (what the results ran with; constraints.txt pins CI's)"
+  python3 -m pip freeze 2>&1 | sed 's/^/  /'
   echo "LD_LIBRARY_PATH: $LD_LIBRARY_PATH"
   echo "--- ldd of every carried binary"
   for binary in "$build"/bin/* "$build"/tests/*.so .gpu/site/hpcml/_hpcml*.so; do

@@ -2,6 +2,7 @@
 # Installs everything hpcml builds and tests with, from Debian and PyPI only.
 # Idempotent: re-running it on a prepared machine is quick.  Needs root (or sudo) for apt.
 set -euo pipefail
+export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
 
 debian_packages=(
   build-essential cmake ninja-build git pkg-config
@@ -31,25 +32,23 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 python="${PYTHON:-python3}"
-# (pip show exits 0 when only some of the packages it is given are installed: ask importlib.)
-if ! "$python" -c "import numpy, scipy, nanobind, scikit_build_core, pytest, hypothesis, matplotlib, mpmath, pandas, pynvml, importlib.metadata as m; [m.version(p) for p in ('nvidia-nvml-dev', 'nvidia-cuda-cuobjdump', 'nvidia-cuda-nvdisasm')]; assert m.version('mypy') == '2.4.1'" 2>/dev/null; then
-  echo "install-deps: pip install ${python_packages[*]}"
-  "$python" -m pip install -q "${python_packages[@]}"
-fi
+# Every Python tool at its version in constraints.txt (pip does nothing where they already are).
+constraints="$(cd "$(dirname "$0")/.." && pwd)/constraints.txt"
+"$python" -m pip install -q -c "$constraints" "${python_packages[@]}"
 
 # PyTorch, for hpcml.torch and its tests (optional: hpcml never needs it). Pinned to the 2.11
 # series of the GPU machines' image; about 2.6 GB with the CUDA libraries it brings. Where it
 # cannot be installed, the torch tests skip, saying so.
 if ! "$python" -c "import torch, sys; sys.exit(not torch.__version__.startswith('2.11.'))" 2>/dev/null; then
-  echo "install-deps: pip install torch==2.11.*"
-  "$python" -m pip install -q "torch==2.11.*" ||
+  echo "install-deps: pip install torch (constraints.txt: 2.11)"
+  "$python" -m pip install -q -c "$constraints" torch ||
     echo "install-deps: torch could not be installed; the torch tests will skip" >&2
 fi
 
 # CodeCarbon, whose emissions.csv the tests check hpcml's rows against (optional: they skip without it).
 if ! "$python" -c "import codecarbon, sys; sys.exit(not codecarbon.__version__.startswith('3.3.'))" 2>/dev/null; then
-  echo "install-deps: pip install codecarbon==3.3.*"
-  "$python" -m pip install -q "codecarbon==3.3.*" ||
+  echo "install-deps: pip install codecarbon (constraints.txt: 3.3)"
+  "$python" -m pip install -q -c "$constraints" codecarbon ||
     echo "install-deps: codecarbon could not be installed; the emissions comparison will skip" >&2
 fi
 

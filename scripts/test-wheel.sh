@@ -25,6 +25,9 @@ venv="$work/venv"
 export PATH="$venv/bin:$PATH"
 package="$("$venv/bin/python" -c 'import hpcml, os; print(os.path.dirname(hpcml.__file__))')"
 echo "test-wheel: $(basename "$wheel") installed in a fresh environment"
+for typed in py.typed _hpcml.pyi; do  # what type checkers read (docs/python.md)
+  [ -f "$package/$typed" ] || fail "the wheel has no hpcml/$typed"
+done
 
 # Nothing of CUDA is installed, and no file of the wheel needs a library that is not found or
 # one that CUDA brings (the driver, NVML and cuBLAS are opened at run time where present).

