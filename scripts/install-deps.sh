@@ -9,13 +9,15 @@ debian_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libbenchmark-tools
   libeigen3-dev libboost-math-dev librandom123-dev libopenmpi-dev openmpi-bin
   clang libclang-rt-dev
+  doxygen  # the C++ API reference (scripts/api-docs.sh)
 )
 python_packages=(
   "numpy>=1.24" "scipy>=1.10" "nanobind>=2.4" "scikit-build-core>=0.10"
   "pytest>=7" "hypothesis>=6.100" "matplotlib>=3.7" "mpmath>=1.3" "nvidia-nvml-dev" "nvidia-cuda-cuobjdump"
   "nvidia-cuda-nvdisasm"  # with cuobjdump: the machine-code report (bench/sass_report.py)
   "pandas>=2" "nvidia-ml-py>=12"  # the seed programs in examples/ (their pandas code, pyNVML)
-  "mypy==2.4.1"  # the package's types: tests/typing (scripts/test.sh)
+  "mypy"  # the package's types: tests/typing (scripts/test.sh)
+  "pdoc"  # the Python API reference (scripts/api-docs.sh)
 )
 
 sudo_cmd=()

@@ -12,13 +12,15 @@ import os
 import statistics
 import sys
 import time
+from typing import Callable
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from scipy.stats import invgauss  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from scipy.stats import invgauss  # type: ignore[import-untyped]  # noqa: E402  (SciPy: no type stubs installed)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hpcml  # noqa: E402
@@ -26,7 +28,7 @@ import seed  # noqa: E402
 import with_hpcml  # noqa: E402
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output", default="invgauss_figure.png", help="hpcml's figure (PNG)")
     parser.add_argument("--seed-output", default=None, help="also write the seed's figure here")
@@ -56,17 +58,18 @@ def main():
         seed_fig.savefig(args.seed_output, dpi=100)
     plt.close("all")
 
-    def timed(make):
+    def timed(make: Callable[[], tuple[Figure, object]]) -> float:
         start = time.perf_counter()
         plt.close(make()[0])
         return time.perf_counter() - start
 
-    def computed(panels):
+    def computed(panels: Callable[[], object]) -> float:
         start = time.perf_counter()
         panels()
         return time.perf_counter() - start
 
-    rounds = {"seed, with its plot": [], "hpcml, with the same plot": [], "hpcml, the numbers alone": []}
+    rounds: dict[str, list[float]] = {"seed, with its plot": [], "hpcml, with the same plot": [],
+                                      "hpcml, the numbers alone": []}
     for _ in range(args.rounds):
         rounds["seed, with its plot"].append(timed(seed.figure))
         rounds["hpcml, with the same plot"].append(timed(lambda: with_hpcml.figure(args.backend)))

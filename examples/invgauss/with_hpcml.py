@@ -8,16 +8,21 @@ the total variation hpcml returns, and its Riemann sum is 1000 / 999 times the t
 (the end points' densities are below 1e-20 here), so the seed's number is 2 * 999/1000 * tv.
 """
 
+from typing import Literal
+
 import numpy as np
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+from numpy.typing import NDArray
 
 from hpcml import invgauss as ig
 
 MUS = np.linspace(0.5, 0.00001, 100)  # the seed's right panel
 LEFT_MUS = np.array([0.2, 0.1, 0.05, 0.01, 0.0001])  # the seed's left panel
+Floats = NDArray[np.float64]  # the arrays of panels (float64)
 
 
-def panels(backend="auto"):
+def panels(backend: Literal["auto", "cpu", "cuda"] = "auto") -> tuple[Floats, Floats, tuple[Floats, Floats]]:
     """(left: 5 x 10000 densities, right: (lambda / mu, the seed's metric) for the 100 mu)."""
     xs = np.linspace(-5, 5, 10000)
     left = ig.standardized_pdf(xs[None, :], LEFT_MUS[:, None], 1.0, backend=backend)
@@ -25,7 +30,7 @@ def panels(backend="auto"):
     return xs, left, (1.0 / MUS, 2.0 * 0.999 * tv)
 
 
-def figure(backend="auto"):
+def figure(backend: Literal["auto", "cpu", "cuda"] = "auto") -> tuple[Figure, list[tuple[np.float64, np.float64]]]:
     xs, left, (k, metric) = panels(backend)
     fig, axs = plt.subplots(1, 2, figsize=(12, 4))
     for mu, density in zip(LEFT_MUS, left):

@@ -13,6 +13,7 @@ import os
 import statistics
 import sys
 import time
+from typing import Callable, Literal, TypedDict
 
 import numpy as np
 import torch
@@ -22,12 +23,20 @@ import hpcml  # noqa: E402
 from hpcml.reference import nash_gap  # noqa: E402
 import seed  # noqa: E402
 
-VARIANTS = [("seed (as the seed's program)", dict(variant="seed")),
+
+class Options(TypedDict, total=False):
+    """The options of hpcml.solve_matrix_game that VARIANTS set."""
+    variant: Literal["seed", "rm", "rm+", "dcfr", "prm+"]
+    alternating: bool
+    averaging: Literal["uniform", "linear", "quadratic"]
+
+
+VARIANTS: list[tuple[str, Options]] = [("seed (as the seed's program)", dict(variant="seed")),
             ("rm+, alternating, linear", dict(variant="rm+", alternating=True, averaging="linear")),
             ("prm+, alternating, quadratic", dict(variant="prm+"))]
 
 
-def median_seconds(call, rounds):
+def median_seconds(call: Callable[[], object], rounds: int) -> float:
     times = []
     for _ in range(rounds):
         start = time.perf_counter()
@@ -36,7 +45,7 @@ def median_seconds(call, rounds):
     return statistics.median(times)
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--iterations", type=int, default=500, help="the seed's N_ITER (500)")
@@ -46,7 +55,7 @@ def main():
     args = parser.parse_args()
     if args.iterations < 1 or args.rounds < 1:
         parser.error("--iterations and --rounds: must be >= 1")
-    backend = "cuda" if torch.device(args.device).type == "cuda" else "cpu"
+    backend: Literal["cpu", "cuda"] = "cuda" if torch.device(args.device).type == "cuda" else "cpu"
     if backend == "cuda" and hpcml.cuda_status()["status"] != "ok":
         print(f"run.py: no CUDA device: {hpcml.cuda_status()['message']}", file=sys.stderr)
         sys.exit(2)  # what the GPU suite's rehearsal counts as a skip
@@ -74,7 +83,8 @@ def main():
     print(f"  {'the seed (torch.compile)':36s} {seed_seconds:10.5f} {1.0:7.1f}x {float(eps):10.3g} "
           f"{nash_gap(A, x, y):10.3g}")
     for name, options in VARIANTS:
-        solve = lambda: hpcml.solve_matrix_game(A, iterations=args.iterations, backend=backend, **options)  # noqa: E731
+        solve: Callable[[], hpcml.GameSolution] = lambda: hpcml.solve_matrix_game(  # noqa: E731
+            A, iterations=args.iterations, backend=backend, **options)
         s = solve()
         seconds = median_seconds(solve, args.rounds)
         print(f"  {'hpcml ' + name:36s} {seconds:10.5f} {seed_seconds / seconds:7.1f}x {s.eps_bound:10.3g} {s.gap:10.3g}")

@@ -15,6 +15,7 @@ import os
 import statistics
 import sys
 import time
+from typing import Callable
 
 import torch
 
@@ -24,7 +25,7 @@ import hpcml.torch as ht  # noqa: E402
 import seed  # noqa: E402
 
 
-def median_seconds(call, rounds):
+def median_seconds(call: Callable[[], object], rounds: int) -> float:
     times = []
     for _ in range(rounds):
         start = time.perf_counter()
@@ -33,7 +34,7 @@ def median_seconds(call, rounds):
     return statistics.median(times)
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--samples", type=int, default=256, help="rows of x (the seed's 256)")
@@ -64,12 +65,12 @@ def main():
     compile_seconds = time.perf_counter() - start
 
     @torch.compile(fullgraph=True)
-    def with_hpcml(x):
+    def with_hpcml(x: torch.Tensor) -> torch.Tensor:
         return ht.similarity(x, mode="all", dtype="bool").to("cpu")
 
     got = with_hpcml(x)
     assert torch.equal(got, reference), "hpcml's result differs from the seed's"
-    synchronize = torch.cuda.synchronize if x.is_cuda else (lambda: None)
+    synchronize: Callable[[], object] = torch.cuda.synchronize if x.is_cuda else (lambda: None)
     seed_seconds = median_seconds(lambda: similarity(x), args.rounds)
     ours = median_seconds(lambda: (with_hpcml(x), synchronize()), args.rounds)
     print(f"x = randn({args.samples}, {args.features}) on {args.device}, mode all, threshold 1: the seed's result "

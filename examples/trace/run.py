@@ -30,21 +30,21 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 HEADER = "Timestamp;Temperature [C];Power [% max];GPU Util [% time];Mem Util [% time];Mem Cons [% max];Energy [kJ]"
 
 
-def default_workload(seconds):
+def default_workload(seconds: float) -> str:
     code = ("import time, numpy as np, hpcml; x = np.random.default_rng(0).standard_normal((256, 8000))"
             ".astype(np.float32); end = time.time() + {s}\n"
             "while time.time() < end: hpcml.similarity(x, tile=1000)").format(s=seconds)
     return f"{shlex.quote(sys.executable)} -c {shlex.quote(code)}"
 
 
-def read(path):
+def read(path: str) -> tuple[str, list[list[float]]]:
     with open(path) as f:
         lines = f.read().splitlines()
     rows = [[float(v) for v in line.split(";")] for line in lines[1:] if line]
     return (lines[0] if lines else ""), rows
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", type=int, default=0, help="the GPU (NVML index for the seed, CUDA ordinal for hpcml)")
     parser.add_argument("--seconds", type=float, default=5.0, help="the default workload's length")
@@ -65,6 +65,7 @@ def main():
                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(1.0)  # pyNVML's import and init
     if tracer.poll() is not None:
+        assert tracer.stderr is not None  # stderr=PIPE
         reason = (tracer.stderr.read().strip().splitlines() or ["no message"])[-1]
         print(f"run.py: no GPU telemetry: the seed's trace could not start: {reason}", file=sys.stderr)
         sys.exit(2)

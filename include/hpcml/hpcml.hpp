@@ -1,4 +1,5 @@
-// hpcml: fused numerical kernels for CUDA and the CPU, each beside its naive baseline.
+/// @file
+/// hpcml: fused numerical kernels for CUDA and the CPU, each beside its naive baseline.
 #pragma once
 
 #include <hpcml/core.hpp>

@@ -1,12 +1,13 @@
-// Pairwise similarity counts: S[i,j] = #{s : |x[s,i] - y[s,j]| < t}.
-//
-// x is (n_samples, n) and y is (n_samples, m), row-major float32 (samples are rows, features
-// are columns, as a NumPy array x[s, i]); S is (n, m). The result equals, bit for bit, float32
-// NumPy's `(abs(x[:, :, None] - y[:, None, :]) < t).sum(0)`: the difference is rounded to
-// float32 once, the comparison is strict, NaN compares false. The fused and sorted methods never
-// store the n_samples x n x m intermediate that expression materialises (Method, core.hpp: the
-// sorted one sorts each sample's values and counts rank intervals as bit masks; on the GPU, in
-// count mode, it takes at most 1023 samples).
+/// @file
+/// Pairwise similarity counts: S[i,j] = #{s : |x[s,i] - y[s,j]| < t}.
+///
+/// x is (n_samples, n) and y is (n_samples, m), row-major float32 (samples are rows, features
+/// are columns, as a NumPy array x[s, i]); S is (n, m). The result equals, bit for bit, float32
+/// NumPy's `(abs(x[:, :, None] - y[:, None, :]) < t).sum(0)`: the difference is rounded to
+/// float32 once, the comparison is strict, NaN compares false. The fused and sorted methods never
+/// store the n_samples x n x m intermediate that expression materialises (Method, core.hpp: the
+/// sorted one sorts each sample's values and counts rank intervals as bit masks; on the GPU, in
+/// count mode, it takes at most 1023 samples).
 #pragma once
 
 #include <hpcml/core.hpp>
@@ -21,144 +22,155 @@
 
 namespace hpcml {
 
-// A row-major float32 matrix: `rows` samples of `cols` features, row s starting at data + s * ld.
-// ld = 0 means packed rows (ld = cols); a larger ld views a block of columns of a wider matrix
-// without copying it (data pointing at the block's first column).
+/// A row-major float32 matrix: `rows` samples of `cols` features, row s starting at data + s * ld.
+/// ld = 0 means packed rows (ld = cols); a larger ld views a block of columns of a wider matrix
+/// without copying it (data pointing at the block's first column).
 struct MatrixView {
-    const float* data = nullptr;
-    std::size_t rows = 0;
-    std::size_t cols = 0;
-    std::size_t ld = 0;
+    const float* data = nullptr;  ///< the first sample's first feature
+    std::size_t rows = 0;         ///< samples
+    std::size_t cols = 0;         ///< features
+    std::size_t ld = 0;           ///< floats from one sample's row to the next (0: cols)
 };
 
+/// What S[i, j] says of the samples within the threshold.
 enum class SimilarityMode {
-    Count,  // S[i,j] = number of samples within the threshold
-    All     // S[i,j] = every sample within the threshold (Chebyshev distance < t)
+    Count,  ///< S[i,j] = number of samples within the threshold
+    All     ///< S[i,j] = every sample within the threshold (Chebyshev distance < t)
 };
 
+/// The element type S is stored in.
 enum class SimilarityOutput {
-    Default,  // Int32 for Count, Bool for All
-    Int32,    // Count: int32 counts
-    UInt16,   // Count: uint16 counts; needs n_samples <= 65535
-    UInt8,    // Count: uint8 counts; needs n_samples <= 255
-    Bool,     // All: one byte per pair, 0 or 1 (NumPy's bool)
-    Bitmask   // All: each output row packed 8 pairs per byte, bit j % 8 of byte j / 8
-              // (numpy.packbits(..., axis=1, bitorder="little")); a row is ceil(m / 8) bytes
+    Default,  ///< Int32 for Count, Bool for All
+    Int32,    ///< Count: int32 counts
+    UInt16,   ///< Count: uint16 counts; needs n_samples <= 65535
+    UInt8,    ///< Count: uint8 counts; needs n_samples <= 255
+    Bool,     ///< All: one byte per pair, 0 or 1 (NumPy's bool)
+    Bitmask   ///< All: each output row packed 8 pairs per byte, bit j % 8 of byte j / 8
+              ///< (numpy.packbits(..., axis=1, bitorder="little")); a row is ceil(m / 8) bytes
 };
 
-// backend, method, device and stream: ExecutionOptions (core.hpp); a stream goes with
-// similarity_device and similarity_pairs_device only.
+/// backend, method, device and stream: ExecutionOptions (core.hpp); a stream goes with
+/// similarity_device and similarity_pairs_device only.
 struct SimilarityOptions : ExecutionOptions {
-    float threshold = 1.0f;  // finite and >= 0
-    SimilarityMode mode = SimilarityMode::Count;
-    SimilarityOutput output = SimilarityOutput::Default;
-    // Output tile edge: the output is produced tile x tile at a time (on the GPU, several tiles
-    // per launch, each copied to the host while the next is computed). Unset: the backend picks
-    // (the whole output on the CPU; batches of 1024 x 1024 tiles on the GPU). On the CPU the
-    // fused and sorted methods fill a host output in one pass whatever the tile: there the tile
-    // shapes what a tile sink receives, and the naive method's intermediates. Must be >= 1. With Bitmask
-    // output the column edge is rounded up to a multiple of 8.
+    float threshold = 1.0f;  ///< finite and >= 0
+    SimilarityMode mode = SimilarityMode::Count;          ///< count the samples within t, or require all
+    SimilarityOutput output = SimilarityOutput::Default;  ///< the element type of S (Default: by mode)
+    /// Output tile edge: the output is produced tile x tile at a time (on the GPU, several tiles
+    /// per launch, each copied to the host while the next is computed). Unset: the backend picks
+    /// (the whole output on the CPU; batches of 1024 x 1024 tiles on the GPU). On the CPU the
+    /// fused and sorted methods fill a host output in one pass whatever the tile: there the tile
+    /// shapes what a tile sink receives, and the naive method's intermediates. Must be >= 1. With Bitmask
+    /// output the column edge is rounded up to a multiple of 8.
     std::optional<std::size_t> tile;
 };
 
-// One finished output tile, in host memory: rows [row0, row0 + rows) and columns
-// [col0, col0 + cols) of S. Row r of the tile starts at data + r * row_stride_bytes and holds
-// `cols` elements of the output type (for Bitmask, ceil(cols / 8) bytes; col0 is then a
-// multiple of 8). The memory is valid only during the callback.
+/// One finished output tile, in host memory: rows [row0, row0 + rows) and columns
+/// [col0, col0 + cols) of S. Row r of the tile starts at data + r * row_stride_bytes and holds
+/// `cols` elements of the output type (for Bitmask, ceil(cols / 8) bytes; col0 is then a
+/// multiple of 8). The memory is valid only during the callback.
 struct SimilarityTile {
-    std::size_t row0 = 0, col0 = 0, rows = 0, cols = 0;
-    const void* data = nullptr;
-    std::size_t row_stride_bytes = 0;
-    SimilarityOutput output = SimilarityOutput::Int32;
+    std::size_t row0 = 0;   ///< S's row of the tile's first row
+    std::size_t col0 = 0;   ///< S's column of the tile's first column
+    std::size_t rows = 0;   ///< rows in the tile
+    std::size_t cols = 0;   ///< columns in the tile
+    const void* data = nullptr;        ///< the tile's first row
+    std::size_t row_stride_bytes = 0;  ///< bytes from one row of the tile to the next
+    SimilarityOutput output = SimilarityOutput::Int32;  ///< the element type (never Default)
 };
+/// Receives each finished tile (similarity's sink overload); an exception it throws ends the call.
 using SimilarityTileSink = std::function<void(const SimilarityTile&)>;
 
-std::string_view to_string(SimilarityMode mode) noexcept;      // "count" | "all"
-std::string_view to_string(SimilarityOutput output) noexcept;  // "default" | "int32" | ... | "bitmask"
-// The inverses; anything else throws InvalidArgument naming `argument` (for example "--dtype").
+std::string_view to_string(SimilarityMode mode) noexcept;      ///< "count" | "all"
+std::string_view to_string(SimilarityOutput output) noexcept;  ///< "default" | "int32" | ... | "bitmask"
+/// The inverses; anything else throws InvalidArgument naming `argument` (for example "--dtype").
 SimilarityMode parse_similarity_mode(std::string_view text, std::string_view argument = "mode");
+/// The SimilarityOutput named `text` (as parse_similarity_mode).
 SimilarityOutput parse_similarity_output(std::string_view text, std::string_view argument = "output");
-std::vector<std::string_view> similarity_mode_names();    // count, all
-std::vector<std::string_view> similarity_output_names();  // the output types, without "default"
+std::vector<std::string_view> similarity_mode_names();    ///< count, all
+std::vector<std::string_view> similarity_output_names();  ///< the output types, without "default"
 
-// The concrete output type `options` asks for (Default resolved by mode).
+/// The concrete output type `options` asks for (Default resolved by mode).
 SimilarityOutput resolve_output(const SimilarityOptions& options);
 
-// What an output type is, for whoever writes or reads one: its name, NumPy's dtype and the .npy
-// header's descr, bytes per stored element, whether a pair is a bit of one (Bitmask: a byte
-// holds 8 pairs of a row), the most samples it can count (mode All's outputs: int32's) and its mode.
+/// What an output type is, for whoever writes or reads one: its name, NumPy's dtype and the .npy
+/// header's descr, bytes per stored element, whether a pair is a bit of one (Bitmask: a byte
+/// holds 8 pairs of a row), the most samples it can count (mode All's outputs: int32's) and its mode.
 struct SimilarityOutputInfo {
-    std::string_view name, numpy_dtype, npy_descr;
-    std::size_t element_bytes = 0;
-    bool bits = false;
-    // Columns an element holds (8 for Bitmask, else 1): a row of m columns is ceil(m /
-    // columns_per_element) elements, and a tile or block that starts a row's columns anywhere
-    // but its first starts on a multiple of it (tiles are rounded up to one).
+    std::string_view name;         ///< hpcml's name (to_string), as the tools' --dtype takes it
+    std::string_view numpy_dtype;  ///< NumPy's dtype ("uint8" for Bitmask)
+    std::string_view npy_descr;    ///< the .npy header's descr ("<i4", "|b1", ...)
+    std::size_t element_bytes = 0;  ///< bytes of one stored element
+    bool bits = false;              ///< a pair is one bit of an element (Bitmask)
+    /// Columns an element holds (8 for Bitmask, else 1): a row of m columns is ceil(m /
+    /// columns_per_element) elements, and a tile or block that starts a row's columns anywhere
+    /// but its first starts on a multiple of it (tiles are rounded up to one).
     std::size_t columns_per_element = 1;
-    std::uint64_t largest_count = 0;
-    SimilarityMode mode = SimilarityMode::Count;
+    std::uint64_t largest_count = 0;              ///< the most samples a call with this output may have
+    SimilarityMode mode = SimilarityMode::Count;  ///< the mode the output belongs to
 };
-// Throws InvalidArgument for Default (resolve it first) or a value that is no output type.
+/// Throws InvalidArgument for Default (resolve it first) or a value that is no output type.
 SimilarityOutputInfo similarity_output_info(SimilarityOutput output);
-// S's shape as an array of `output`'s elements: {n, m}, or {n, ceil(m / 8)} for Bitmask.
+/// S's shape as an array of `output`'s elements: {n, m}, or {n, ceil(m / 8)} for Bitmask.
 std::array<std::size_t, 2> similarity_output_shape(std::size_t n, std::size_t m, SimilarityOutput output);
 
-// Throws InvalidArgument, naming the option, where `options` cannot run on `samples` samples:
-// the threshold, the tile, an output of the other mode, counts the output type cannot hold.
-// Every entry point checks this itself; a caller can check before it commits to a long job.
+/// Throws InvalidArgument, naming the option, where `options` cannot run on `samples` samples:
+/// the threshold, the tile, an output of the other mode, counts the output type cannot hold.
+/// Every entry point checks this itself; a caller can check before it commits to a long job.
 void check_similarity_options(const SimilarityOptions& options, std::size_t samples);
 
-// Bytes of an n x m output of type `output` (rows packed; Bitmask rows are ceil(m / 8) bytes).
+/// Bytes of an n x m output of type `output` (rows packed; Bitmask rows are ceil(m / 8) bytes).
 std::size_t similarity_output_bytes(std::size_t n, std::size_t m, SimilarityOutput output);
 
-// Computes S into `out`, a host buffer of similarity_output_bytes(x.cols, y.cols, ...) bytes.
-// y = MatrixView{} (null, 0 x 0) means y = x; so does a view of the same memory as x. Then S is
-// symmetric, and with 16 samples or more the fused and sorted methods compute only half of it
-// and mirror the rest (on the CPU; on the GPU in similarity_device, whose output stays on the
-// device). Throws InvalidArgument for bad arguments (naming them), OutOfMemory when hpcml's own
-// memory would not fit: the naive method's intermediate, or the CPU methods' copies of the inputs
-// (the fused one's packed inputs, samples x (rows + cols) floats of a tile, `tile` bounding them;
-// the sorted one's sorted values, 6 bytes per sample and feature of strips of 16384; on the GPU,
-// of each launch's region).
+/// Computes S into `out`, a host buffer of similarity_output_bytes(x.cols, y.cols, ...) bytes.
+/// y = MatrixView{} (null, 0 x 0) means y = x; so does a view of the same memory as x. Then S is
+/// symmetric, and with 16 samples or more the fused and sorted methods compute only half of it
+/// and mirror the rest (on the CPU; on the GPU in similarity_device, whose output stays on the
+/// device). Throws InvalidArgument for bad arguments (naming them), OutOfMemory when hpcml's own
+/// memory would not fit: the naive method's intermediate, or the CPU methods' copies of the inputs
+/// (the fused one's packed inputs, samples x (rows + cols) floats of a tile, `tile` bounding them;
+/// the sorted one's sorted values, 6 bytes per sample and feature of strips of 16384; on the GPU,
+/// of each launch's region).
 RunStats similarity(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options = {});
 
-// The same, handing each finished tile to `sink` instead of filling one host buffer, so that
-// outputs larger than host memory can be written to disk or reduced as they stream. Tiles come
-// in row-major order, each once; except where the CPU's fused or sorted method uses the symmetry (y is
-// x, 16 samples or more): it computes the tiles on and above the diagonal
-// (row-major among themselves) and hands each one above the diagonal to the sink followed at
-// once by its mirror.
+/// The same, handing each finished tile to `sink` instead of filling one host buffer, so that
+/// outputs larger than host memory can be written to disk or reduced as they stream. Tiles come
+/// in row-major order, each once; except where the CPU's fused or sorted method uses the symmetry (y is
+/// x, 16 samples or more): it computes the tiles on and above the diagonal
+/// (row-major among themselves) and hands each one above the diagonal to the sink followed at
+/// once by its mirror.
 RunStats similarity(MatrixView x, MatrixView y, const SimilarityTileSink& sink, const SimilarityOptions& options = {});
 
-// The pairs that pass, instead of a dense S: in All mode the (i, j) with every sample within the
-// threshold; in Count mode those with S[i, j] >= min_count, with their counts. Row-major order
-// (NumPy's nonzero order). Computed tile by tile (options.tile, 1024 when unset) and reduced per
-// tile, so memory grows with the number of pairs, not with n x m; on the GPU each launch's
-// output is reduced on the device and only its pairs are copied back. options.output is ignored.
+/// The pairs that pass, instead of a dense S: in All mode the (i, j) with every sample within the
+/// threshold; in Count mode those with S[i, j] >= min_count, with their counts. Row-major order
+/// (NumPy's nonzero order). Computed tile by tile (options.tile, 1024 when unset) and reduced per
+/// tile, so memory grows with the number of pairs, not with n x m; on the GPU each launch's
+/// output is reduced on the device and only its pairs are copied back. options.output is ignored.
 struct SimilarityPairs {
-    std::vector<std::uint64_t> i, j;
-    std::vector<std::int32_t> count;  // Count mode only; empty in All mode
-    RunStats stats;
+    std::vector<std::uint64_t> i;     ///< the pairs' rows of S (x's features)
+    std::vector<std::uint64_t> j;     ///< the pairs' columns of S (y's features)
+    std::vector<std::int32_t> count;  ///< Count mode only; empty in All mode
+    RunStats stats;                   ///< where and how the call ran
 };
+/// Computes the pairs (SimilarityPairs) of x and y in host memory; y = MatrixView{} means y = x.
 SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOptions& options = {},
                                  std::size_t min_count = 1);
-// The same from x and y in device memory (as similarity_device takes them; the work runs on
-// options.stream), the pairs returned in host memory.
+/// The same from x and y in device memory (as similarity_device takes them; the work runs on
+/// options.stream), the pairs returned in host memory.
 SimilarityPairs similarity_pairs_device(MatrixView x, MatrixView y, const SimilarityOptions& options = {},
                                         std::size_t min_count = 1);
 
-// The mirror of a host tile, S(j, i) = S(i, j) where y is x: dst(a, b) = tile(b, a) for
-// a < tile.cols, b < tile.rows, dst's rows dst_row_stride_bytes apart (tile.row0 and col0 are
-// not used). Every dst row is written whole: for Bitmask from bit 0 of its first byte, with 0
-// in the bits past tile.rows. Threaded; Bitmask by 8 x 8 bit-block transposes. dst must not
-// overlap the tile's data (InvalidArgument).
+/// The mirror of a host tile, S(j, i) = S(i, j) where y is x: dst(a, b) = tile(b, a) for
+/// a < tile.cols, b < tile.rows, dst's rows dst_row_stride_bytes apart (tile.row0 and col0 are
+/// not used). Every dst row is written whole: for Bitmask from bit 0 of its first byte, with 0
+/// in the bits past tile.rows. Threaded; Bitmask by 8 x 8 bit-block transposes. dst must not
+/// overlap the tile's data (InvalidArgument).
 void similarity_transpose(const SimilarityTile& tile, void* dst, std::size_t dst_row_stride_bytes);
 
-// The CUDA backend on device memory: x, y and out are device pointers on options.device; work
-// is queued on options.stream and the call returns once it is complete, or at once while that
-// stream is being captured into a CUDA graph (the work is then the graph's; with the fused
-// method it allocates nothing, so torch.compile's "reduce-overhead" can capture it). Needs a
-// CUDA build and device; throws NoDevice otherwise.
+/// The CUDA backend on device memory: x, y and out are device pointers on options.device; work
+/// is queued on options.stream and the call returns once it is complete, or at once while that
+/// stream is being captured into a CUDA graph (the work is then the graph's; with the fused
+/// method it allocates nothing, so torch.compile's "reduce-overhead" can capture it). Needs a
+/// CUDA build and device; throws NoDevice otherwise.
 RunStats similarity_device(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options = {});
 
 }  // namespace hpcml

@@ -5,8 +5,8 @@ Errors: invalid arguments raise ValueError, allocations that would not fit raise
 """
 
 from . import _hpcml
-from ._hpcml import (backends, cpu_kernel, cpu_kernel_names, cpu_kernel_pair_samples_per_cycle,
-                     cuda_status, devices, release_cached_memory, resolve_backend)
+from ._library import (backends, cpu_kernel, cpu_kernel_names, cpu_kernel_pair_samples_per_cycle, cuda_status,
+                       devices, release_cached_memory, resolve_backend)
 from ._regret import GameSolution, solve_matrix_game, solve_matrix_games
 from ._similarity import similarity, similarity_pairs
 from . import invgauss, telemetry

@@ -16,7 +16,7 @@ Method = Literal["auto", "fused", "sorted", "naive"]
 _LAYOUT = "(samples, features)"
 
 
-def _operands(x, y, tile, on_device):
+def _operands(x: Any, y: Any, tile: Any, on_device: bool) -> Tuple[Any, Any, Any]:
     """x and y (None: y = x) as the kernels take them, checked for shape, and the tile as a size."""
     x = _arrays.array(x, "x", on_device, ndim=2, layout=_LAYOUT)
     if y is not None:
@@ -43,10 +43,11 @@ def similarity(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: float = 1.
                progress_interval: float = 0.25) -> Tuple[Array, dict[str, Any]]: ...
 
 
-def similarity(x: Any, y: Any = None, *, threshold: float = 1.0, mode: Mode = "count", tile: Any = None,
-               backend: Backend = "auto", method: Method = "auto", dtype: Any = None, device: Any = None,
-               out: Any = None, return_stats: bool = False, progress: Progress = None,
-               progress_interval: float = 0.25) -> Any:
+def similarity(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: float = 1.0, mode: Mode = "count",
+               tile: Optional[int] = None, backend: Backend = "auto", method: Method = "auto",
+               dtype: Optional[Union[npt.DTypeLike, Literal["bitmask"]]] = None, device: Optional[int] = None,
+               out: Optional[Array] = None, return_stats: bool = False, progress: Progress = None,
+               progress_interval: float = 0.25) -> Union[Array, Tuple[Array, dict[str, Any]]]:
     """Pairwise similarity counts S[i, j] = #{s : |x[s, i] - y[s, j]| < threshold}.
 
     x is (n_samples, n) and y is (n_samples, m) (y defaults to x). Inputs are taken as float32:
@@ -77,22 +78,23 @@ def similarity(x: Any, y: Any = None, *, threshold: float = 1.0, mode: Mode = "c
     once per progress_interval and once at the end if at all (docs/python.md).
     """
     on_device = _arrays.on_cuda({"x": x, "y": y})
-    x, y, tile = _operands(x, y, tile, on_device)
-    device = _arrays.resolve_device([x, y], device, on_device)
+    xs, ys, tile_size = _operands(x, y, tile, on_device)
+    device = _arrays.resolve_device([xs, ys], device, on_device)
     # The C++ library checks mode and dtype (naming them), resolves the default output and gives
     # S's shape and NumPy dtype.
-    n = x.shape[1]
-    m = n if y is None else y.shape[1]
+    n = xs.shape[1]
+    m = n if ys is None else ys.shape[1]
     output, shape, element, _ = _hpcml._similarity_layout(mode, "default" if dtype is None else _arrays.dtype_name(dtype),
                                                        n, m)
     if out is None:
-        out = _arrays.empty(x, shape, element)
+        out = _arrays.empty(xs, shape, element)
     else:
-        _arrays.check_output(out, shape, element, device if on_device else None, {"x": x, "y": y})
+        _arrays.check_output(out, shape, element, device if on_device else None, {"x": xs, "y": ys})
     energy = telemetry.cpu_energy()
     with energy if return_stats else contextlib.nullcontext():
-        stats = _hpcml._similarity(x, y, out, float(threshold), mode, tile, backend, method, output, device, on_device,
-                                   _arrays.current_stream(x), _progress.callback(progress, "hpcml.similarity", "pairs"),
+        stats = _hpcml._similarity(xs, ys, out, float(threshold), mode, tile_size, backend, method, output, device,
+                                   on_device, _arrays.current_stream(xs),
+                                   _progress.callback(progress, "hpcml.similarity", "pairs"),
                                    _progress.interval(progress_interval))
     return (out, {**stats, **energy.fields()}) if return_stats else out
 
@@ -110,9 +112,11 @@ def similarity_pairs(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: floa
                      ) -> Tuple[Tuple[Array, ...], dict[str, Any]]: ...
 
 
-def similarity_pairs(x: Any, y: Any = None, *, threshold: float = 1.0, mode: Mode = "all", min_count: Any = None,
-                     tile: Any = None, backend: Backend = "auto", method: Method = "auto", device: Any = None,
-                     return_stats: bool = False, progress: Progress = None, progress_interval: float = 0.25) -> Any:
+def similarity_pairs(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: float = 1.0, mode: Mode = "all",
+                     min_count: Optional[int] = None, tile: Optional[int] = None, backend: Backend = "auto",
+                     method: Method = "auto", device: Optional[int] = None, return_stats: bool = False,
+                     progress: Progress = None, progress_interval: float = 0.25
+                     ) -> Union[Tuple[Array, ...], Tuple[Tuple[Array, ...], dict[str, Any]]]:
     """The pairs (i, j) of S = similarity(x, y) that pass, without a dense S.
 
     mode "all": the pairs with every sample within the threshold; returns (i, j). mode "count":
@@ -126,7 +130,7 @@ def similarity_pairs(x: Any, y: Any = None, *, threshold: float = 1.0, mode: Mod
     (on the GPU, the pair list of host arrays reports nothing; of CUDA arrays it takes no callback).
     """
     on_device = _arrays.on_cuda({"x": x, "y": y})
-    x, y, tile = _operands(x, y, tile, on_device)
+    xs, ys, tile_size = _operands(x, y, tile, on_device)
     if min_count is None:
         min_count = 1
     elif mode != "count":
@@ -134,9 +138,9 @@ def similarity_pairs(x: Any, y: Any = None, *, threshold: float = 1.0, mode: Mod
     min_count = _arrays.integer(min_count, "min_count", minimum=0)
     energy = telemetry.cpu_energy()
     with energy if return_stats else contextlib.nullcontext():
-        r = _hpcml._similarity_pairs(x, y, float(threshold), mode, min_count, tile, backend, method,
-                                     _arrays.resolve_device([x, y], device, on_device), on_device,
-                                     _arrays.current_stream(x),
+        r = _hpcml._similarity_pairs(xs, ys, float(threshold), mode, min_count, tile_size, backend, method,
+                                     _arrays.resolve_device([xs, ys], device, on_device), on_device,
+                                     _arrays.current_stream(xs),
                                      _progress.callback(progress, "hpcml.similarity_pairs", "pairs"),
                                      _progress.interval(progress_interval))
     pairs = (r.pop("i"), r.pop("j")) + ((r.pop("count"),) if "count" in r else ())

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Literal, Protocol, Tuple, Union
 
+from typing_extensions import TypeAliasType
+
 import numpy.typing as npt
 
 
@@ -16,11 +18,12 @@ class SupportsDLPack(Protocol):
     def __dlpack_device__(self) -> Tuple[int, int]: ...
 
 
+# Named aliases (TypeAliasType), so that signatures read "ArrayIn" rather than NumPy's expansion.
 # An array argument: anything NumPy takes as an array, or a CUDA array used in place.
-ArrayIn = Union[npt.ArrayLike, SupportsDLPack]
+ArrayIn = TypeAliasType("ArrayIn", Union[npt.ArrayLike, SupportsDLPack])
 # A result array: a NumPy array for host inputs, an array of the inputs' library (on their
 # device) for CUDA inputs; Any, since that library is not known until run time.
-Array = Any
+Array = TypeAliasType("Array", Any)
 Backend = Literal["auto", "cpu", "cuda"]
 # progress: True for a progress bar, or a callable (done, total).
 Progress = Union[bool, Callable[[int, int], object], None]

@@ -6,6 +6,7 @@ They share no code with the C++ library: they are the independent side of each c
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 
 def seed_regret_matching(PAYOFF, N_ITER=500, stochastic_advantage=False, *, dtype=np.float32, multinomial=None,
@@ -76,7 +77,7 @@ def seed_regret_matching(PAYOFF, N_ITER=500, stochastic_advantage=False, *, dtyp
     return avgStrategy1, avgStrategy2, eps
 
 
-def nash_gap(A, x, y):
+def nash_gap(A: npt.ArrayLike, x: npt.ArrayLike, y: npt.ArrayLike) -> float:
     """max_i (A y)_i - min_j (x^T A)_j in float64: the exact Nash gap of the profile (x, y)."""
     A = np.asarray(A, dtype=np.float64)
     return float((A @ np.asarray(y, np.float64)).max() - (np.asarray(x, np.float64) @ A).min())
