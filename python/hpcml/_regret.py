@@ -62,6 +62,15 @@ def solve_matrix_games(A: ArrayIn, *, iterations: int = 500, variant: Variant = 
     library on its device (and so is the large-game path's workspace), queued on its current
     stream without a copy or a wait (a CUDA graph can capture the call); its payoffs are not
     checked (non-finite ones give NaN), there is no curve (record_every must be 0) and no progress.
+
+    Returns:
+        A GameSolution whose fields gain a leading batch axis.
+
+    Raises:
+        ValueError: A not (batch, n1, n2) or with non-finite payoffs, iterations < 1,
+            record_every < 0, an unknown variant, averaging, backend or method; progress or
+            record_every with CUDA arrays.
+        RuntimeError: backend "cuda" without a usable device, or a CUDA failure (named).
     """
     if _arrays.is_cuda(A):
         if progress:
@@ -101,7 +110,7 @@ def solve_matrix_game(A: ArrayIn, *, iterations: int = 500, variant: Variant = "
     """Solves one zero-sum game with payoff matrix A (n1, n2) for the row player.
 
     The options are solve_matrix_games' (a host array: A is copied as float32); value, gap and
-    eps_bound are floats, the strategies 1-D arrays.
+    eps_bound are floats, the strategies 1-D float64 arrays. Raises as solve_matrix_games does.
     """
     batch = solve_matrix_games(_payoffs(A, 2)[None], iterations=iterations, variant=variant, alternating=alternating,
                                averaging=averaging, sampled=sampled, seed=seed, record_every=record_every,

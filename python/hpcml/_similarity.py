@@ -76,6 +76,15 @@ def similarity(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: float = 1.
     progress: True for a progress bar (tqdm's where installed) on calls that run longer than
     progress_interval seconds, or a callable (done, total) in output elements, called at most
     once per progress_interval and once at the end if at all (docs/python.md).
+
+    Raises:
+        ValueError: x or y not 2-D or with different sample counts, a threshold that is not
+            finite and >= 0, an unknown mode, dtype, backend or method, an output type that
+            cannot hold the counts (uint8 past 255 samples), a tile < 1, an `out` of the wrong
+            shape, dtype or device; on a GPU, method "sorted" in count mode past 1023 samples.
+        MemoryError: memory hpcml needs does not fit (the naive method's intermediate: the
+            message gives the bytes needed and free).
+        RuntimeError: backend "cuda" without a usable device, or a CUDA failure (named).
     """
     on_device = _arrays.on_cuda({"x": x, "y": y})
     xs, ys, tile_size = _operands(x, y, tile, on_device)
@@ -128,6 +137,14 @@ def similarity_pairs(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: floa
     each launch's output is reduced there and only the pairs come back, as NumPy arrays.
     With return_stats=True, returns (pairs, stats). progress, progress_interval: as similarity's
     (on the GPU, the pair list of host arrays reports nothing; of CUDA arrays it takes no callback).
+
+    Raises:
+        ValueError: x or y not 2-D or with different sample counts, a threshold that is not
+            finite and >= 0, an unknown mode, backend or method, min_count given in mode "all"
+            or < 0, a tile < 1; on a GPU, method "sorted" in count mode past 1023 samples.
+        MemoryError: memory hpcml needs does not fit (the naive method's intermediate: the
+            message gives the bytes needed and free).
+        RuntimeError: backend "cuda" without a usable device, or a CUDA failure (named).
     """
     on_device = _arrays.on_cuda({"x": x, "y": y})
     xs, ys, tile_size = _operands(x, y, tile, on_device)

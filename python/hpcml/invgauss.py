@@ -9,7 +9,7 @@ x <= 0 gives pdf 0 and cdf 0. CUDA arrays (torch, CuPy) are computed in place on
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional, Tuple
+from typing import Any, Callable, Literal, Optional, Tuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +21,39 @@ __all__ = ["pdf", "logpdf", "cdf", "sf", "logcdf", "logsf", "ppf", "standardize"
            "functions", "sample", "distance_to_normal"]
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+# What every elementwise function takes, returns and raises (their docstrings' common part).
+_ELEMENTWISE = """
+
+Args:
+    {x}: where to evaluate: a scalar or an array (NumPy, or anything np.asarray takes), or a CUDA
+        array (torch, CuPy), used in place on its device and its library's current stream.
+    mu: the mean, > 0: a scalar or an array broadcast against {x} like NumPy (CUDA arrays: of
+        {x}'s dtype, {x}'s size or one element).
+    lam: the shape lambda, > 0, as mu. Invalid parameters (<= 0, NaN, inf) give NaN, as SciPy.
+    backend: "auto" (the GPU where a usable one exists), "cpu" or "cuda".
+    device: the CUDA device (default: the CUDA arrays' device, else 0).
+
+Returns:
+    The broadcast shape's values (a NumPy scalar for scalar inputs): float32 where every input
+    is float32, else float64; for CUDA arrays, an array of their library on their device.
+
+Raises:
+    ValueError: shapes that do not broadcast, CUDA arrays on different devices or of another
+        dtype, an unknown backend.
+    RuntimeError: backend "cuda" without a usable device.
+"""
+
+
+def _elementwise(argument: str = "x") -> Callable[[_F], _F]:
+    """Appends the elementwise functions' common Args, Returns and Raises to a docstring."""
+    def document(function: _F) -> _F:
+        function.__doc__ = (function.__doc__ or "") + _ELEMENTWISE.format(x=argument)
+        return function
+    return document
+
+
 def functions() -> list[str]:
     """The names of the elementwise functions, from the library's table (evaluate() takes any)."""
     return list(_hpcml._ig_functions())
@@ -28,7 +61,9 @@ def functions() -> list[str]:
 
 def evaluate(function: str, x: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto",
              device: Optional[int] = None) -> Array:
-    """The elementwise function named `function` (one of functions()), as pdf() and the others."""
+    """The elementwise function named `function` (one of functions(): "pdf", "logpdf", "cdf", "sf",
+    "logcdf", "logsf", "ppf", "standardize", "standardized_pdf"), as pdf() and the others; an
+    unknown name raises ValueError."""
     return _evaluate(str(function), x, mu, lam, backend, device)
 
 
@@ -53,54 +88,64 @@ def _evaluate(name: str, x: Any, mu: Any, lam: Any, backend: str, device: Option
     return out.reshape(shape)[()] if shape == () else out.reshape(shape)
 
 
+@_elementwise()
 def pdf(x: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto", device: Optional[int] = None
         ) -> Array:
     """Density f(x) = sqrt(lam / (2 pi x^3)) exp(-lam (x - mu)^2 / (2 mu^2 x))."""
     return _evaluate("pdf", x, mu, lam, backend, device)
 
 
+@_elementwise()
 def logpdf(x: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto", device: Optional[int] = None
            ) -> Array:
     """log f(x), finite far into the tails where f underflows."""
     return _evaluate("logpdf", x, mu, lam, backend, device)
 
 
+@_elementwise()
 def cdf(x: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto", device: Optional[int] = None
         ) -> Array:
     """F(x) through erfcx: no overflow for any lam / mu (the textbook form overflows above ~355)."""
     return _evaluate("cdf", x, mu, lam, backend, device)
 
 
+@_elementwise()
 def sf(x: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto", device: Optional[int] = None
        ) -> Array:
     """1 - F(x), computed directly in the upper tail."""
     return _evaluate("sf", x, mu, lam, backend, device)
 
 
+@_elementwise()
 def logcdf(x: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto", device: Optional[int] = None
            ) -> Array:
     """log F(x), finite far into the lower tail where F underflows."""
     return _evaluate("logcdf", x, mu, lam, backend, device)
 
 
+@_elementwise()
 def logsf(x: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto", device: Optional[int] = None
           ) -> Array:
     """log(1 - F(x)), finite far into the upper tail where 1 - F underflows."""
     return _evaluate("logsf", x, mu, lam, backend, device)
 
 
+@_elementwise("p")
 def ppf(p: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto", device: Optional[int] = None
         ) -> Array:
-    """The quantile: x with F(x) = p (Newton in log x, bracketed, for every lam / mu)."""
+    """The quantile: x with F(x) = p (Newton in log x, bracketed, for every lam / mu); p outside
+    [0, 1] gives NaN."""
     return _evaluate("ppf", p, mu, lam, backend, device)
 
 
+@_elementwise()
 def standardize(x: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto",
                 device: Optional[int] = None) -> Array:
     """(x - mu) / sqrt(mu^3 / lam)."""
     return _evaluate("standardize", x, mu, lam, backend, device)
 
 
+@_elementwise("y")
 def standardized_pdf(y: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend = "auto",
                      device: Optional[int] = None) -> Array:
     """The density of Y = (X - mu) / sqrt(mu^3 / lam) at y: tends to phi(y) as lam / mu grows."""
@@ -109,10 +154,27 @@ def standardized_pdf(y: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend 
 
 def sample(n: int, mu: ArrayIn, lam: ArrayIn, *, seed: int = 0, dtype: npt.DTypeLike = np.float64,
            backend: Backend = "auto", device: Optional[int] = None) -> Array:
-    """n samples (Michael-Schucany-Haas, Philox4x32-10 keyed by seed; sample i depends only on
-    (seed, i, mu, lam): the same on the CPU and the GPU). mu and lam: scalars or length-n arrays.
-    CUDA arrays (torch, CuPy) of dtype: drawn on their device into one of their library, queued
-    on its current stream, without a copy or a wait (invalid parameters there give NaN)."""
+    """n samples of IG(mu, lam) (Michael-Schucany-Haas, Philox4x32-10 keyed by seed; sample i
+    depends only on (seed, i, mu, lam): the same on the CPU and the GPU).
+
+    Args:
+        n: how many samples, >= 0.
+        mu: the mean, > 0: a scalar or a length-n array (host), or a 1-D CUDA array of `dtype`.
+        lam: the shape lambda, > 0, as mu.
+        seed: the generator's key.
+        dtype: float32 or float64, the samples' type.
+        backend: "auto", "cpu" or "cuda".
+        device: the CUDA device (default: the CUDA arrays' device, else 0).
+
+    Returns:
+        A length-n NumPy array of `dtype`; for CUDA arrays, one of their library on their device,
+        queued on its current stream without a copy or a wait.
+
+    Raises:
+        ValueError: n not an integer >= 0, another dtype, invalid host parameters (on the device
+            they are not checked: they give NaN), mu or lam of another length.
+        RuntimeError: backend "cuda" without a usable device.
+    """
     n = _arrays.integer(n, "n", minimum=0)  # the output's length
     dtype = np.dtype(dtype)
     if dtype not in (np.float32, np.float64):  # the output's dtype
@@ -135,10 +197,24 @@ def distance_to_normal(mu: npt.ArrayLike, lam: npt.ArrayLike, *, metric: Literal
                        backend: Backend = "auto", device: int = 0) -> Any:
     """Distances between the standardised IG(mu, lam) and N(0, 1) for each pair (mu[p], lam[p]).
 
-    metric: "tv" (total variation, 1/2 integral |f_Y - phi|, trapezoid rule), "ks" (largest
-    |F_Y - Phi|) or "both" (a dict of both). grid: (lo, hi, points) of the standardised variable,
-    default (-10, 10, 2001). method "fused" reduces each pair on the fly; "naive" materialises
-    the P x G matrices as the seed did (for comparison; MemoryError if they would not fit).
+    Args:
+        mu: the means, > 0 (host arrays, broadcast against lam; P pairs in all).
+        lam: the shapes lambda, > 0.
+        metric: "tv" (total variation, 1/2 integral |f_Y - phi|, trapezoid rule), "ks" (largest
+            |F_Y - Phi|) or "both".
+        grid: (lo, hi, points) of the standardised variable, default (-10, 10, 2001).
+        method: "fused" reduces each pair on the fly; "naive" materialises the P x G matrices
+            as the seed did (for comparison).
+        backend: "auto", "cpu" or "cuda".
+        device: the CUDA device.
+
+    Returns:
+        A float64 array of P distances, or for "both" a dict {"tv": ..., "ks": ...} of them.
+
+    Raises:
+        ValueError: invalid parameters or grid, an unknown metric, method or backend.
+        MemoryError: the naive method's matrices would not fit (the message gives the bytes).
+        RuntimeError: backend "cuda" without a usable device.
     """
     _, (mus, lams) = _arrays.flat_broadcast(np.ravel(mu), np.ravel(lam), dtype=np.float64)
     lo, hi, points = (-10.0, 10.0, 2001) if grid is None else grid

@@ -70,7 +70,8 @@ class cpu_energy:
 
 def carbon_intensity(value: Optional[float] = None) -> dict[str, Any]:
     """{"grams_per_kwh", "world_average", "label"}: `value` (gCO2e/kWh) when given, else the
-    environment's HPCML_CARBON_INTENSITY, else the world average, labelled as such."""
+    environment's HPCML_CARBON_INTENSITY, else the world average, labelled as such; a value that
+    is not a finite number >= 0 (given or in the environment) raises ValueError naming it."""
     return _hpcml._carbon_intensity(None if value is None else float(value))
 
 
@@ -79,7 +80,9 @@ def write_emissions(path: Union[str, os.PathLike[str]], duration_s: float, *, cp
                     project_name: str = "hpcml", gpu_model: str = "", gpu_count: int = 0) -> dict[str, Any]:
     """Appends a run to `path`, a CodeCarbon emissions.csv (its 3.3 columns and units; the header
     when the file is new): energy (None where not measured) times the carbon intensity (as
-    carbon_intensity(); country_name says which). Returns the intensity used and emissions_kg."""
+    carbon_intensity(); country_name says which). Returns the intensity used and emissions_kg.
+    Raises ValueError where the file cannot be written, where an existing file has another
+    header, or for a carbon intensity as carbon_intensity() refuses."""
     return _hpcml._append_emissions_csv(str(path), float(duration_s),
                                         None if cpu_energy_j is None else float(cpu_energy_j),
                                         None if gpu_energy_j is None else float(gpu_energy_j),
@@ -88,7 +91,13 @@ def write_emissions(path: Union[str, os.PathLike[str]], duration_s: float, *, cp
 
 
 class trace:
-    """Samples GPU `device` every `interval_ms` while the with-block runs."""
+    """Samples GPU `device` every `interval_ms` while the with-block runs (the module's docstring
+    shows its summary and samples).
+
+    Raises:
+        ValueError: interval_ms not an integer >= 1, a device ordinal out of range.
+        RuntimeError: no GPU or no NVML here (status() says which, without raising).
+    """
 
     def __init__(self, device: int = 0, interval_ms: int = 100) -> None:
         # Checked here: C++ names it "interval", and a build without NVML does not check it at all.
