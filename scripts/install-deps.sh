@@ -10,6 +10,7 @@ debian_packages=(
   libeigen3-dev libboost-math-dev librandom123-dev libopenmpi-dev openmpi-bin
   clang libclang-rt-dev
   doxygen  # the C++ API reference (scripts/api-docs.sh)
+  podman runc mmdebstrap  # the Docker image built and run without Docker (scripts/docker-check.sh)
 )
 python_packages=(
   "numpy>=1.24" "scipy>=1.10" "nanobind>=2.4" "scikit-build-core>=0.10"

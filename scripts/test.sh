@@ -65,6 +65,11 @@ if [ "${HPCML_TEST_QUICK:-0}" != 1 ]; then
   fi
   # The README's `pip install ./python`, with build isolation, in a fresh environment and folder.
   HPCML_CUDA_ARCHITECTURES="${HPCML_CUDA_ARCHITECTURES:-90}" ./scripts/pip-install-check.sh "$python"
+  # The Docker image, built with podman on stand-in base images from a wheel for their Python
+  # (Debian 12's 3.11: the CPU-only path above made it; with CUDA, it is made here).
+  [ -n "$(ls .wheel-test/hpcml-*-cp311-*.whl 2>/dev/null)" ] ||
+    { rm -rf .wheel-test && HPCML_CUDA_ARCHITECTURES="${HPCML_CUDA_ARCHITECTURES:-90}" ./scripts/wheel.sh .wheel-test; }
+  ./scripts/docker-check.sh .wheel-test
   ./scripts/sanitize.sh
   FUZZ_SECONDS="${FUZZ_SECONDS:-20}" ./scripts/fuzz.sh
   ./scripts/arm64.sh

@@ -124,8 +124,8 @@ std::size_t similarity_output_bytes(std::size_t n, std::size_t m, SimilarityOutp
 /// Computes S into `out`, a host buffer of similarity_output_bytes(x.cols, y.cols, ...) bytes.
 /// y = MatrixView{} (null, 0 x 0) means y = x; so does a view of the same memory as x. Then S is
 /// symmetric, and with 16 samples or more the fused and sorted methods compute only half of it
-/// and mirror the rest (on the CPU; on the GPU in similarity_device, whose output stays on the
-/// device). Throws InvalidArgument for bad arguments (naming them), OutOfMemory when hpcml's own
+/// and mirror the rest (on the CPU; on the GPU the fused method in similarity_device, whose output
+/// stays on the device). Throws InvalidArgument for bad arguments (naming them), OutOfMemory when hpcml's own
 /// memory would not fit: the naive method's intermediate, or the CPU methods' copies of the inputs
 /// (the fused one's packed inputs, samples x (rows + cols) floats of a tile, `tile` bounding them;
 /// the sorted one's sorted values, 6 bytes per sample and feature of strips of 16384; on the GPU,
