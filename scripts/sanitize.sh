@@ -30,7 +30,8 @@ if [ "$what" = asan ] || [ "$what" = all ]; then
   echo "sanitize: AddressSanitizer + UndefinedBehaviorSanitizer: C++ suites"
   # The Python module in the same tree, with the same flags.
   cmake -S . -B build-asan "${common[@]}" -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" \
-        -DCMAKE_SHARED_LINKER_FLAGS="$flags" -DHPCML_BUILD_PYTHON=ON -DPython_EXECUTABLE="$(command -v "$python")" >/dev/null
+        -DCMAKE_SHARED_LINKER_FLAGS="$flags" -DHPCML_BUILD_PYTHON=ON -DHPCML_PYTHON_STUB=OFF \
+        -DPython_EXECUTABLE="$(command -v "$python")" >/dev/null
   cmake --build build-asan
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -E find_package_consumer  # an outside build, without the flags
 
