@@ -20,16 +20,17 @@ namespace {
 using detail::Event;
 using detail::Stream;
 
-// How many tiles of one row band go into one launch: enough 128 x 128 blocks for two full
-// waves of the fused kernel (what the device runs at once, twice), so that one wave's tail
-// overlaps the next. The naive baseline goes tile by tile, as the seed did, or its
-// intermediate would grow with the group. Results do not depend on the grouping.
+// How many tiles of one row band go into one launch: enough of the method's blocks for two full
+// waves of its kernel (what the device runs at once, twice), so that one wave's tail overlaps
+// the next. The naive baseline goes tile by tile, as the seed did, or its intermediate would
+// grow with the group. Results do not depend on the grouping.
 std::size_t tiles_per_launch(const Problem& p, const TilePlan& plan, Method method) {
     if (method == Method::Naive) return 1;
     constexpr std::size_t kWaves = 2;
-    const std::size_t blocks_per_tile = ((plan.tile_rows + kFusedBlockRows - 1) / kFusedBlockRows) *
-                                        ((plan.tile_cols + kFusedBlockCols - 1) / kFusedBlockCols);
-    const std::size_t wanted = (kWaves * fused_resident_blocks(p) + blocks_per_tile - 1) / blocks_per_tile;
+    const LaunchBlocks blocks = method == Method::Sorted ? sorted_blocks(p) : fused_blocks(p);
+    const std::size_t blocks_per_tile =
+        detail::ceil_div(plan.tile_rows, blocks.rows) * detail::ceil_div(plan.tile_cols, blocks.cols);
+    const std::size_t wanted = detail::ceil_div(kWaves * blocks.resident, blocks_per_tile);
     const std::size_t tiles_in_row = (p.m + plan.tile_cols - 1) / plan.tile_cols;
     return std::clamp<std::size_t>(wanted, 1, std::max<std::size_t>(tiles_in_row, 1));
 }

@@ -34,9 +34,13 @@ std::size_t select_passing(const unsigned char* out, SimilarityOutput output, st
                            std::int32_t min_count, PassingElement* selected, unsigned long long* selected_count,
                            void* temp, std::size_t temp_bytes, cudaStream_t stream);
 
-// Output blocks of the fused kernel, and how many of them the current device runs at once
-// (for the kernel `problem` launches), for sizing launches.
+// A method's output blocks (rows x cols of the output each block computes) and how many of them
+// the current device runs at once (for the kernel `problem` launches), for sizing launches.
+struct LaunchBlocks {
+    std::size_t rows = 0, cols = 0, resident = 0;
+};
 constexpr std::size_t kFusedBlockRows = 128, kFusedBlockCols = 128;
-std::size_t fused_resident_blocks(const Problem& problem);
+LaunchBlocks fused_blocks(const Problem& problem);
+LaunchBlocks sorted_blocks(const Problem& problem);
 
 }  // namespace hpcml::detail::similarity

@@ -71,7 +71,7 @@ struct BlockThreads {
 };
 
 // Two blocks per SM; bench/sass_report.py reads the kernel's occupancy with this size.
-static_assert(sizeof(Shared) == 96704, "bench/sass_report.py's SORTED_SHARED");
+static_assert(sizeof(Shared) == 96672, "bench/sass_report.py's SORTED_SHARED");
 
 template <class Out>
 __global__ void __launch_bounds__(kThreads, 2) similarity_sorted_kernel(const SortedArgs a) {
@@ -80,6 +80,14 @@ __global__ void __launch_bounds__(kThreads, 2) similarity_sorted_kernel(const So
     State<Out> state;
     BlockThreads<State<Out>> threads{state};
     run_block<Out>(a, blockIdx.x, blockIdx.y, sh, threads);
+}
+
+// The kernel for output type Out, allowed its dynamic shared memory (past the default 48 KiB).
+template <class Out>
+auto sorted_kernel() {
+    const auto kernel = similarity_sorted_kernel<Out>;
+    HPCML_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sizeof(Shared)));
+    return kernel;
 }
 
 // One operand's sorted segments on the device.
@@ -110,6 +118,15 @@ SortedOperand sort_operand(const float* data, std::size_t ld, std::size_t sample
 
 }  // namespace
 
+LaunchBlocks sorted_blocks(const Problem& p) {
+    std::size_t resident = 0;
+    Outputs::visit(p.output, [&](auto entry) {
+        const auto kernel = sorted_kernel<decltype(entry)>();
+        resident = detail::resident_blocks(reinterpret_cast<const void*>(kernel), kThreads, sizeof(Shared));
+    });
+    return {kRows, kCols, resident};
+}
+
 void launch_sorted(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
                    cudaStream_t stream) {
     if (region.rows == 0 || region.cols == 0) return;
@@ -136,9 +153,7 @@ void launch_sorted(const Problem& p, const Region& region, const RegionOutput& o
     const dim3 grid(static_cast<unsigned>(detail::ceil_div(region.cols, kCols)),
                     static_cast<unsigned>(detail::ceil_div(region.rows, kRows)));
     Outputs::visit(p.output, [&](auto entry) {
-        const auto kernel = similarity_sorted_kernel<decltype(entry)>;
-        HPCML_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sizeof(Shared)));
-        kernel<<<grid, kThreads, sizeof(Shared), stream>>>(args);
+        sorted_kernel<decltype(entry)>()<<<grid, kThreads, sizeof(Shared), stream>>>(args);
         HPCML_LAUNCH_CHECK("similarity_sorted_kernel");
     });
 }

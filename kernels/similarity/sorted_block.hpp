@@ -76,7 +76,7 @@ struct Shared {
     std::uint32_t carry[kGroup][kChunks][kWords];
     std::uint32_t ends[kGroup][kRows];  // by row: lo | hi << 16
     std::uint8_t ycol[kGroup][kCols], xrow[kGroup][kRows];
-    std::uint32_t ny[kGroup], nx[kGroup];
+    std::uint32_t nx[kGroup];  // x's finite values: the rows past them keep the empty interval
 };
 
 // Where quad q of table row k is: the row's two quads swapped where bit 2 of k is set.
@@ -161,7 +161,6 @@ HPCML_HD inline void load(const SortedArgs& a, unsigned bx, unsigned by, std::si
     if (t < kGroup) {
         sh.y[t][kCols] = INFINITY;
         const bool sample = static_cast<std::size_t>(t) < left;
-        sh.ny[t] = sample ? a.y.finite[a.y.at(s0 + t, bx)] : 0;
         sh.nx[t] = sample ? a.x.finite[a.x.at(s0 + t, by)] : 0;
     }
     const Quad zero{};
