@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <tuple>
@@ -213,6 +214,29 @@ TEST_P(InvGaussOnBackend, SamplesHaveTheRightLawAndAreReproducible) {
         ig::sample<double>(n, &mu, 1, &lam, 1, 42, fresh.data(), on());
         for (std::size_t k = 0; k < 100; ++k) EXPECT_LT(rel(f[k], fresh[k]), 1e-6);
     }
+}
+
+// first_draw: pieces drawn at their offsets are one call's draws, per-element parameters
+// included (element i of a piece takes the piece's own mu[i]); the stream's end is refused.
+TEST_P(InvGaussOnBackend, SamplesDrawnInPiecesAreOneCallsDraws) {
+    const std::size_t n = 10007;
+    std::vector<double> mu(n), lam(n), whole(n), pieces(n);
+    for (std::size_t i = 0; i < n; ++i) mu[i] = 0.5 + 0.001 * double(i % 977), lam[i] = 2.0 + double(i % 13);
+    ig::sample<double>(n, mu.data(), n, lam.data(), n, 7, whole.data(), on());
+    for (std::size_t start = 0, size = 1; start < n; start += size, size = size * 3 + 1) {
+        const std::size_t count = std::min(size, n - start);
+        ig::InvGaussOptions o = on();
+        o.first_draw = start;
+        ig::sample<double>(count, mu.data() + start, count, lam.data() + start, count, 7, pieces.data() + start, o);
+    }
+    EXPECT_EQ(pieces, whole);
+    ig::InvGaussOptions o = on();
+    o.first_draw = std::numeric_limits<std::uint64_t>::max() - 2;
+    const double one = 1.0;
+    std::vector<double> out(4);
+    ig::sample<double>(3, &one, 1, &one, 1, 7, out.data(), o);  // the stream's last three draws
+    for (int k = 0; k < 3; ++k) EXPECT_GT(out[k], 0.0);
+    expect_invalid([&] { ig::sample<double>(4, &one, 1, &one, 1, 7, out.data(), o); }, "first_draw:");
 }
 
 TEST_P(InvGaussOnBackend, DistancesFusedEqualsNaiveAndDecayLikeSqrtMuOverLambda) {
@@ -450,6 +474,13 @@ TEST(InvGaussCuda, SampleOnDevicePointersEqualsTheHostCall) {
     }
     d_out.download(drawn.data());
     for (std::size_t k = 0; k < n; ++k) ASSERT_EQ(drawn[k], expected[k]) << "element " << k;
+    // The second half on its own, from its place in the stream.
+    ig::InvGaussOptions second_half = on_stream;
+    second_half.first_draw = n / 2;
+    ig::sample_device<double>(n - n / 2, d_mu.data() + n / 2, n - n / 2, d_lam.data() + n / 2, n - n / 2, 42,
+                              d_out.data(), second_half);
+    d_out.download(drawn.data());
+    for (std::size_t k = n / 2; k < n; ++k) ASSERT_EQ(drawn[k - n / 2], expected[k]) << "element " << k;
 
     mu[5] = -1.0;
     const hpcml::detail::DeviceArray<double> d_bad(mu.data(), n, "mu");

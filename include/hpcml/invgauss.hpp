@@ -31,7 +31,12 @@ enum class Function {
 
 /// backend, device and stream (the work is queued on it, host arrays too): ExecutionOptions
 /// (core.hpp); the elementwise functions and sampling have the fused method only.
-struct InvGaussOptions : ExecutionOptions {};
+struct InvGaussOptions : ExecutionOptions {
+    /// sample and sample_device: the index in the seed's stream of out[0]. Draw i of a call is
+    /// draw first_draw + i of the stream, so a sequence drawn in pieces (a chunk per call, on
+    /// any backend or worker) equals one call's. evaluate ignores it.
+    std::uint64_t first_draw = 0;
+};
 
 /// out[i] = f(x[i], mu, lambda) for i < n, where mu is mu[i] (mu_count == n) or mu[0]
 /// (mu_count == 1), and likewise lambda. Invalid parameters (mu <= 0, lambda <= 0, NaN, inf)

@@ -1,5 +1,6 @@
 // The public inverse-Gaussian entry points: argument checks, backend choice.
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "backends.hpp"
@@ -34,6 +35,18 @@ Elementwise<T> make_elementwise(const T* x, std::size_t n, const T* mu, std::siz
             mu_count == 1 ? std::size_t{0} : std::size_t{1},
             lam_count == 1 ? std::size_t{0} : std::size_t{1},
             out};
+}
+
+// A sampling call's operands: its draws start at options.first_draw of the seed's stream.
+template <class T>
+Elementwise<T> sampling(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, std::size_t lam_count, T* out,
+                        const InvGaussOptions& options) {
+    Elementwise<T> e = make_elementwise<T>(nullptr, n, mu, mu_count, lam, lam_count, out, false);
+    detail::require(n == 0 || n - 1 <= std::numeric_limits<std::uint64_t>::max() - options.first_draw,
+                    "first_draw: draws " + std::to_string(options.first_draw) + " + " + std::to_string(n) +
+                        " pass the end of the generator's stream (2^64 draws)");
+    e.first = options.first_draw;
+    return e;
 }
 
 // The device entry points' operands, aligned for their elements, checked before any CUDA call.
@@ -96,7 +109,7 @@ RunStats evaluate_device(Function f, const T* x, std::size_t n, const T* mu, std
 template <class T>
 RunStats sample(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, std::size_t lam_count,
                 std::uint64_t seed, T* out, const InvGaussOptions& options) {
-    const Elementwise<T> e = make_elementwise<T>(nullptr, n, mu, mu_count, lam, lam_count, out, false);
+    const Elementwise<T> e = sampling<T>(n, mu, mu_count, lam, lam_count, out, options);
     require_parameters(mu, mu_count, "mu");
     require_parameters(lam, lam_count, "lambda");
     return detail::dispatch(
@@ -110,7 +123,7 @@ RunStats sample(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, 
 template <class T>
 RunStats sample_device(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, std::size_t lam_count,
                        std::uint64_t seed, T* out, const InvGaussOptions& options) {
-    const Elementwise<T> e = make_elementwise<T>(nullptr, n, mu, mu_count, lam, lam_count, out, false);
+    const Elementwise<T> e = sampling<T>(n, mu, mu_count, lam, lam_count, out, options);
     require_aligned_operands(e);
     return detail::dispatch(
         options,

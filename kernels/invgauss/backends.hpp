@@ -113,7 +113,7 @@ struct Elementwise {
     const T *mu, *lam;
     std::size_t mu_step, lam_step;
     T* out;
-    std::size_t first = 0;  // the call's index of element 0 (a chunk's offset): the sampler's counter
+    std::uint64_t first = 0;  // the stream index of element 0 (first_draw, plus a chunk's offset): the sampler's counter
 };
 
 // The trapezoid grid of the distances.

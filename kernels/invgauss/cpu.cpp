@@ -187,18 +187,30 @@ void cpu_evaluate(Function f, const Elementwise<T>& e) {
 template <class T>
 void cpu_sample(const Elementwise<T>& e, std::uint64_t seed) {
     // Vectorised as the elementwise loops are (Philox's multiplies, libmvec's log and cos), in
-    // blocks as cpu_evaluate's; the API has checked every parameter (sample_valid).
-    constexpr std::size_t block = 32768;
+    // blocks as cpu_evaluate's; the API has checked every parameter (sample_valid). Every draw is
+    // computed in a full vector lane, in groups of kLanes whose last one is padded with valid
+    // parameters (their draws dropped): libmvec and scalar libm differ in the last bits, so a
+    // draw from a scalar remainder loop would differ from the same draw inside a longer call,
+    // and pieces drawn at their first_draw would not equal one call's draws.
+    constexpr std::size_t block = 32768, kLanes = 16;  // kLanes: a multiple of every level's width
+    static_assert(block % kLanes == 0, "only a call's last group is padded");
     const std::size_t blocks = (e.n + block - 1) / block;
     const CpuKernel level = cpu_kernel_level();
 #pragma omp parallel for schedule(static) if (blocks > 1)
     for (std::size_t b = 0; b < blocks; ++b) {
         run_compiled_for(level, [&] {
             const std::size_t end = std::min(e.n, (b + 1) * block);
-            HPCML_SIMD_LOOP
-            for (std::size_t i = b * block; i < end; ++i)
-                e.out[i] = static_cast<T>(sample_valid(seed, e.first + i, static_cast<double>(e.mu[i * e.mu_step]),
-                                                       static_cast<double>(e.lam[i * e.lam_step])));
+            for (std::size_t g = b * block; g < end; g += kLanes) {
+                const std::size_t count = std::min(kLanes, end - g);
+                double mu[kLanes], lam[kLanes], drawn[kLanes];
+                for (std::size_t k = 0; k < kLanes; ++k) {
+                    mu[k] = k < count ? static_cast<double>(e.mu[(g + k) * e.mu_step]) : 1.0;
+                    lam[k] = k < count ? static_cast<double>(e.lam[(g + k) * e.lam_step]) : 1.0;
+                }
+                HPCML_SIMD_LOOP
+                for (std::size_t k = 0; k < kLanes; ++k) drawn[k] = sample_valid(seed, e.first + g + k, mu[k], lam[k]);
+                for (std::size_t k = 0; k < count; ++k) e.out[g + k] = static_cast<T>(drawn[k]);
+            }
         });
     }
 }

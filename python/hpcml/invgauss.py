@@ -152,16 +152,19 @@ def standardized_pdf(y: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: Backend 
     return _evaluate("standardized_pdf", y, mu, lam, backend, device)
 
 
-def sample(n: int, mu: ArrayIn, lam: ArrayIn, *, seed: int = 0, dtype: npt.DTypeLike = np.float64,
+def sample(n: int, mu: ArrayIn, lam: ArrayIn, *, seed: int = 0, first: int = 0, dtype: npt.DTypeLike = np.float64,
            backend: Backend = "auto", device: Optional[int] = None) -> Array:
-    """n samples of IG(mu, lam) (Michael-Schucany-Haas, Philox4x32-10 keyed by seed; sample i
-    depends only on (seed, i, mu, lam): the same on the CPU and the GPU).
+    """n samples of IG(mu, lam) (Michael-Schucany-Haas, Philox4x32-10 keyed by seed; draw i of the
+    stream depends only on (seed, i, mu, lam): the same on the CPU and the GPU).
 
     Args:
         n: how many samples, >= 0.
         mu: the mean, > 0: a scalar or a length-n array (host), or a 1-D CUDA array of `dtype`.
         lam: the shape lambda, > 0, as mu.
         seed: the generator's key.
+        first: the stream index of the first sample: ``sample(n, ..., first=k)`` equals
+            ``sample(k + n, ...)[k:]`` (for scalar mu and lam), so a sequence drawn in pieces
+            equals one call's. An integer >= 0; first + n must not pass the stream's 2**64 draws.
         dtype: float32 or float64, the samples' type.
         backend: "auto", "cpu" or "cuda".
         device: the CUDA device (default: the CUDA arrays' device, else 0).
@@ -171,11 +174,14 @@ def sample(n: int, mu: ArrayIn, lam: ArrayIn, *, seed: int = 0, dtype: npt.DType
         queued on its current stream without a copy or a wait.
 
     Raises:
-        ValueError: n not an integer >= 0, another dtype, invalid host parameters (on the device
+        ValueError: n or first not an integer >= 0 (or first + n past 2**64), another dtype, invalid host parameters (on the device
             they are not checked: they give NaN), mu or lam of another length.
         RuntimeError: backend "cuda" without a usable device.
     """
     n = _arrays.integer(n, "n", minimum=0)  # the output's length
+    first = _arrays.integer(first, "first", minimum=0)
+    if first >= 2**64:  # the generator's stream index is 64 bits
+        raise ValueError(f"first: expected an integer below 2**64, got {first}")
     dtype = np.dtype(dtype)
     if dtype not in (np.float32, np.float64):  # the output's dtype
         raise ValueError(f"dtype: expected float32 or float64, got {dtype}")
@@ -184,11 +190,11 @@ def sample(n: int, mu: ArrayIn, lam: ArrayIn, *, seed: int = 0, dtype: npt.DType
         device = _arrays.resolve_device(arrays.values(), device, True)
         mu_d, lam_d = (_arrays.cuda_array(arrays[k], k, ndim=1, dtypes=(dtype.name,)) for k in ("mu", "lam"))
         out = _arrays.empty(mu_d, (n,), dtype.name, "mu")
-        _hpcml._ig_sample(mu_d, lam_d, int(seed), out, backend, device, True, _arrays.current_stream(mu_d))
+        _hpcml._ig_sample(mu_d, lam_d, int(seed), first, out, backend, device, True, _arrays.current_stream(mu_d))
         return out
     device = 0 if device is None else int(device)
     out = np.empty(n, dtype=dtype)
-    _hpcml._ig_sample(_arrays.vector(mu, dtype), _arrays.vector(lam, dtype), int(seed), out, backend, device, False, 0)
+    _hpcml._ig_sample(_arrays.vector(mu, dtype), _arrays.vector(lam, dtype), int(seed), first, out, backend, device, False, 0)
     return out
 
 

@@ -41,9 +41,10 @@ nb::dict ig_evaluate_binding(const std::string& name, nb::ndarray<const T, nb::n
 template <class T>
 nb::dict ig_sample_binding(nb::ndarray<const T, nb::ndim<1>, nb::c_contig> mu,
                            nb::ndarray<const T, nb::ndim<1>, nb::c_contig> lam, std::uint64_t seed,
-                           nb::ndarray<T, nb::ndim<1>, nb::c_contig> out, const std::string& backend, int device,
-                           bool on_device, std::uintptr_t stream) {
-    const auto o = ig_options(backend, device, stream);
+                           std::uint64_t first, nb::ndarray<T, nb::ndim<1>, nb::c_contig> out,
+                           const std::string& backend, int device, bool on_device, std::uintptr_t stream) {
+    auto o = ig_options(backend, device, stream);
+    o.first_draw = first;
     hpcml::RunStats stats;
     {
         nb::gil_scoped_release release;
@@ -91,10 +92,10 @@ void bind_invgauss(nb::module_& m) {
           nb::arg("out"), nb::arg("backend"), nb::arg("device"), nb::arg("on_device"), nb::arg("stream"));
     m.def("_ig_evaluate", &ig_evaluate_binding<float>, nb::arg("name"), nb::arg("x"), nb::arg("mu"), nb::arg("lam"),
           nb::arg("out"), nb::arg("backend"), nb::arg("device"), nb::arg("on_device"), nb::arg("stream"));
-    m.def("_ig_sample", &ig_sample_binding<double>, nb::arg("mu"), nb::arg("lam"), nb::arg("seed"), nb::arg("out"),
-          nb::arg("backend"), nb::arg("device"), nb::arg("on_device"), nb::arg("stream"));
-    m.def("_ig_sample", &ig_sample_binding<float>, nb::arg("mu"), nb::arg("lam"), nb::arg("seed"), nb::arg("out"),
-          nb::arg("backend"), nb::arg("device"), nb::arg("on_device"), nb::arg("stream"));
+    m.def("_ig_sample", &ig_sample_binding<double>, nb::arg("mu"), nb::arg("lam"), nb::arg("seed"), nb::arg("first"),
+          nb::arg("out"), nb::arg("backend"), nb::arg("device"), nb::arg("on_device"), nb::arg("stream"));
+    m.def("_ig_sample", &ig_sample_binding<float>, nb::arg("mu"), nb::arg("lam"), nb::arg("seed"), nb::arg("first"),
+          nb::arg("out"), nb::arg("backend"), nb::arg("device"), nb::arg("on_device"), nb::arg("stream"));
     m.def("_ig_distance", &ig_distance_binding, nb::arg("mu"), nb::arg("lam"), nb::arg("metric"), nb::arg("lo"),
           nb::arg("hi"), nb::arg("points"), nb::arg("method"), nb::arg("backend"), nb::arg("device"));
 }

@@ -174,6 +174,22 @@ def test_samples_follow_the_law_and_repeat(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_samples_drawn_in_pieces_equal_one_call(backend):
+    mu = np.linspace(0.5, 3.0, 1001)
+    whole = ig.sample(1001, mu, 2.0, seed=9, backend=backend)
+    cuts = [0, 1, 64, 500, 1001]
+    pieces = [ig.sample(b - a, mu[a:b], 2.0, seed=9, first=a, backend=backend) for a, b in zip(cuts, cuts[1:])]
+    assert np.array_equal(np.concatenate(pieces), whole)
+    last = ig.sample(2, 1.0, 1.0, seed=9, first=2**64 - 2, backend=backend)  # the stream's last draws
+    assert (last > 0).all()
+    for bad in (-1, 2**64, 1.5):
+        with pytest.raises(ValueError, match="first"):
+            ig.sample(1, 1.0, 1.0, first=bad, backend=backend)
+    with pytest.raises(ValueError, match="first"):
+        ig.sample(3, 1.0, 1.0, first=2**64 - 2, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_distances_fused_equal_naive_and_decay(backend):
     ratio = np.logspace(1, 6, 6)
     mu = np.full_like(ratio, 0.2)
