@@ -6,19 +6,29 @@
 # image it runs hpcml-devicequery (exit 2 and its reason: no GPU), the main job, a call of each
 # family against NumPy, and the find_package consumer in an image derived from it that adds
 # CMake and a compiler; it checks that the runtime image holds no compiler and prints its size.
+# With --compile it takes the image's default path instead: a devel stand-in with this machine's
+# CUDA toolkit copied in, in which the image compiles hpcml (for sm_90) and runs its CPU tests
+# (about 20 minutes on 2 cores: not in the test command), then the same checks, and it prints the
+# build stage's size beside the runtime image's.
 # Usage: scripts/docker-check.sh WHEEL_DIR   (a folder with the hpcml wheel for Debian 12's Python 3.11)
+#        scripts/docker-check.sh --compile
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
-wheels="$(cd "$1" && pwd)"
-ls "$wheels"/hpcml-*-cp311-*.whl > /dev/null || { echo "docker-check: no cp311 hpcml wheel in $1" >&2; exit 1; }
+compile=0
+if [ "${1:-}" = --compile ]; then
+  compile=1
+else
+  wheels="$(cd "${1:?usage: scripts/docker-check.sh WHEEL_DIR | --compile}" && pwd)"
+  ls "$wheels"/hpcml-*-cp311-*.whl > /dev/null || { echo "docker-check: no cp311 hpcml wheel in $1" >&2; exit 1; }
+fi
 work="$(mktemp -d)"
 printf '[containers]\ndefault_ulimits = []\n' > "$work/containers.conf"
 export CONTAINERS_CONF="$work/containers.conf"
 podman() { command podman --runtime runc "$@"; }
 tag="localhost/hpcml-check-$$"
 cleanup() {
-  podman rmi -f "$tag:runtime-base" "$tag:image" "$tag:consumer" > /dev/null 2>&1 || true
+  podman rmi -f "$tag:runtime-base" "$tag:image" "$tag:consumer" "$tag:build" "$tag:devel-base" > /dev/null 2>&1 || true
   rm -rf "$work" "$root/.docker-wheels"
 }
 trap cleanup EXIT
@@ -29,8 +39,6 @@ mmdebstrap --quiet --variant=minbase --include=python3,python3-venv,ca-certifica
 podman import --quiet "$work/runtime.tar" "$tag:runtime-base" > /dev/null
 echo "docker-check: runtime stand-in (Debian 12 minbase, Python 3.11) in $((SECONDS - start)) s"
 
-# The build context's wheel folder (the Dockerfile's WHEELS), outside .dockerignore.
-rm -rf .docker-wheels && mkdir .docker-wheels && cp "$wheels"/hpcml-*-cp311-*.whl .docker-wheels/
 # The registries as the host reaches them: its pip configuration and CA bundle (a machine behind a
 # proxy that re-signs TLS has its CA there), where it has them, lent to the build's RUN steps.
 host_trust=()
@@ -38,10 +46,34 @@ for file in /etc/pip.conf /etc/ssl/certs/ca-certificates.crt; do
   [ -f "$file" ] && host_trust+=(--volume "$file:$file:ro")
 done
 start=$SECONDS
-podman build --quiet --network host "${host_trust[@]}" -f docker/Dockerfile -t "$tag:image" \
-  --build-arg BASE_RUNTIME="$tag:runtime-base" --build-arg BASE_DEVEL="$tag:runtime-base" \
-  --build-arg WHEELS_FROM=prebuilt --build-arg WHEELS=.docker-wheels . > /dev/null
-echo "docker-check: image built from the prebuilt wheel in $((SECONDS - start)) s"
+if [ "$compile" = 1 ]; then
+  # The devel stand-in: the build stage's Debian packages and this machine's CUDA toolkit, with
+  # nvcc on PATH as in the nvidia/cuda devel images.
+  cuda="$(readlink -f "${CUDA_HOME:-/usr/local/cuda}")"
+  [ -x "$cuda/bin/nvcc" ] || fail "--compile needs a CUDA toolkit (no nvcc in $cuda)"
+  mmdebstrap --quiet --variant=minbase --include=build-essential,cmake,ninja-build,git,python3,python3-dev,python3-venv,ca-certificates \
+    --customize-hook "copy-in $cuda /usr/local" --customize-hook "chroot \"\$1\" ln -s /usr/local/${cuda##*/} /usr/local/cuda" \
+    bookworm "$work/devel.tar"
+  podman import --quiet --change "ENV PATH=/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+    "$work/devel.tar" "$tag:devel-base" > /dev/null
+  rm "$work/devel.tar"
+  echo "docker-check: devel stand-in (Debian 12 minbase, CUDA from $cuda) in $((SECONDS - start)) s"
+  # podman leaves out a stage named only through an ARG (WHEELS_FROM) unless told to run every one.
+  build=(--skip-unused-stages=false --network host "${host_trust[@]}" -f docker/Dockerfile
+         --build-arg BASE_RUNTIME="$tag:runtime-base" --build-arg BASE_DEVEL="$tag:devel-base"
+         --build-arg CUDA_ARCHITECTURES=90)
+  start=$SECONDS
+  podman build "${build[@]}" -t "$tag:image" . > "$work/build.log" 2>&1 || { tail -n 60 "$work/build.log"; fail "the compiling build"; }
+  echo "docker-check: image compiled (sm_90) and its CPU tests run in the build stage in $((SECONDS - start)) s"
+  podman build --quiet "${build[@]}" --target build -t "$tag:build" . > /dev/null  # its layers are cached
+else
+  # The build context's wheel folder (the Dockerfile's WHEELS), outside .dockerignore.
+  rm -rf .docker-wheels && mkdir .docker-wheels && cp "$wheels"/hpcml-*-cp311-*.whl .docker-wheels/
+  podman build --quiet --network host "${host_trust[@]}" -f docker/Dockerfile -t "$tag:image" \
+    --build-arg BASE_RUNTIME="$tag:runtime-base" --build-arg BASE_DEVEL="$tag:runtime-base" \
+    --build-arg WHEELS_FROM=prebuilt --build-arg WHEELS=.docker-wheels . > /dev/null
+  echo "docker-check: image built from the prebuilt wheel in $((SECONDS - start)) s"
+fi
 
 run() { podman run --rm --network host "$@"; }
 compilers="$(run "$tag:image" sh -c 'for c in cc gcc g++ c++ clang nvcc; do command -v "$c"; done; true')"
@@ -72,4 +104,5 @@ echo "docker-check: the find_package consumer ran: $(head -n 1 "$work/consumer.t
 
 size() { podman image inspect --format '{{.Size}}' "$1" | awk '{printf "%.0f MB", $1 / 1e6}'; }
 echo "docker-check: sizes: runtime image $(size "$tag:image") (its stand-in base $(size "$tag:runtime-base")); with CMake and g++ added $(size "$tag:consumer")"
+[ "$compile" = 0 ] || echo "docker-check: sizes: build stage $(size "$tag:build") (its devel stand-in base $(size "$tag:devel-base"))"
 echo "docker-check: passed"

@@ -20,7 +20,7 @@ fi
 
 "$python" -m venv "$work/venv"
 start=$SECONDS
-"$work/venv/bin/python" -m pip install -q ./python "-Cbuild-dir=$work/build" ||
+"$work/venv/bin/python" -m pip install -q ./python "--config-settings=build-dir=$work/build" ||
   { echo "pip-install-check: FAILED: pip install ./python" >&2; exit 1; }
 echo "pip-install-check: pip install ./python built and installed in $((SECONDS - start)) s (build isolation, fresh build folder)"
 cd "$work"

@@ -24,7 +24,7 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${cuda_arch[@]}" \
 cmake --build "$build"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 
-"$python" -m pip install --no-build-isolation -q ./python "-Cbuild-dir=$PWD/$build"
+"$python" -m pip install --no-build-isolation -q ./python "--config-settings=build-dir=$PWD/$build"
 # The fake NVML the C++ tests built lets pytest exercise tracing end to end.
 HPCML_BIN_DIR="$(cd "$build/bin" && pwd)"  # the tools the Python tests run (hpcml-similarity)
 export HPCML_BIN_DIR

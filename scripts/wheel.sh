@@ -41,7 +41,7 @@ cmake --build "$build"
 
 raw="$(mktemp -d)"
 trap 'rm -rf "$raw"' EXIT
-CMAKE_ARGS="${configuration[*]}" "$python" -m pip wheel -q --no-build-isolation --no-deps -w "$raw" ./python "-Cbuild-dir=$build"
+CMAKE_ARGS="${configuration[*]}" "$python" -m pip wheel -q --no-build-isolation --no-deps -w "$raw" ./python "--config-settings=build-dir=$build"
 # libcuda and libnvidia-ml come with the driver and are never linked (cudart and hpcml open them).
 if ! "$python" -m auditwheel repair -w "$out" "$raw"/hpcml-*.whl > "$raw/auditwheel.log" 2>&1; then
   cat "$raw/auditwheel.log" >&2
