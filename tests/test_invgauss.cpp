@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -214,6 +215,42 @@ TEST_P(InvGaussOnBackend, SamplesHaveTheRightLawAndAreReproducible) {
         ig::sample<double>(n, &mu, 1, &lam, 1, 42, fresh.data(), on());
         for (std::size_t k = 0; k < 100; ++k) EXPECT_LT(rel(f[k], fresh[k]), 1e-6);
     }
+}
+
+// A call's values do not depend on where its elements start and end (on the CPU: every element
+// in a full vector lane): pieces of a call, at any offset and length, give its bits, for every
+// function, both types, shared and per-element parameters.
+template <class T>
+void expect_pieces_equal_the_whole(const ig::InvGaussOptions& o) {
+    const std::size_t n = 1000;
+    std::vector<T> x(n), p(n), mu(n), lam(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        x[i] = static_cast<T>(0.01 + 0.007 * double(i)), p[i] = static_cast<T>((double(i) + 0.5) / double(n));
+        mu[i] = static_cast<T>(0.3 + 0.01 * double(i % 97)), lam[i] = static_cast<T>(0.5 + double(i % 11));
+    }
+    for (Function f : {Function::Pdf, Function::LogPdf, Function::Cdf, Function::Sf, Function::LogCdf, Function::LogSf,
+                       Function::Ppf, Function::Standardize, Function::StandardizedPdf}) {
+        const std::vector<T>& in = f == Function::Ppf ? p : x;
+        for (const bool per_element : {false, true}) {
+            const std::size_t count = per_element ? n : 1;
+            std::vector<T> whole(n), piece(n);
+            ig::evaluate<T>(f, in.data(), n, mu.data(), count, lam.data(), count, whole.data(), o);
+            for (std::size_t start = 0, size = 1; start < n; start += size, size = size * 2 + 3) {
+                const std::size_t k = std::min(size, n - start), at = per_element ? start : 0;
+                ig::evaluate<T>(f, in.data() + start, k, mu.data() + at, count == 1 ? 1 : k, lam.data() + at,
+                                count == 1 ? 1 : k, piece.data() + start, o);
+            }
+            for (std::size_t i = 0; i < n; ++i)
+                ASSERT_EQ(std::memcmp(&piece[i], &whole[i], sizeof(T)), 0)
+                    << ig::to_string(f) << (per_element ? ", per element" : "") << ", element " << i << ": "
+                    << piece[i] << " against " << whole[i];
+        }
+    }
+}
+
+TEST_P(InvGaussOnBackend, ValuesDoNotDependOnWhereACallsElementsStartAndEnd) {
+    expect_pieces_equal_the_whole<double>(on());
+    expect_pieces_equal_the_whole<float>(on());
 }
 
 // first_draw: pieces drawn at their offsets are one call's draws, per-element parameters

@@ -22,17 +22,36 @@ namespace hpcml::detail::invgauss {
 #else
 #define HPCML_SIMD_LOOP _Pragma("omp simd")
 #endif
+//
+// Every element is computed in a full vector lane: the loops run over whole groups of kLanes,
+// and the last group, padded with copies of its first element (their results dropped), runs from
+// aligned arrays. libmvec's functions and scalar libm's differ in the last bits, so an element
+// left to a scalar remainder loop (or peeled off to align a loop) would get other bits than the
+// same element inside a longer call: a call's values would depend on where its elements start
+// and end (a chunked array's blocks against one call; a sample drawn in pieces).
+constexpr std::size_t kLanes = 16;  // a multiple of every level's vector width (8 doubles)
+
 template <class T, class Fn>
 void evaluate_loop(Fn fn, const Elementwise<T>& e, std::size_t begin, std::size_t end, CpuKernel level) {
     run_compiled_for(level, [&] {
-        if (e.mu_step == 0 && e.lam_step == 0) {
+        const std::size_t whole = begin + (end - begin) / kLanes * kLanes;
+        if (e.mu_step == 0 && e.lam_step == 0) {  // no gathers for shared parameters
             const T m = e.mu[0], l = e.lam[0];
             HPCML_SIMD_LOOP
-            for (std::size_t i = begin; i < end; ++i) e.out[i] = fn(e.x[i], m, l);
+            for (std::size_t i = begin; i < whole; ++i) e.out[i] = fn(e.x[i], m, l);
         } else {
             HPCML_SIMD_LOOP
-            for (std::size_t i = begin; i < end; ++i) e.out[i] = fn(e.x[i], e.mu[i * e.mu_step], e.lam[i * e.lam_step]);
+            for (std::size_t i = begin; i < whole; ++i) e.out[i] = fn(e.x[i], e.mu[i * e.mu_step], e.lam[i * e.lam_step]);
         }
+        if (whole == end) return;
+        alignas(64) T x[kLanes], mu[kLanes], lam[kLanes], out[kLanes];
+        for (std::size_t k = 0; k < kLanes; ++k) {
+            const std::size_t i = whole + k < end ? whole + k : whole;  // past the end: a copy of the first
+            x[k] = e.x[i], mu[k] = e.mu[i * e.mu_step], lam[k] = e.lam[i * e.lam_step];
+        }
+        HPCML_SIMD_LOOP
+        for (std::size_t k = 0; k < kLanes; ++k) out[k] = fn(x[k], mu[k], lam[k]);
+        std::copy(out, out + (end - whole), e.out + whole);
     });
 }
 
@@ -40,18 +59,25 @@ void evaluate_loop(Fn fn, const Elementwise<T>& e, std::size_t begin, std::size_
 // (quantile.hpp's quantile_step) is one vectorised loop over the block's elements still being
 // solved, packed to the front whenever a quarter of them have converged (their step counts vary
 // from 3 to 16, and to 70 where p < 1e-260 bisects); then each polish step is one loop over the block.
+// Its loops run over whole groups of kLanes (the lanes past the elements hold values that are
+// never read back), for evaluate_loop's reason.
 struct QuantileBlock {
-    static constexpr std::size_t kLanes = 128;
+    static constexpr std::size_t kElements = 128;
+    static_assert(kElements % kLanes == 0, "whole groups of lanes");
     using Flag = std::int64_t;  // GCC vectorises no loop that loads a bool array
     std::size_t n = 0;
     // By element: the arguments, where the polish stands (done: it takes no more steps), and
     // the solve's result t (in t = log(x / c)).
-    double p[kLanes], mu[kLanes], lam[kLanes], c[kLanes], t[kLanes], x[kLanes], g[kLanes];
-    Flag done[kLanes];
+    // 64-byte aligned, which GCC then knows: it would otherwise peel lanes off the front of a loop
+    // to align it, and those lanes would run scalar.
+    alignas(64) double p[kElements], mu[kElements], lam[kElements], c[kElements], t[kElements], x[kElements],
+        g[kElements];
+    alignas(64) Flag done[kElements];
     // The elements being solved, packed to the front: the law, the bracket, their element.
-    std::size_t solving = 0, element[kLanes];
-    double m[kLanes], l[kLanes], log_target[kLanes], lo[kLanes], hi[kLanes], tt[kLanes];
-    Flag upper[kLanes], converged[kLanes];
+    std::size_t solving = 0, element[kElements];
+    alignas(64) double m[kElements], l[kElements], log_target[kElements], lo[kElements], hi[kElements],
+        tt[kElements];
+    alignas(64) Flag upper[kElements], converged[kElements];
 
     template <class T>
     void load(const Elementwise<T>& e, std::size_t first, std::size_t count) {
@@ -73,7 +99,7 @@ struct QuantileBlock {
     void solve() {
         for (int step = 0; solving > 0; ++step) {
             HPCML_SIMD_LOOP
-            for (std::size_t j = 0; j < solving; ++j) {
+            for (std::size_t j = 0; j < round_up(solving, kLanes); ++j) {
                 QuantileSetup s;
                 s.m = m[j], s.l = l[j], s.log_target = log_target[j], s.upper = upper[j] != 0;
                 QuantileBracket b{lo[j], hi[j], tt[j]};
@@ -104,8 +130,9 @@ struct QuantileBlock {
     }
 
     void polish() {
+        const std::size_t lanes = round_up(n, kLanes);
         HPCML_SIMD_LOOP
-        for (std::size_t k = 0; k < n; ++k) {
+        for (std::size_t k = 0; k < lanes; ++k) {
             const QuantilePolish q = quantile_polish_start<TailPass::Common>(t[k], c[k], p[k], mu[k], lam[k]);
             x[k] = done[k] ? x[k] : q.x;
             g[k] = q.g;
@@ -113,7 +140,7 @@ struct QuantileBlock {
         // Until every element is done: 6-8% less time at lambda / mu = 1e3 and 1e6, 1% at 1.
         for (int step = 0; step < kPolishSteps && std::find(done, done + n, 0) != done + n; ++step) {
             HPCML_SIMD_LOOP
-            for (std::size_t k = 0; k < n; ++k) {
+            for (std::size_t k = 0; k < lanes; ++k) {
                 QuantilePolish q = {x[k], g[k]};
                 const bool last = quantile_polish_step<TailPass::Common>(q, p[k], mu[k], lam[k]);
                 x[k] = done[k] ? x[k] : q.x;
@@ -127,9 +154,9 @@ struct QuantileBlock {
 template <class T>
 void quantile_loop(const Elementwise<T>& e, std::size_t begin, std::size_t end, CpuKernel level) {
     run_compiled_for(level, [&] {
-        QuantileBlock block;  // 17 KB
-        for (std::size_t first = begin; first < end; first += QuantileBlock::kLanes) {
-            block.load(e, first, std::min(end - first, QuantileBlock::kLanes));
+        QuantileBlock block{};  // 17 KB; zeroed: the lanes past a call's last element are computed too
+        for (std::size_t first = begin; first < end; first += QuantileBlock::kElements) {
+            block.load(e, first, std::min(end - first, QuantileBlock::kElements));
             block.solve();
             block.polish();
             for (std::size_t k = 0; k < block.n; ++k) e.out[first + k] = static_cast<T>(block.x[k]);
@@ -187,30 +214,31 @@ void cpu_evaluate(Function f, const Elementwise<T>& e) {
 template <class T>
 void cpu_sample(const Elementwise<T>& e, std::uint64_t seed) {
     // Vectorised as the elementwise loops are (Philox's multiplies, libmvec's log and cos), in
-    // blocks as cpu_evaluate's; the API has checked every parameter (sample_valid). Every draw is
-    // computed in a full vector lane, in groups of kLanes whose last one is padded with valid
-    // parameters (their draws dropped): libmvec and scalar libm differ in the last bits, so a
-    // draw from a scalar remainder loop would differ from the same draw inside a longer call,
-    // and pieces drawn at their first_draw would not equal one call's draws.
-    constexpr std::size_t block = 32768, kLanes = 16;  // kLanes: a multiple of every level's width
-    static_assert(block % kLanes == 0, "only a call's last group is padded");
+    // blocks as cpu_evaluate's; the API has checked every parameter (sample_valid). Every draw in
+    // a full vector lane, as evaluate_loop's elements: pieces drawn at their first_draw are then
+    // one call's draws.
+    constexpr std::size_t block = 32768;
+    static_assert(block % kLanes == 0, "only a call's last group is padded");  // blocks start on whole groups
     const std::size_t blocks = (e.n + block - 1) / block;
     const CpuKernel level = cpu_kernel_level();
 #pragma omp parallel for schedule(static) if (blocks > 1)
     for (std::size_t b = 0; b < blocks; ++b) {
         run_compiled_for(level, [&] {
-            const std::size_t end = std::min(e.n, (b + 1) * block);
-            for (std::size_t g = b * block; g < end; g += kLanes) {
-                const std::size_t count = std::min(kLanes, end - g);
-                double mu[kLanes], lam[kLanes], drawn[kLanes];
-                for (std::size_t k = 0; k < kLanes; ++k) {
-                    mu[k] = k < count ? static_cast<double>(e.mu[(g + k) * e.mu_step]) : 1.0;
-                    lam[k] = k < count ? static_cast<double>(e.lam[(g + k) * e.lam_step]) : 1.0;
-                }
-                HPCML_SIMD_LOOP
-                for (std::size_t k = 0; k < kLanes; ++k) drawn[k] = sample_valid(seed, e.first + g + k, mu[k], lam[k]);
-                for (std::size_t k = 0; k < count; ++k) e.out[g + k] = static_cast<T>(drawn[k]);
+            const std::size_t begin = b * block, end = std::min(e.n, begin + block);
+            const std::size_t whole = begin + (end - begin) / kLanes * kLanes;
+            HPCML_SIMD_LOOP
+            for (std::size_t i = begin; i < whole; ++i)
+                e.out[i] = static_cast<T>(sample_valid(seed, e.first + i, static_cast<double>(e.mu[i * e.mu_step]),
+                                                       static_cast<double>(e.lam[i * e.lam_step])));
+            if (whole == end) return;
+            alignas(64) double mu[kLanes], lam[kLanes], drawn[kLanes];
+            for (std::size_t k = 0; k < kLanes; ++k) {
+                const std::size_t i = whole + k < end ? whole + k : whole;  // past the end: a copy of the first
+                mu[k] = static_cast<double>(e.mu[i * e.mu_step]), lam[k] = static_cast<double>(e.lam[i * e.lam_step]);
             }
+            HPCML_SIMD_LOOP
+            for (std::size_t k = 0; k < kLanes; ++k) drawn[k] = sample_valid(seed, e.first + whole + k, mu[k], lam[k]);
+            for (std::size_t k = 0; k < end - whole; ++k) e.out[whole + k] = static_cast<T>(drawn[k]);
         });
     }
 }
