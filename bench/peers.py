@@ -53,7 +53,7 @@ def clock_hz():
 
 
 # The peers whose versions a result records, where the script has imported them.
-_PEER_LIBRARIES = ("numpy", "scipy", "numba", "torch", "cupy", "pandas")
+_PEER_LIBRARIES = ("numpy", "scipy", "numba", "torch", "cupy", "pandas", "dask", "distributed", "zarr")
 
 
 def versions():

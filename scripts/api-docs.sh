@@ -13,7 +13,7 @@ out="$(cd "$out" && pwd)"
 
 HPCML_API_OUT="$out" doxygen docs/api/Doxyfile
 # From outside the source tree, so that pdoc documents the installed package (with its extension).
-(cd "$out" && "$python" -W error -m pdoc hpcml hpcml.torch --docformat google --no-search -o "$out/python" \
+(cd "$out" && "$python" -W error -m pdoc hpcml hpcml.torch hpcml.dask --docformat google --no-search -o "$out/python" \
    --footer-text "hpcml $("$python" -c 'import hpcml; print(hpcml.__version__)')")
 sed "s/@VERSION@/$("$python" -c 'import hpcml; print(hpcml.__version__)')/" docs/api/index.html > "$out/index.html"
 for page in cpp/index.html python/hpcml.html; do

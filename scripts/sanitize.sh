@@ -38,14 +38,16 @@ if [ "$what" = asan ] || [ "$what" = all ]; then
   echo "sanitize: AddressSanitizer + UndefinedBehaviorSanitizer: Python tests"
   staged=build-asan/python/package
   rm -rf "$staged" && mkdir -p "$staged/hpcml"
-  cp python/hpcml/*.py "$staged/hpcml/" && cp build-asan/python/_hpcml*.so "$staged/hpcml/"
+  cp -r python/hpcml/. "$staged/hpcml/" && cp build-asan/python/_hpcml*.so "$staged/hpcml/"
   # The interpreter is not built with ASan: preload the runtime, and leave leak checking to the
-  # C++ suites (CPython keeps its own allocations to the end).
+  # C++ suites (CPython keeps its own allocations to the end). hpcml.dask's tests are left out:
+  # they call hpcml as the others do, from worker processes that would load pandas and pyarrow,
+  # whose own allocators are not the sanitizer's concern, under the preloaded runtime.
   # The module links the tree's shared libhpcml, which the staged copy finds on LD_LIBRARY_PATH.
   LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)" \
   LD_LIBRARY_PATH="$PWD/build-asan/kernels${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   ASAN_OPTIONS="detect_leaks=0:halt_on_error=1" PYTHONPATH="$PWD/$staged" HPCML_BIN_DIR="$PWD/build-asan/bin" \
-    "$python" -m pytest tests/python -q -p no:cacheprovider
+    "$python" -m pytest tests/python -q -p no:cacheprovider --ignore=tests/python/test_dask.py
 fi
 
 if [ "$what" = tsan ] || [ "$what" = all ]; then

@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 
 import hpcml
+import hpcml.dask
+import hpcml.dask.invgauss
 import hpcml.invgauss
 import hpcml.telemetry
 
@@ -35,6 +37,18 @@ def invgauss_checks() -> None:
     draws = hpcml.invgauss.sample(10, 1.0, 2.0, seed=3, dtype=np.float32)
     tv = hpcml.invgauss.distance_to_normal([1.0], [2.0], metric="tv", grid=(-5.0, 5.0, 101))
     print(names, density, draws, tv)
+
+
+def dask_checks() -> None:
+    # hpcml.dask needs the extra (pip install hpcml[dask]); its collections are typed Any.
+    x = np.random.default_rng(0).standard_normal((16, 40)).astype(np.float32)
+    bits: hpcml.dask.DaskArray = hpcml.dask.similarity(x, mode="all", dtype="bitmask", chunks=16, backend="cpu")
+    pairs = hpcml.dask.similarity_pairs(x, threshold=0.5, mode="count", min_count=3, chunks=(16, 16, 8))
+    written: int = hpcml.dask.to_zarr(bits, "S.zarr")
+    density = hpcml.dask.invgauss.pdf(np.linspace(0.1, 2.0, 5), 1.0, 2.0)
+    draws = hpcml.dask.invgauss.sample(10, 1.0, 2.0, seed=3, dtype=np.float32, chunks=4)
+    games: hpcml.GameSolution = hpcml.dask.solve_matrix_games(np.zeros((3, 2, 2)), iterations=100, chunks=2)
+    print(bits.compute().shape, len(pairs), written, density.compute(), draws, games.value.compute())
 
 
 def telemetry_checks() -> None:
