@@ -297,6 +297,34 @@ TEST_P(RegretOnBackend, SampledRunsAreReproducible) {
     EXPECT_LT(a.gap, 0.5);
 }
 
+// first_game: a batch solved in pieces, each at its first game's number, draws as one call
+// (every method; games of 3 x 3 and, for the large-game path, of 70 x 70).
+TEST_P(RegretOnBackend, SampledBatchSolvedInPiecesEqualsOneCall) {
+    for (const std::size_t n : {std::size_t{3}, std::size_t{70}}) {
+        const std::size_t batch = 7;
+        std::mt19937 rng(5);
+        std::uniform_real_distribution<float> payoff(-1.0f, 1.0f);
+        std::vector<float> A(batch * n * n);
+        for (float& a : A) a = payoff(rng);
+        for (const hpcml::Method method : {hpcml::Method::Fused, hpcml::Method::Naive}) {
+            RegretOptions o = with(RegretVariant::RMPlus, 40);
+            o.sampled = true;
+            o.rng_seed = 11;
+            o.method = method;
+            const auto whole = hpcml::solve_matrix_games(A.data(), batch, n, n, o);
+            for (std::size_t first = 0, size = 1; first < batch; first += size, ++size) {
+                const std::size_t games = std::min(size, batch - first);
+                RegretOptions piece = o;
+                piece.first_game = first;
+                const auto part = hpcml::solve_matrix_games(A.data() + first * n * n, games, n, n, piece);
+                for (std::size_t g = 0; g < games; ++g)
+                    EXPECT_EQ(part[g].row_strategy, whole[first + g].row_strategy)
+                        << n << " x " << n << ", game " << first + g << ", " << hpcml::to_string(method);
+            }
+        }
+    }
+}
+
 TEST(Regret, BadInputsRaise) {
     std::vector<float> A = {1, 2, 3, 4};
     const RegretOptions ok = options(Backend::Cpu, RegretVariant::RMPlus, 10);

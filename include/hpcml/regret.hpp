@@ -52,6 +52,9 @@ struct RegretOptions : ExecutionOptions {
     /// rng_seed gives the same run on every backend.
     bool sampled = false;
     std::uint64_t rng_seed = 0;  ///< the key of the sampled variant's draws
+    /// The sampled variant: game g of the call draws as game first_game + g of a larger batch,
+    /// so a batch solved in pieces (each at its first game's number) draws as one call.
+    std::uint64_t first_game = 0;
     int record_every = 0;  ///< > 0: the exact gap of the running average every k iterations
 };
 

@@ -234,7 +234,7 @@ __global__ void regret_batched_kernel(const BatchedArgs a, int group_size) {
     LanePlayer<P> p1, p2;
     lane_reset(p1, n1, g);
     lane_reset(p2, n2, g);
-    const std::uint64_t key = a.first_game + static_cast<std::uint64_t>(game);
+    const std::uint64_t key = sc.game_key(a.first_game + static_cast<std::uint64_t>(game));
     double value = 0.0, gap = 0.0;
 
     GroupIteration<P> backend{sc, g, p1, p2, pay, n1, n2, stride, sx, sy, key};

@@ -48,11 +48,14 @@ struct Schedule {
     int iterations = 0;
     int record_every = 0;
     std::uint64_t rng_seed = 0;
+    std::uint64_t first_game = 0;  // RegretOptions::first_game
 
     HPCML_HD int turns() const { return simultaneous ? 1 : 2; }
     HPCML_HD bool moves(int turn, int player) const { return simultaneous || turn == player; }
     // The Philox stream of player `player`'s sampled action at `turn` (uniform_draw's last word).
     HPCML_HD int draw_key(int turn, int player) const { return 2 * turn + player; }
+    // The Philox key word of game `game` of the call's batch: its number in the caller's batch.
+    HPCML_HD std::uint64_t game_key(std::uint64_t game) const { return first_game + game; }
 
     // The averaging weight of iteration t, and the sum of the weights of iterations 1..t.
     template <class T>
@@ -181,6 +184,7 @@ inline Schedule make_schedule(const RegretOptions& o) {
     s.iterations = o.iterations;
     s.record_every = o.record_every;
     s.rng_seed = o.rng_seed;
+    s.first_game = o.first_game;
     for (const VariantRule& rule : kVariants) {
         if (rule.value != o.variant) continue;
         s.accumulator = rule.accumulator;

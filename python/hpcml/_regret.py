@@ -42,9 +42,10 @@ def _payoffs(A: ArrayIn, ndim: int) -> Any:
 
 
 def solve_matrix_games(A: ArrayIn, *, iterations: int = 500, variant: Variant = "prm+", alternating: bool = True,
-                       averaging: Averaging = "quadratic", sampled: bool = False, seed: int = 0, record_every: int = 0,
-                       backend: Backend = "auto", method: Method = "fused", device: Optional[int] = None,
-                       progress: Progress = None, progress_interval: float = 0.25) -> GameSolution:
+                       averaging: Averaging = "quadratic", sampled: bool = False, seed: int = 0, first_game: int = 0,
+                       record_every: int = 0, backend: Backend = "auto", method: Method = "fused",
+                       device: Optional[int] = None, progress: Progress = None,
+                       progress_interval: float = 0.25) -> GameSolution:
     """Solves a batch of games A of shape (batch, n1, n2), each by regret matching.
 
     variant: "seed" (the seed program, op for op: simultaneous regret matching one iteration
@@ -53,7 +54,8 @@ def solve_matrix_games(A: ArrayIn, *, iterations: int = 500, variant: Variant = 
     strategy (ignored by the seed, always simultaneous). averaging: "uniform", "linear" or
     "quadratic" (ignored by the seed, always uniform). sampled: the seed's stochastic variant
     (each player's regret against its own action sampled with the opponent's), reproducible
-    for a given seed. Payoffs are taken as float32.
+    for a given seed; first_game (an integer >= 0): game g of A draws as game first_game + g of
+    a larger batch, so a batch solved in pieces draws as one call. Payoffs are taken as float32.
     progress: True for a progress bar (tqdm's where installed) on calls that run longer than
     progress_interval seconds, or a callable (done, total) in game-iterations (on the GPU it is
     not called: the iterations run inside launches).
@@ -67,21 +69,23 @@ def solve_matrix_games(A: ArrayIn, *, iterations: int = 500, variant: Variant = 
         A GameSolution whose fields gain a leading batch axis.
 
     Raises:
-        ValueError: A not (batch, n1, n2) or with non-finite payoffs, iterations < 1,
+        ValueError: A not (batch, n1, n2) or with non-finite payoffs, iterations < 1, first_game < 0,
             record_every < 0, an unknown variant, averaging, backend or method; progress or
             record_every with CUDA arrays.
         RuntimeError: backend "cuda" without a usable device, or a CUDA failure (named).
     """
+    first_game = _arrays.integer(first_game, "first_game", minimum=0)
     if _arrays.is_cuda(A):
         if progress:
             raise ValueError("progress: not reported for CUDA arrays (the games run inside one launch)")
         if record_every:
             raise ValueError("record_every: no gap curve for CUDA arrays (pass a host array for one)")
-        return _solve_on_device(A, iterations, variant, alternating, averaging, sampled, seed, backend, method, device)
+        return _solve_on_device(A, iterations, variant, alternating, averaging, sampled, seed, first_game, backend,
+                                method, device)
     payoffs = _payoffs(A, 3)
     iterations = _arrays.integer(iterations, "iterations")  # not 2.5 taken as 2; C++ checks >= 1
     r = _hpcml._solve_matrix_games(payoffs, iterations, variant, bool(alternating), averaging, bool(sampled),
-                                   int(seed), int(record_every), backend, method, 0 if device is None else int(device),
+                                   int(seed), first_game, int(record_every), backend, method, 0 if device is None else int(device),
                                    _progress.callback(progress, "hpcml.solve_matrix_games", "game-iterations"),
                                    _progress.interval(progress_interval))
     return GameSolution(r["row_strategy"], r["col_strategy"], r["value"], r["gap"], r["eps_bound"],
@@ -89,7 +93,7 @@ def solve_matrix_games(A: ArrayIn, *, iterations: int = 500, variant: Variant = 
 
 
 def _solve_on_device(A: Any, iterations: int, variant: str, alternating: bool, averaging: str, sampled: bool, seed: int,
-                     backend: str, method: str, device: Optional[int]) -> GameSolution:
+                     first_game: int, backend: str, method: str, device: Optional[int]) -> GameSolution:
     A = _arrays.cuda_array(A, "A", ndim=3, layout="(batch, n1, n2)")
     device = _arrays.resolve_device([A], device, True)
     batch, n1, n2 = (int(n) for n in A.shape)
@@ -98,7 +102,8 @@ def _solve_on_device(A: Any, iterations: int, variant: str, alternating: bool, a
     workspace_bytes = _hpcml._solve_matrix_games_device_workspace(batch, n1, n2, backend, device)
     workspace = _arrays.empty(A, (workspace_bytes,), "uint8", "A") if workspace_bytes else None
     r = _hpcml._solve_matrix_games_device(A, _arrays.integer(iterations, "iterations"), variant, bool(alternating),
-                                          averaging, bool(sampled), int(seed), backend, method, device, row, col,
+                                          averaging, bool(sampled), int(seed), first_game, backend, method, device, row,
+                                          col,
                                           value, gap, eps_bound, workspace, _arrays.current_stream(A))
     return GameSolution(row, col, value, gap, eps_bound, bool(r["eps_bound_valid"]), np.empty((batch, 0, 2)), r["stats"])
 

@@ -306,3 +306,7 @@ def test_solve_matrix_games_equals_one_call():
     uniform = hd.solve_matrix_games(A, chunks=10, **options)
     assert uniform.eps_bound_valid and uniform.gap.chunks[0] == (10, 10, 3)
     np.testing.assert_array_equal(uniform.gap.compute(), hpcml.solve_matrix_games(A, **options).gap)
+    # Sampled draws are keyed by the game's number in the whole batch (each block's first_game).
+    sampled = dict(iterations=30, sampled=True, seed=5)
+    np.testing.assert_array_equal(hd.solve_matrix_games(A, chunks=(4, 19), **sampled).row_strategy.compute(),
+                                  hpcml.solve_matrix_games(A, **sampled).row_strategy)

@@ -40,8 +40,8 @@ def solve_matrix_games(A: DaskArrayIn, *, iterations: int = 500, variant: Varian
         variant: as hpcml.solve_matrix_games'.
         alternating: as hpcml.solve_matrix_games'.
         averaging: as hpcml.solve_matrix_games'.
-        sampled: as hpcml.solve_matrix_games'. The draws are keyed by each game's place in its
-            block, so sampled results depend on the chunking (full information does not).
+        sampled: as hpcml.solve_matrix_games'. Each block is solved at its first game's number
+            (first_game), so sampled draws, like everything else, do not depend on the chunking.
         seed: as hpcml.solve_matrix_games'.
         record_every: as hpcml.solve_matrix_games': the gap curve every record_every iterations.
         backend: "auto" (each worker uses its GPU where it has a usable one, else its CPU),
@@ -77,8 +77,9 @@ def solve_matrix_games(A: DaskArrayIn, *, iterations: int = 500, variant: Varian
                                 **{**options, "iterations": probe_iterations, "backend": "cpu"})
     solve = f"hpcml-solve-matrix-games-{tokenize(games.name, options)}"
     graph = HighLevelGraph.from_collections(
-        solve, {(solve, k): (functools.partial(_solve_block, options=options), (games.name, k, 0, 0))
-                for k in range(len(lengths))}, dependencies=[games])
+        solve, {(solve, k): (functools.partial(_solve_block, options={**options, "first_game": first}),
+                             (games.name, k, 0, 0))
+                for k, first in enumerate(np.cumsum((0,) + lengths[:-1]).tolist())}, dependencies=[games])
 
     def field(name: str, shape: Tuple[int, ...]) -> Any:
         """A lazy field of the blocks' solutions: (batch,) + shape, float64."""
