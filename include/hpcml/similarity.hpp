@@ -115,8 +115,10 @@ std::array<std::size_t, 2> similarity_output_shape(std::size_t n, std::size_t m,
 
 /// Throws InvalidArgument, naming the option, where `options` cannot run on `samples` samples:
 /// the threshold, the tile, an output of the other mode, counts the output type cannot hold.
-/// Every entry point checks this itself; a caller can check before it commits to a long job.
-void check_similarity_options(const SimilarityOptions& options, std::size_t samples);
+/// Every entry point checks this itself; a caller can check before it commits to a long job,
+/// naming the output type as its own users know it (`output_argument`: "--dtype", "dtype").
+void check_similarity_options(const SimilarityOptions& options, std::size_t samples,
+                              std::string_view output_argument = "output");
 
 /// Bytes of an n x m output of type `output` (rows packed; Bitmask rows are ceil(m / 8) bytes).
 std::size_t similarity_output_bytes(std::size_t n, std::size_t m, SimilarityOutput output);

@@ -82,14 +82,15 @@ SimilarityOutput parse_similarity_output(std::string_view text, std::string_view
 std::vector<std::string_view> similarity_mode_names() { return detail::names_in(kModes); }
 std::vector<std::string_view> similarity_output_names() { return detail::names_in(detail::similarity::Outputs::names); }
 
-void check_similarity_options(const SimilarityOptions& options, std::size_t samples) {
+void check_similarity_options(const SimilarityOptions& options, std::size_t samples, std::string_view output_argument) {
     using detail::require;
     require(std::isfinite(options.threshold) && options.threshold >= 0.0f,
             "threshold: must be finite and >= 0, got " + std::to_string(options.threshold));
     require(!options.tile || *options.tile >= 1, "tile: must be >= 1, got 0");
     const SimilarityOutput resolved = resolve_output(options);
     detail::require(resolved != SimilarityOutput::Default && detail::contains(kOutputNames, resolved),
-                    "output: not an output type (" + std::to_string(static_cast<int>(options.output)) + ")");
+                    std::string(output_argument) + ": not an output type (" +
+                        std::to_string(static_cast<int>(options.output)) + ")");
     const SimilarityOutputInfo info = similarity_output_info(resolved);
     const std::string output(info.name);
     if (info.mode != options.mode) {
@@ -98,11 +99,11 @@ void check_similarity_options(const SimilarityOptions& options, std::size_t samp
             if (similarity_output_info(entry.value).mode == options.mode)
                 writes += (writes.empty() ? "" : ", ") + std::string(entry.name);
         const bool count = options.mode == SimilarityMode::Count;
-        detail::raise(ErrorKind::InvalidArgument, "output: " + output + " is an output of mode " +
+        detail::raise(ErrorKind::InvalidArgument, std::string(output_argument) + ": " + output + " is an output of mode " +
                                                       (count ? "All" : "Count") + "; mode " +
                                                       (count ? "Count" : "All") + " writes " + writes);
     }
-    require(samples <= info.largest_count, "output: " + output + " holds counts up to " +
+    require(samples <= info.largest_count, std::string(output_argument) + ": " + output + " holds counts up to " +
                                                std::to_string(info.largest_count) + ", but there are " +
                                                std::to_string(samples) + " samples");
 }

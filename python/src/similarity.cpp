@@ -44,6 +44,7 @@ nb::dict similarity_binding(FloatMatrix x, std::optional<FloatMatrix> y, AnyArra
     const hpcml::MatrixView xv = view(x);
     const hpcml::MatrixView yv = y ? view(*y) : hpcml::MatrixView{};
     const std::size_t m = y ? y->shape(1) : x.shape(1);
+    hpcml::check_similarity_options(o, x.shape(0), "dtype");  // named as Python's callers know it
     const std::size_t needed = hpcml::similarity_output_bytes(x.shape(1), m, hpcml::resolve_output(o));
     if (out.nbytes() != needed) {
         throw hpcml::Error(hpcml::ErrorKind::InvalidArgument,

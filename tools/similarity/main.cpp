@@ -105,7 +105,7 @@ Plan prepare(int argc, char** argv, const World& world) {
 #endif
     }
     // Checked before any file is touched: counts that fit the output type need the sample count.
-    hpcml::check_similarity_options(options, samples);
+    hpcml::check_similarity_options(options, samples, "--dtype");
 
     p.blocks = plan_blocks(n, m, c.tile, p.output, /*symmetric=*/!p.has_y, c.block_bytes);
     if (!c.pairs) {  // with --pairs the partial output stays empty until the parts are gathered
