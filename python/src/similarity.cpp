@@ -98,6 +98,30 @@ void bind_similarity(nb::module_& m) {
           nb::arg("device"), nb::arg("on_device"), nb::arg("stream"), nb::arg("progress").none(),
           nb::arg("progress_interval"), "Low-level pair list; use hpcml.similarity_pairs.");
     m.def(
+        "_similarity_transpose",
+        [](nb::ndarray<const std::uint8_t, nb::ndim<2>, nb::c_contig> tile, const std::string& dtype, std::size_t rows,
+           std::size_t cols, nb::ndarray<std::uint8_t, nb::ndim<2>, nb::c_contig> out) {
+            hpcml::SimilarityTile t;
+            t.rows = rows;
+            t.cols = cols;
+            t.data = tile.data();
+            t.row_stride_bytes = tile.shape(1);
+            t.output = hpcml::parse_similarity_output(dtype, "dtype");
+            const std::size_t tile_row = hpcml::similarity_output_bytes(1, cols, t.output);
+            const std::size_t out_row = hpcml::similarity_output_bytes(1, rows, t.output);
+            if (tile.shape(0) != rows || tile.shape(1) != tile_row || out.shape(0) != cols || out.shape(1) != out_row)
+                throw hpcml::Error(hpcml::ErrorKind::InvalidArgument,
+                                   "tile: " + std::to_string(tile.shape(0)) + " x " + std::to_string(tile.shape(1)) +
+                                       " bytes and out " + std::to_string(out.shape(0)) + " x " +
+                                       std::to_string(out.shape(1)) + " bytes do not hold a " + std::to_string(rows) +
+                                       " x " + std::to_string(cols) + " tile and its mirror");
+            nb::gil_scoped_release release;
+            hpcml::similarity_transpose(t, out.data(), out_row);
+        },
+        nb::arg("tile"), nb::arg("dtype"), nb::arg("rows"), nb::arg("cols"), nb::arg("out"),
+        "out = the mirror of a rows x cols tile of S (its bytes, rows packed), as the C++ similarity_transpose "
+        "(threaded; bitmask by bit blocks); hpcml.dask's mirrored tiles.");
+    m.def(
         "_similarity_layout",
         [](const std::string& mode, const std::string& dtype, std::size_t n, std::size_t m) {
             hpcml::SimilarityOptions o;

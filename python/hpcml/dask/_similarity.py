@@ -101,14 +101,13 @@ def _similarity_tile(x: Any, y: Any = None, *, tile: _Tile, options: Dict[str, A
     return _similarity(x, y, **options)
 
 
-def _transpose(upper: Any, *, tile: _Tile) -> Any:
-    return np.ascontiguousarray(upper.T)
-
-
-def _transpose_bitmask(upper: Any, *, tile: _Tile) -> Any:
-    # hpcml has no bitmask transpose in Python; the upper tile's columns are this tile's rows.
-    bits = np.unpackbits(upper, axis=1, count=tile.rows, bitorder="little")
-    return np.packbits(bits.T, axis=1, bitorder="little")
+def _transpose(upper: Any, *, tile: _Tile, output: str) -> Any:
+    # The upper tile is tile.cols x tile.rows; hpcml's transpose (the command line's mirrors:
+    # threaded, bitmask by bit blocks) writes this tile's tile.rows x tile.cols.
+    width = (tile.cols + 7) // 8 if output == "bitmask" else tile.cols
+    mirror = np.empty((tile.rows, width), upper.dtype)
+    _hpcml._similarity_transpose(upper.view(np.uint8), output, tile.cols, tile.rows, mirror.view(np.uint8))
+    return mirror
 
 
 def _pairs_tile(x: Any, y: Any = None, *, tile: _Tile, options: Dict[str, Any]) -> Any:
@@ -178,8 +177,8 @@ def similarity(x: DaskArrayIn, y: Optional[DaskArrayIn] = None, *, threshold: fl
     check_backend(backend)
     _similarity(np.zeros((xd.shape[0], 1), np.float32), **{**options, "backend": "cpu"})  # hpcml checks the options
     name = f"hpcml-similarity-{tokenize(xd.name, None if yd is None else yd.name, options)}"
-    mirror = _transpose_bitmask if output == "bitmask" else _transpose
-    graph = _tile_graph(name, xd, yd, functools.partial(_similarity_tile, options=options), mirror)
+    graph = _tile_graph(name, xd, yd, functools.partial(_similarity_tile, options=options),
+                        functools.partial(_transpose, output=output))
     cols = (xd if yd is None else yd).chunks[1]
     widths = tuple(int(_hpcml._similarity_layout(mode, dtype_name, 1, c)[1][1]) for c in cols)
     return da.Array(graph, name, chunks=(xd.chunks[1], widths), dtype=element, meta=np.empty((0, 0), element))
