@@ -6,10 +6,11 @@
 # image it runs hpcml-devicequery (exit 2 and its reason: no GPU), the main job, a call of each
 # family against NumPy, and the find_package consumer in an image derived from it that adds
 # CMake and a compiler; it checks that the runtime image holds no compiler and prints its size.
-# With --compile it takes the image's default path instead: a devel stand-in with this machine's
-# CUDA toolkit copied in, in which the image compiles hpcml (for sm_90) and runs its CPU tests
-# (about 20 minutes on 2 cores: not in the test command), then the same checks, and it prints the
-# build stage's size beside the runtime image's.
+# With --compile (the test command's choice where a CUDA toolkit is installed) it takes the
+# image's default path instead: a devel stand-in with this machine's CUDA toolkit copied in, in
+# which the image compiles hpcml (for sm_90) and runs its CPU tests, then the same checks, the
+# prebuilt path from the wheel the build stage made, and the build stage's size beside the
+# runtime image's (about 10 minutes on 2 cores).
 # Usage: scripts/docker-check.sh WHEEL_DIR   (a folder with the hpcml wheel for Debian 12's Python 3.11)
 #        scripts/docker-check.sh --compile
 set -euo pipefail
@@ -28,7 +29,8 @@ export CONTAINERS_CONF="$work/containers.conf"
 podman() { command podman --runtime runc "$@"; }
 tag="localhost/hpcml-check-$$"
 cleanup() {
-  podman rmi -f "$tag:runtime-base" "$tag:image" "$tag:consumer" "$tag:build" "$tag:devel-base" > /dev/null 2>&1 || true
+  podman rmi -f "$tag:runtime-base" "$tag:image" "$tag:consumer" "$tag:prebuilt" "$tag:build" "$tag:devel-base" \
+    > /dev/null 2>&1 || true
   rm -rf "$work" "$root/.docker-wheels"
 }
 trap cleanup EXIT
@@ -45,6 +47,15 @@ host_trust=()
 for file in /etc/pip.conf /etc/ssl/certs/ca-certificates.crt; do
   [ -f "$file" ] && host_trust+=(--volume "$file:$file:ro")
 done
+# The image from the wheels in the build context's .docker-wheels (outside .dockerignore): the
+# prebuilt path (WHEELS_FROM=prebuilt), which compiles nothing.
+build_prebuilt() {
+  podman build --quiet --network host "${host_trust[@]}" -f docker/Dockerfile -t "$1" \
+    --build-arg BASE_RUNTIME="$tag:runtime-base" --build-arg BASE_DEVEL="$tag:runtime-base" \
+    --build-arg WHEELS_FROM=prebuilt --build-arg WHEELS=.docker-wheels . > /dev/null
+}
+run() { podman run --rm --network host "$@"; }
+
 start=$SECONDS
 if [ "$compile" = 1 ]; then
   # The devel stand-in: the build stage's Debian packages and this machine's CUDA toolkit, with
@@ -63,19 +74,23 @@ if [ "$compile" = 1 ]; then
          --build-arg BASE_RUNTIME="$tag:runtime-base" --build-arg BASE_DEVEL="$tag:devel-base"
          --build-arg CUDA_ARCHITECTURES=90)
   start=$SECONDS
-  podman build "${build[@]}" -t "$tag:image" . > "$work/build.log" 2>&1 || { tail -n 60 "$work/build.log"; fail "the compiling build"; }
-  echo "docker-check: image compiled (sm_90) and its CPU tests run in the build stage in $((SECONDS - start)) s"
-  podman build --quiet "${build[@]}" --target build -t "$tag:build" . > /dev/null  # its layers are cached
+  podman build "${build[@]}" --target build -t "$tag:build" . > "$work/build.log" 2>&1 ||
+    { tail -n 60 "$work/build.log"; fail "the compiling build"; }
+  echo "docker-check: build stage compiled (sm_90), its CPU tests run, in $((SECONDS - start)) s"
+  podman build --quiet "${build[@]}" -t "$tag:image" . > /dev/null  # the build stage's layers are cached
+  # The prebuilt path too, from the wheel the build stage made.
+  rm -rf .docker-wheels && mkdir .docker-wheels
+  container="$(podman create "$tag:build")" && podman cp "$container:/wheels/." .docker-wheels/ && podman rm "$container" > /dev/null
+  build_prebuilt "$tag:prebuilt"
+  run -v "$root/tests/install:/check:ro" "$tag:prebuilt" python /check/check_module.py > /dev/null 2>&1 ||
+    fail "the image from the build stage's wheel (WHEELS_FROM=prebuilt): a call of each family against NumPy"
+  echo "docker-check: the same image from the build stage's wheel (WHEELS_FROM=prebuilt) passes the module check"
 else
-  # The build context's wheel folder (the Dockerfile's WHEELS), outside .dockerignore.
   rm -rf .docker-wheels && mkdir .docker-wheels && cp "$wheels"/hpcml-*-cp311-*.whl .docker-wheels/
-  podman build --quiet --network host "${host_trust[@]}" -f docker/Dockerfile -t "$tag:image" \
-    --build-arg BASE_RUNTIME="$tag:runtime-base" --build-arg BASE_DEVEL="$tag:runtime-base" \
-    --build-arg WHEELS_FROM=prebuilt --build-arg WHEELS=.docker-wheels . > /dev/null
+  build_prebuilt "$tag:image"
   echo "docker-check: image built from the prebuilt wheel in $((SECONDS - start)) s"
 fi
 
-run() { podman run --rm --network host "$@"; }
 compilers="$(run "$tag:image" sh -c 'for c in cc gcc g++ c++ clang nvcc; do command -v "$c"; done; true')"
 [ -z "$compilers" ] || fail "the runtime image holds a compiler: $compilers"
 
