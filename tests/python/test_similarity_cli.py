@@ -235,7 +235,7 @@ def _raw_npy(path, header: bytes, payload=b""):
          ["a.npy", "--y", "z.npy", "--output", "o.npy"], "--y: has 2 samples"),
         (lambda d: np.save(d / "a.npy", np.zeros((3, 4), np.float32)), ["a.npy", "--output", "/nonexistent/dir/o.npy"], "--output"),
         (lambda d: np.save(d / "a.npy", np.zeros((3, 4), np.float32)), ["a.npy", "--output", "o.npy", "--tile", "0"], "--tile"),
-        (lambda d: np.save(d / "a.npy", np.zeros((300, 4), np.float32)), ["a.npy", "--output", "o.npy", "--dtype", "uint8"], "output"),
+        (lambda d: np.save(d / "a.npy", np.zeros((300, 4), np.float32)), ["a.npy", "--output", "o.npy", "--dtype", "uint8"], "--dtype: uint8 holds counts up to 255"),
         (lambda d: np.save(d / "a.npy", np.zeros((3, 4), np.float32)), ["a.npy", "--output", "o.npy", "--threshold", "-1"], "threshold"),
         (lambda d: np.save(d / "a.npy", np.zeros((3, 4), np.float32)), ["a.npy"], "--output: missing"),
         (lambda d: np.save(d / "a.npy", np.zeros((3, 4), np.float32)), ["a.npy", "--output", "o.npy", "--min-count", "2"],
