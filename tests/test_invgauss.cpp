@@ -242,8 +242,8 @@ void expect_pieces_equal_the_whole(const ig::InvGaussOptions& o) {
             }
             for (std::size_t i = 0; i < n; ++i)
                 ASSERT_EQ(std::memcmp(&piece[i], &whole[i], sizeof(T)), 0)
-                    << ig::to_string(f) << (per_element ? ", per element" : "") << ", element " << i << ": "
-                    << piece[i] << " against " << whole[i];
+                    << ig::to_string(f) << (per_element ? ", per element" : "") << ", element " << i << ": " << piece[i]
+                    << " against " << whole[i];
         }
     }
 }

@@ -115,7 +115,8 @@ TEST(Similarity, OptionsCanBeCheckedBeforeAJob) {
     expect_invalid([&] { hpcml::check_similarity_options(o, 256); }, "output: uint8 holds counts up to 255");
     o.output = SimilarityOutput::Bitmask;
     expect_invalid([&] { hpcml::check_similarity_options(o, 1); }, "output: bitmask is an output of mode All");
-    expect_invalid([&] { hpcml::check_similarity_options(o, 1, "--dtype"); }, "--dtype: bitmask is an output of mode All");
+    expect_invalid([&] { hpcml::check_similarity_options(o, 1, "--dtype"); },
+                   "--dtype: bitmask is an output of mode All");
     o.mode = SimilarityMode::All;
     EXPECT_NO_THROW(hpcml::check_similarity_options(o, 1u << 30));
     o.threshold = -0.5f;

@@ -113,7 +113,8 @@ struct Elementwise {
     const T *mu, *lam;
     std::size_t mu_step, lam_step;
     T* out;
-    std::uint64_t first = 0;  // the stream index of element 0 (first_draw, plus a chunk's offset): the sampler's counter
+    // The stream index of element 0 (first_draw, plus a chunk's offset): the sampler's counter.
+    std::uint64_t first = 0;
 };
 
 // The trapezoid grid of the distances.

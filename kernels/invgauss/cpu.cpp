@@ -41,7 +41,8 @@ void evaluate_loop(Fn fn, const Elementwise<T>& e, std::size_t begin, std::size_
             for (std::size_t i = begin; i < whole; ++i) e.out[i] = fn(e.x[i], m, l);
         } else {
             HPCML_SIMD_LOOP
-            for (std::size_t i = begin; i < whole; ++i) e.out[i] = fn(e.x[i], e.mu[i * e.mu_step], e.lam[i * e.lam_step]);
+            for (std::size_t i = begin; i < whole; ++i)
+                e.out[i] = fn(e.x[i], e.mu[i * e.mu_step], e.lam[i * e.lam_step]);
         }
         if (whole == end) return;
         alignas(64) T x[kLanes], mu[kLanes], lam[kLanes], out[kLanes];
@@ -75,8 +76,7 @@ struct QuantileBlock {
     alignas(64) Flag done[kElements];
     // The elements being solved, packed to the front: the law, the bracket, their element.
     std::size_t solving = 0, element[kElements];
-    alignas(64) double m[kElements], l[kElements], log_target[kElements], lo[kElements], hi[kElements],
-        tt[kElements];
+    alignas(64) double m[kElements], l[kElements], log_target[kElements], lo[kElements], hi[kElements], tt[kElements];
     alignas(64) Flag upper[kElements], converged[kElements];
 
     template <class T>

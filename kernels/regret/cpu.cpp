@@ -226,8 +226,8 @@ struct CpuIteration {
     void utilities(int t, int turn, const bool* moves) {
         if (sc.sampled) {
             for (int q = 0; q < 2; ++q)
-                action[q] =
-                    sample(p[q].s.data(), p[q].size(), uniform_draw(sc.rng_seed, sc.game_key(g.index), t, sc.draw_key(turn, q)));
+                action[q] = sample(p[q].s.data(), p[q].size(),
+                                   uniform_draw(sc.rng_seed, sc.game_key(g.index), t, sc.draw_key(turn, q)));
             if (moves[0])
                 for (std::size_t i = 0; i < g.n1; ++i) p[0].u[i] = g.A[i * g.n2 + action[1]];
             if (moves[1])

@@ -192,7 +192,8 @@ __global__ void __launch_bounds__(kMoveThreads) sample_kernel(const SampleArgs a
     const std::size_t game = blockIdx.y;
     const int n = a.n[player];
     const double* s = a.strategy[player] + game * n;
-    const double u = uniform_draw(a.schedule.rng_seed, a.schedule.game_key(a.first_game + game), *a.t, a.schedule.draw_key(a.turn, player));
+    const double u = uniform_draw(a.schedule.rng_seed, a.schedule.game_key(a.first_game + game), *a.t,
+                                  a.schedule.draw_key(a.turn, player));
     const int chunk = (n + kMoveThreads - 1) / kMoveThreads;
     const int begin = min(n, static_cast<int>(threadIdx.x) * chunk), end = min(n, begin + chunk);
     double local = 0.0;

@@ -111,7 +111,8 @@ struct EagerIteration {
         // program syncs for torch.multinomial's result too).
         for (int q = 0; sc.sampled && q < 2; ++q) {
             const std::vector<float> s = p[q].download(p[q].s, stream);
-            action[q] = sample(s.data(), s.size(), uniform_draw(sc.rng_seed, sc.game_key(index), t, sc.draw_key(turn, q)));
+            action[q] =
+                sample(s.data(), s.size(), uniform_draw(sc.rng_seed, sc.game_key(index), t, sc.draw_key(turn, q)));
         }
         for (int q = 0; q < 2; ++q) {
             if (!moves[q]) continue;

@@ -99,8 +99,8 @@ void check_similarity_options(const SimilarityOptions& options, std::size_t samp
             if (similarity_output_info(entry.value).mode == options.mode)
                 writes += (writes.empty() ? "" : ", ") + std::string(entry.name);
         const bool count = options.mode == SimilarityMode::Count;
-        detail::raise(ErrorKind::InvalidArgument, std::string(output_argument) + ": " + output + " is an output of mode " +
-                                                      (count ? "All" : "Count") + "; mode " +
+        detail::raise(ErrorKind::InvalidArgument, std::string(output_argument) + ": " + output +
+                                                      " is an output of mode " + (count ? "All" : "Count") + "; mode " +
                                                       (count ? "Count" : "All") + " writes " + writes);
     }
     require(samples <= info.largest_count, std::string(output_argument) + ": " + output + " holds counts up to " +

@@ -227,7 +227,8 @@ bool vec4_loads(const float* x, std::size_t ldx, const float* y, std::size_t ldy
 
 LaunchBlocks fused_blocks(const Problem& p) {
     const FusedKernel kernel = fused_kernel(p.output, vec4_loads(p.x, p.ldx, p.y, p.ldy), p.samples);
-    return {kFusedBlockRows, kFusedBlockCols, detail::resident_blocks(reinterpret_cast<const void*>(kernel), kThreads, 0)};
+    return {kFusedBlockRows, kFusedBlockCols,
+            detail::resident_blocks(reinterpret_cast<const void*>(kernel), kThreads, 0)};
 }
 
 void launch_fused(const Problem& p, const Region& region, const RegionOutput& out, cudaStream_t stream,

@@ -85,7 +85,8 @@ def solve_matrix_games(A: ArrayIn, *, iterations: int = 500, variant: Variant = 
     payoffs = _payoffs(A, 3)
     iterations = _arrays.integer(iterations, "iterations")  # not 2.5 taken as 2; C++ checks >= 1
     r = _hpcml._solve_matrix_games(payoffs, iterations, variant, bool(alternating), averaging, bool(sampled),
-                                   int(seed), first_game, int(record_every), backend, method, 0 if device is None else int(device),
+                                   int(seed), first_game, int(record_every), backend, method,
+                                   0 if device is None else int(device),
                                    _progress.callback(progress, "hpcml.solve_matrix_games", "game-iterations"),
                                    _progress.interval(progress_interval))
     return GameSolution(r["row_strategy"], r["col_strategy"], r["value"], r["gap"], r["eps_bound"],

@@ -174,8 +174,9 @@ def sample(n: int, mu: ArrayIn, lam: ArrayIn, *, seed: int = 0, first: int = 0, 
         queued on its current stream without a copy or a wait.
 
     Raises:
-        ValueError: n or first not an integer >= 0 (or first + n past 2**64), another dtype, invalid host parameters (on the device
-            they are not checked: they give NaN), mu or lam of another length.
+        ValueError: n or first not an integer >= 0 (or first + n past 2**64), another dtype,
+            invalid host parameters (on the device they are not checked: they give NaN), mu or
+            lam of another length.
         RuntimeError: backend "cuda" without a usable device.
     """
     n = _arrays.integer(n, "n", minimum=0)  # the output's length
@@ -194,7 +195,8 @@ def sample(n: int, mu: ArrayIn, lam: ArrayIn, *, seed: int = 0, first: int = 0, 
         return out
     device = 0 if device is None else int(device)
     out = np.empty(n, dtype=dtype)
-    _hpcml._ig_sample(_arrays.vector(mu, dtype), _arrays.vector(lam, dtype), int(seed), first, out, backend, device, False, 0)
+    _hpcml._ig_sample(_arrays.vector(mu, dtype), _arrays.vector(lam, dtype), int(seed), first, out, backend, device,
+                      False, 0)
     return out
 
 

@@ -40,9 +40,9 @@ nb::dict ig_evaluate_binding(const std::string& name, nb::ndarray<const T, nb::n
 
 template <class T>
 nb::dict ig_sample_binding(nb::ndarray<const T, nb::ndim<1>, nb::c_contig> mu,
-                           nb::ndarray<const T, nb::ndim<1>, nb::c_contig> lam, std::uint64_t seed,
-                           std::uint64_t first, nb::ndarray<T, nb::ndim<1>, nb::c_contig> out,
-                           const std::string& backend, int device, bool on_device, std::uintptr_t stream) {
+                           nb::ndarray<const T, nb::ndim<1>, nb::c_contig> lam, std::uint64_t seed, std::uint64_t first,
+                           nb::ndarray<T, nb::ndim<1>, nb::c_contig> out, const std::string& backend, int device,
+                           bool on_device, std::uintptr_t stream) {
     auto o = ig_options(backend, device, stream);
     o.first_draw = first;
     hpcml::RunStats stats;

@@ -38,9 +38,9 @@ hpcml::RegretOptions regret_options(int iterations, const std::string& variant, 
 // The batch's results as arrays with a leading batch axis (one dict, not one per game: a
 // batch of 1e5 small games is solved in a fraction of the time 1e5 dicts take to build).
 nb::dict solve_games_binding(GameBatch A, int iterations, const std::string& variant, bool alternating,
-                             const std::string& averaging, bool sampled, std::uint64_t seed,
-                             std::uint64_t first_game, int record_every, const std::string& backend,
-                             const std::string& method, int device, nb::handle progress, double progress_interval) {
+                             const std::string& averaging, bool sampled, std::uint64_t seed, std::uint64_t first_game,
+                             int record_every, const std::string& backend, const std::string& method, int device,
+                             nb::handle progress, double progress_interval) {
     hpcml::RegretOptions o = regret_options(iterations, variant, alternating, averaging, sampled, seed, first_game,
                                             record_every, backend, method, device);
     set_progress(o, progress, progress_interval);
@@ -88,13 +88,13 @@ using DeviceResult = nb::ndarray<double, nb::c_contig>;
 nb::dict solve_games_device_binding(nb::ndarray<const float, nb::ndim<3>, nb::c_contig> A, int iterations,
                                     const std::string& variant, bool alternating, const std::string& averaging,
                                     bool sampled, std::uint64_t seed, std::uint64_t first_game,
-                                    const std::string& backend,
-                                    const std::string& method, int device, DeviceResult rows, DeviceResult cols,
-                                    DeviceResult value, DeviceResult gap, DeviceResult eps_bound,
+                                    const std::string& backend, const std::string& method, int device,
+                                    DeviceResult rows, DeviceResult cols, DeviceResult value, DeviceResult gap,
+                                    DeviceResult eps_bound,
                                     std::optional<nb::ndarray<std::uint8_t, nb::ndim<1>, nb::c_contig>> workspace,
                                     std::uintptr_t stream) {
-    hpcml::RegretOptions o =
-        regret_options(iterations, variant, alternating, averaging, sampled, seed, first_game, 0, backend, method, device);
+    hpcml::RegretOptions o = regret_options(iterations, variant, alternating, averaging, sampled, seed, first_game, 0,
+                                            backend, method, device);
     o.stream = reinterpret_cast<void*>(stream);
     const std::size_t batch = A.shape(0), n1 = A.shape(1), n2 = A.shape(2);
     const std::pair<const char*, std::size_t> sizes[] = {{"row_strategy", batch * n1},
@@ -126,14 +126,13 @@ nb::dict solve_games_device_binding(nb::ndarray<const float, nb::ndim<3>, nb::c_
 void bind_regret(nb::module_& m) {
     m.def("_solve_matrix_games", &solve_games_binding, nb::arg("A"), nb::arg("iterations"), nb::arg("variant"),
           nb::arg("alternating"), nb::arg("averaging"), nb::arg("sampled"), nb::arg("seed"), nb::arg("first_game"),
-          nb::arg("record_every"),
-          nb::arg("backend"), nb::arg("method"), nb::arg("device"), nb::arg("progress").none(),
+          nb::arg("record_every"), nb::arg("backend"), nb::arg("method"), nb::arg("device"), nb::arg("progress").none(),
           nb::arg("progress_interval"), "Low-level batched regret matching; use hpcml.solve_matrix_game(s).");
     m.def("_solve_matrix_games_device", &solve_games_device_binding, nb::arg("A"), nb::arg("iterations"),
           nb::arg("variant"), nb::arg("alternating"), nb::arg("averaging"), nb::arg("sampled"), nb::arg("seed"),
-          nb::arg("first_game"), nb::arg("backend"), nb::arg("method"), nb::arg("device"), nb::arg("row_strategy"), nb::arg("col_strategy"),
-          nb::arg("value"), nb::arg("gap"), nb::arg("eps_bound"), nb::arg("workspace").none(), nb::arg("stream"),
-          "Low-level batched regret matching on CUDA arrays; use hpcml.solve_matrix_games.");
+          nb::arg("first_game"), nb::arg("backend"), nb::arg("method"), nb::arg("device"), nb::arg("row_strategy"),
+          nb::arg("col_strategy"), nb::arg("value"), nb::arg("gap"), nb::arg("eps_bound"), nb::arg("workspace").none(),
+          nb::arg("stream"), "Low-level batched regret matching on CUDA arrays; use hpcml.solve_matrix_games.");
     m.def(
         "_solve_matrix_games_device_workspace",
         [](std::size_t batch, std::size_t n1, std::size_t n2, const std::string& backend, int device) {

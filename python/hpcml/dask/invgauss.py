@@ -68,7 +68,8 @@ def _evaluate_block(x: Any, mu: Any, lam: Any, *, function: str, backend: Backen
     return np.asarray(_ig.evaluate(function, x, mu, lam, backend=backend))  # hpcml gives 0-d results as scalars
 
 
-def evaluate(function: str, x: DaskArrayIn, mu: DaskArrayIn, lam: DaskArrayIn, *, backend: Backend = "auto") -> DaskArray:
+def evaluate(function: str, x: DaskArrayIn, mu: DaskArrayIn, lam: DaskArrayIn, *,
+             backend: Backend = "auto") -> DaskArray:
     """The elementwise function named `function` over dask arrays, as pdf() and the others.
 
     Args:
