@@ -60,7 +60,8 @@ start=$SECONDS
 if [ "$compile" = 1 ]; then
   # The devel stand-in: the build stage's Debian packages and this machine's CUDA toolkit, with
   # nvcc on PATH as in the nvidia/cuda devel images.
-  cuda="$(readlink -f "${CUDA_HOME:-/usr/local/cuda}")"
+  nvcc="$(command -v nvcc || echo "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc")"
+  cuda="$(dirname "$(dirname "$(readlink -f "$nvcc")")")"
   [ -x "$cuda/bin/nvcc" ] || fail "--compile needs a CUDA toolkit (no nvcc in $cuda)"
   mmdebstrap --quiet --variant=minbase --include=build-essential,cmake,ninja-build,git,python3,python3-dev,python3-venv,ca-certificates \
     --customize-hook "copy-in $cuda /usr/local" --customize-hook "chroot \"\$1\" ln -s /usr/local/${cuda##*/} /usr/local/cuda" \
@@ -80,10 +81,12 @@ if [ "$compile" = 1 ]; then
   podman build --quiet "${build[@]}" -t "$tag:image" . > /dev/null  # the build stage's layers are cached
   # The prebuilt path too, from the wheel the build stage made.
   rm -rf .docker-wheels && mkdir .docker-wheels
-  container="$(podman create "$tag:build")" && podman cp "$container:/wheels/." .docker-wheels/ && podman rm "$container" > /dev/null
+  container="$(podman create "$tag:build")"
+  podman cp "$container:/wheels/." .docker-wheels/ || fail "the build stage's /wheels could not be copied out"
+  podman rm "$container" > /dev/null
   build_prebuilt "$tag:prebuilt"
-  run -v "$root/tests/install:/check:ro" "$tag:prebuilt" python /check/check_module.py > /dev/null 2>&1 ||
-    fail "the image from the build stage's wheel (WHEELS_FROM=prebuilt): a call of each family against NumPy"
+  run -v "$root/tests/install:/check:ro" "$tag:prebuilt" python /check/check_module.py > "$work/prebuilt.txt" 2>&1 ||
+    { cat "$work/prebuilt.txt"; fail "the image from the build stage's wheel (WHEELS_FROM=prebuilt): a call of each family against NumPy"; }
   echo "docker-check: the same image from the build stage's wheel (WHEELS_FROM=prebuilt) passes the module check"
 else
   rm -rf .docker-wheels && mkdir .docker-wheels && cp "$wheels"/hpcml-*-cp311-*.whl .docker-wheels/

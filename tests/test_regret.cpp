@@ -323,6 +323,14 @@ TEST_P(RegretOnBackend, SampledBatchSolvedInPiecesEqualsOneCall) {
             }
         }
     }
+    RegretOptions last = with(RegretVariant::RMPlus, 5);
+    last.sampled = true;
+    last.first_game = std::numeric_limits<std::uint64_t>::max() - 1;  // the last two game numbers
+    const std::vector<float> A = {1, -1, -1, 1, 1, -1, -1, 1};
+    EXPECT_EQ(hpcml::solve_matrix_games(A.data(), 2, 2, 2, last).size(), 2u);
+    RegretOptions past = last;
+    ++past.first_game;
+    expect_invalid([&] { hpcml::solve_matrix_games(A.data(), 2, 2, 2, past); }, "first_game:");
 }
 
 TEST(Regret, BadInputsRaise) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -64,6 +65,9 @@ std::size_t check_shape(std::size_t batch, std::size_t n1, std::size_t n2, const
     require(batch > 0, "A: the batch is empty");
     require(o.iterations >= 1, "iterations: must be >= 1, got " + std::to_string(o.iterations));
     require(o.record_every >= 0, "record_every: must be >= 0, got " + std::to_string(o.record_every));
+    require(batch - 1 <= std::numeric_limits<std::uint64_t>::max() - o.first_game,
+            "first_game: games " + std::to_string(o.first_game) + " + " + std::to_string(batch) +
+                " pass the last game number (2^64 - 1)");
     return detail::checked_mul(detail::checked_mul(batch, n1, "A"), n2, "A");
 }
 

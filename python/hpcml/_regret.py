@@ -75,6 +75,8 @@ def solve_matrix_games(A: ArrayIn, *, iterations: int = 500, variant: Variant = 
         RuntimeError: backend "cuda" without a usable device, or a CUDA failure (named).
     """
     first_game = _arrays.integer(first_game, "first_game", minimum=0)
+    if first_game >= 2**64:  # the draws' key word is 64 bits (C++ checks first_game + batch)
+        raise ValueError(f"first_game: expected an integer below 2**64, got {first_game}")
     if _arrays.is_cuda(A):
         if progress:
             raise ValueError("progress: not reported for CUDA arrays (the games run inside one launch)")

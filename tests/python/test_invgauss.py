@@ -183,9 +183,9 @@ def test_samples_drawn_in_pieces_equal_one_call(backend):
     last = ig.sample(2, 1.0, 1.0, seed=9, first=2**64 - 2, backend=backend)  # the stream's last draws
     assert (last > 0).all()
     for bad in (-1, 2**64, 1.5):
-        with pytest.raises(ValueError, match="first"):
+        with pytest.raises(ValueError, match="^first: "):
             ig.sample(1, 1.0, 1.0, first=bad, backend=backend)
-    with pytest.raises(ValueError, match="first"):
+    with pytest.raises(ValueError, match="^first: "):
         ig.sample(3, 1.0, 1.0, first=2**64 - 2, backend=backend)
 
 

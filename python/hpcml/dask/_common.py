@@ -62,6 +62,9 @@ def float32_array(a: Any, argument: str, ndim: int, layout: str, values: str = "
         return da.from_array(_arrays.host_array(a, argument, ndim=ndim, layout=layout, values=values), chunks=chunks)
     if a.ndim != ndim:
         raise ValueError(f"{argument}: expected a {ndim}-D {layout} array, got shape {a.shape}")
+    if not isinstance(getattr(a, "_meta", None), np.ndarray):  # hpcml.dask moves host blocks only
+        raise ValueError(f"{argument}: a dask array of {type(a._meta).__module__}.{type(a._meta).__name__} "
+                         "blocks; hpcml.dask takes NumPy blocks (each worker uses its GPU itself)")
     if a.dtype.kind not in "fiub":
         raise ValueError(f"{argument}: expected {values}, got dtype {a.dtype}")
     return a.astype(np.float32)

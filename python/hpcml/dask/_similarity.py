@@ -37,24 +37,27 @@ class _Tile(NamedTuple):
 
 def _tile_blocks(chunks: Chunks, x: Any, y: Any, given: Tuple[bool, bool], multiple: int
                  ) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
-    """The output's row blocks (x's feature blocks) and column blocks (y's; x's when y is None)."""
+    """The output's row blocks (x's feature blocks) and column blocks (y's; x's when y is None).
+    `multiple` applies to the columns (a bitmask packs 8 a byte), and to the rows where they are
+    the columns' blocks too (y = x)."""
     other, other_name = (x, "x") if y is None else (y, "y")
+    row_multiple = multiple if y is None else 1
     n, m = x.shape[1], other.shape[1]
     if chunks is None:
         for argument, is_given in zip(("x", "y"), given):
             if not is_given:
                 raise ValueError(f"chunks: None keeps the dask inputs' own feature blocks, but {argument} is not "
                                  "a dask array; pass an int tile edge")
-        return blocks(x.chunks[1], n, "x", multiple), blocks(other.chunks[1], m, other_name, multiple)
+        return blocks(x.chunks[1], n, "x", row_multiple), blocks(other.chunks[1], m, other_name, multiple)
     if isinstance(chunks, (int, np.integer)):
-        return blocks(chunks, n, "x", multiple), blocks(chunks, m, other_name, multiple)
+        return blocks(chunks, n, "x", row_multiple), blocks(chunks, m, other_name, multiple)
     spec: Any = tuple(chunks)
     if len(spec) == 2 and all(isinstance(s, (tuple, list)) for s in spec):
-        rows, cols = blocks(spec[0], n, "x", multiple), blocks(spec[1], m, other_name, multiple)
+        rows, cols = blocks(spec[0], n, "x", row_multiple), blocks(spec[1], m, other_name, multiple)
         if y is None and rows != cols:
             raise ValueError(f"chunks: with y = x the row and column blocks must be the same, got {rows} and {cols}")
         return rows, cols
-    return blocks(spec, n, "x", multiple), blocks(spec, m, other_name, multiple)
+    return blocks(spec, n, "x", row_multiple), blocks(spec, m, other_name, multiple)
 
 
 def _operands(x: Any, y: Any, chunks: Chunks, multiple: int) -> Tuple[Any, Any]:
@@ -246,24 +249,35 @@ def _regular_chunks(result: Any) -> Tuple[int, ...]:
     return tuple(shape)
 
 
+_RESULT_ATTRIBUTE = "hpcml_dask_result"  # the result's dask name: its inputs and options, hashed
+
+
 def _open_or_create(store: Any, result: Any, chunks: Tuple[int, ...], create_options: Dict[str, Any]) -> Any:
-    """The Zarr array at `store`, checked against `result`, or a new one for it. write_empty_chunks,
+    """The Zarr array at `store`, checked to be this result's, or a new one for it. write_empty_chunks,
     which Zarr does not store with the array: a tile of zeros is written too, so that it counts
     as done."""
     import zarr
 
+    if "shards" in create_options:
+        raise ValueError("create_options: shards are refused: a chunk written is a tile done, and tiles that "
+                         "share a shard would be written by different workers at once")
     config: Any = {"write_empty_chunks": True}
     try:
         array = zarr.open_array(store, mode="r+")
     except FileNotFoundError:
+        attributes = {**create_options.pop("attributes", {}), _RESULT_ATTRIBUTE: result.name}
         return zarr.create_array(store, shape=result.shape, dtype=result.dtype, chunks=chunks, config=config,
-                                 **create_options)
+                                 attributes=attributes, **create_options)
     found = (tuple(array.shape), np.dtype(array.dtype), tuple(array.chunks))
     wanted = (tuple(result.shape), np.dtype(result.dtype), chunks)
-    if found != wanted:
-        raise ValueError(f"store: holds an array of shape {found[0]}, dtype {found[1]} and chunks {found[2]}, but "
-                         f"result needs {wanted[0]}, {wanted[1]} and {wanted[2]}; pass a new store or the one this "
-                         "result was written to")
+    if found != wanted or array.shards is not None:
+        raise ValueError(f"store: holds an array of shape {found[0]}, dtype {found[1]}, chunks {found[2]} and "
+                         f"shards {array.shards}, but result needs {wanted[0]}, {wanted[1]}, {wanted[2]} and no "
+                         "shards; pass a new store or the one this result was written to")
+    if array.attrs.get(_RESULT_ATTRIBUTE) != result.name:
+        raise ValueError(f"store: holds the tiles of another result ({array.attrs.get(_RESULT_ATTRIBUTE)}: other "
+                         f"inputs or options than this one's, {result.name}); resuming would mix the two: pass a "
+                         "new store")
     return array.with_config(config)
 
 
@@ -305,19 +319,25 @@ def to_zarr(result: DaskArray, store: Any, **create_options: Any) -> int:
     and computes and stores the others only; a missing tile that would be derived from a stored
     one (the mirrored tiles of y = x) reads it back rather than computing it again.
 
+    The array's attributes record the result's dask name (a hash of its inputs and options), and
+    a rerun refuses a store written for another result, whose tiles it would mix in.
+
     Args:
         result: a 2-D dask array returned by similarity (or any whose blocks are all the same
             size but the last along each axis, as Zarr's chunks are).
-        store: where the Zarr array is (a path, or any Zarr store or StoreLike).
+        store: where the Zarr array is: a path, or a Zarr store or StoreLike that every worker
+            reaches (on a cluster of processes or machines, shared storage: an in-memory store
+            would be written in each worker's copy and the call would store nothing).
         **create_options: passed to ``zarr.create_array`` when the store is new (compressors,
-            attributes, ...).
+            attributes, ...; not shards).
 
     Returns:
         The number of tiles this call computed and stored (0 when the store was complete).
 
     Raises:
         ValueError: result not a 2-D dask array or with irregular blocks; an existing store
-            whose array's shape, dtype or chunks are not the result's.
+            whose array's shape, dtype or chunks are not the result's, that is sharded, or that
+            was written for another result; shards in create_options.
     """
     if not is_dask(result) or result.ndim != 2:
         raise ValueError(f"result: expected a 2-D dask array from hpcml.dask.similarity, got {type(result).__name__}")
@@ -325,9 +345,11 @@ def to_zarr(result: DaskArray, store: Any, **create_options: Any) -> int:
     stored = _stored_blocks(array)
     (optimized,) = dask.optimize(result)  # the tasks an array computation sends: see similarity_pairs
     tiles = dict(optimized.__dask_graph__())
-    for block in stored:  # stored tiles are read back, never recomputed, where a missing one needs them
+    name = f"hpcml-to-zarr-{tokenize(result.name, str(array.store_path), sorted(stored))}"
+    # Stored tiles are read back, never recomputed, where a missing one needs them (a mirror), under
+    # the tile's own key: were it already held by the cluster (a persisted result), the same values.
+    for block in stored:
         tiles[(result.name,) + block] = (functools.partial(_load_block, region=_region(result, block)), array)
-    name = f"hpcml-to-zarr-{tokenize(result.name, sorted(stored))}"
     missing = [b for b in itertools.product(*(range(len(c)) for c in result.chunks)) if b not in stored]
     for block in missing:
         tiles[(name,) + block] = (functools.partial(_store_block, region=_region(result, block)), array,

@@ -2,10 +2,12 @@
 
 The elementwise functions broadcast x, mu and lam like NumPy (dask arrays, NumPy arrays or
 scalars; scalars travel as constants) and give a dask array with hpcml.invgauss's values:
-float32 where every input is float32, else float64. hpcml's vectorised loops and their scalar
-remainder may differ in the last bit, so a value can depend on where its block ends (within a
-few ulps of one call's). The sampler's draws do not depend on the chunking: block k, covering
-draws [a, b), is hpcml.invgauss.sample's draws a to b - 1.
+float32 where every input is float32, else float64, bit for bit however the arrays are cut
+(hpcml computes every element in a full vector lane). The sampler's draws do not depend on the
+chunking either: block k, covering draws [a, b), is hpcml.invgauss.sample's draws a to b - 1.
+With backend "auto" on a cluster of CPU and GPU workers, a block's values depend on where it
+runs (the GPU's exp, log and sqrt differ from the CPU's by a few ulps: 1e-13 relative); pass
+a backend for the same bits on every run.
 """
 
 from __future__ import annotations
