@@ -198,6 +198,11 @@ def test_to_zarr_computes_only_the_missing_tiles(tmp_path):
     assert (z[0:64, 0:8] == 0xFF).all() and (z[256:320, 8:16] == 0xFF).all()
     with pytest.raises(ValueError, match="^store: "):
         hd.to_zarr(hd.similarity(x, chunks=64), store)
+    # The same shape, dtype and tiles, but another threshold: another result's tiles.
+    with pytest.raises(ValueError, match="^store: holds the tiles of another result"):
+        hd.to_zarr(hd.similarity(x, mode="all", dtype="bitmask", chunks=64, threshold=0.5), store)
+    with pytest.raises(ValueError, match="^create_options: shards"):
+        hd.to_zarr(S, str(tmp_path / "sharded.zarr"), shards=(128, 16))
     with pytest.raises(ValueError, match="^result: "):
         hd.to_zarr(hd.similarity(x, chunks=(100, 50, 183)), str(tmp_path / "other.zarr"))
 
