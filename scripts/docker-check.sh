@@ -81,7 +81,7 @@ if [ "$compile" = 1 ]; then
   podman build --quiet "${build[@]}" -t "$tag:image" . > /dev/null  # the build stage's layers are cached
   # The prebuilt path too, from the wheel the build stage made.
   rm -rf .docker-wheels && mkdir .docker-wheels
-  container="$(podman create "$tag:build")"
+  container="$(podman create "$tag:build" true)"  # a command: the stand-in base image has none
   podman cp "$container:/wheels/." .docker-wheels/ || fail "the build stage's /wheels could not be copied out"
   podman rm "$container" > /dev/null
   build_prebuilt "$tag:prebuilt"
