@@ -7,9 +7,9 @@ import sys
 from typing import Any, Callable, Literal, Protocol, Tuple, Union
 
 if sys.version_info >= (3, 12):
-    from typing import TypeAliasType
+    from typing import TypeAliasType as TypeAliasType  # re-exported (hpcml.dask)
 else:  # the package's one dependency besides NumPy, before Python 3.12
-    from typing_extensions import TypeAliasType
+    from typing_extensions import TypeAliasType as TypeAliasType
 
 import numpy.typing as npt
 

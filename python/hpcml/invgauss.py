@@ -46,10 +46,11 @@ Raises:
 """
 
 
-def _elementwise(argument: str = "x") -> Callable[[_F], _F]:
-    """Appends the elementwise functions' common Args, Returns and Raises to a docstring."""
+def _elementwise(argument: str = "x", template: str = _ELEMENTWISE) -> Callable[[_F], _F]:
+    """Appends the elementwise functions' common Args, Returns and Raises (`template`, its
+    argument named `argument`) to a docstring; hpcml.dask.invgauss passes its own template."""
     def document(function: _F) -> _F:
-        function.__doc__ = (function.__doc__ or "") + _ELEMENTWISE.format(x=argument)
+        function.__doc__ = (function.__doc__ or "") + template.format(x=argument)
         return function
     return document
 

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Sequence, Tuple, Union
-
-if sys.version_info >= (3, 12):
-    from typing import TypeAliasType
-else:
-    from typing_extensions import TypeAliasType
 
 import dask as _dask
 import dask.array as _da
@@ -19,6 +13,7 @@ from dask.delayed import Delayed as _Delayed
 from dask.highlevelgraph import HighLevelGraph as _HighLevelGraph
 
 from .. import _arrays, _library
+from .._types import TypeAliasType
 
 # dask's annotations are partial (most of its calls are untyped for mypy --strict): hpcml.dask
 # uses it through Any, and its collections cross hpcml's API as named Any.

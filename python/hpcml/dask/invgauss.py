@@ -50,11 +50,7 @@ Raises:
 
 
 def _elementwise(argument: str = "x") -> Callable[[_F], _F]:
-    """Appends the elementwise functions' common Args, Returns and Raises to a docstring."""
-    def document(function: _F) -> _F:
-        function.__doc__ = (function.__doc__ or "") + _ELEMENTWISE.format(x=argument)
-        return function
-    return document
+    return _ig._elementwise(argument, _ELEMENTWISE)
 
 
 def functions() -> list[str]:
