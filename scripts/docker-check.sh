@@ -61,7 +61,10 @@ if [ "$compile" = 1 ]; then
   # The devel stand-in: the build stage's Debian packages and this machine's CUDA toolkit, with
   # nvcc on PATH as in the nvidia/cuda devel images.
   nvcc="$(command -v nvcc || echo "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc")"
-  cuda="$(dirname "$(dirname "$(readlink -f "$nvcc")")")"
+  # The toolkit is where nvcc itself says it is (its TOP), not next to the nvcc on PATH: that can
+  # be a wrapper script in /usr/local/bin, as on CI's machines.
+  cuda="$(cd "$work" && "$nvcc" --dryrun -x cu -c /dev/null -o /dev/null 2>&1 | sed -n 's/^#\$ TOP=//p')"
+  cuda="$(readlink -f "${cuda:-$(dirname "$nvcc")/..}")"
   [ -x "$cuda/bin/nvcc" ] || fail "--compile needs a CUDA toolkit (no nvcc in $cuda)"
   mmdebstrap --quiet --variant=minbase --include=build-essential,cmake,ninja-build,git,python3,python3-dev,python3-venv,ca-certificates \
     --customize-hook "copy-in $cuda /usr/local" --customize-hook "chroot \"\$1\" ln -s /usr/local/${cuda##*/} /usr/local/cuda" \
