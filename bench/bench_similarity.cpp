@@ -287,6 +287,7 @@ int main(int argc, char** argv) {
     return hpcml::bench::run(
         argc, argv,
         {"bench_similarity",
-         "pairwise similarity S[i,j] = #{s : |x[s,i] - y[s,j]| < t}, fused and sorted vs naive broadcast",
+         "pairwise similarity S[i,j] = #{s : |x[s,i] - y[s,j]| < t},\n"
+         "the fused and sorted methods beside the naive broadcast",
          declare, register_benchmarks, summarize, {hpcml::Method::Fused, hpcml::Method::Sorted, hpcml::Method::Naive}});
 }

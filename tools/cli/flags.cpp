@@ -1,5 +1,6 @@
 #include "flags.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -112,12 +113,33 @@ const std::string& Flags::choice(const std::string& name, const std::vector<std:
 Backend Flags::backend(const std::string& name) const { return parse_backend(str(name), "--" + name); }
 
 void Flags::print(std::FILE* out) const {
+    // Each flag's text wrapped at spaces to kHelpColumns, continued under its first word.
+    constexpr std::size_t kIndent = 23;
     for (const std::string& name : order_) {
         const Entry& e = entries_.at(name);
         const std::string flag = "--" + name + (e.is_switch ? "" : " " + e.value_name);
-        std::fprintf(out, "  %-20s %s", flag.c_str(), e.help.c_str());
-        if (!e.is_switch && !e.default_value.empty()) std::fprintf(out, " (default: %s)", e.default_value.c_str());
-        std::fprintf(out, "\n");
+        std::string text = e.help;
+        if (!e.is_switch && !e.default_value.empty()) text += " (default: " + e.default_value + ")";
+        std::string line = "  " + flag;
+        line.resize(std::max(line.size() + 1, kIndent), ' ');
+        std::size_t column = line.size();
+        bool first = true;
+        for (std::size_t at = 0; at < text.size();) {
+            const std::size_t end = std::min(text.find(' ', at), text.size());
+            const std::string_view word = std::string_view(text).substr(at, end - at);
+            at = end + 1;
+            if (!first && column + 1 + word.size() > kHelpColumns) {
+                line += "\n" + std::string(kIndent, ' ');
+                column = kIndent;
+            } else if (!first) {
+                line += ' ';
+                ++column;
+            }
+            line += word;
+            column += word.size();
+            first = false;
+        }
+        std::fprintf(out, "%s\n", line.c_str());
     }
 }
 

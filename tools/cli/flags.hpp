@@ -5,6 +5,7 @@
 
 #include <hpcml/core.hpp>
 
+#include <cstddef>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -46,8 +47,10 @@ public:
     const std::string& choice(const std::string& name, const std::vector<std::string>& choices) const;
     Backend backend(const std::string& name = "backend") const;
 
-    // One line per flag, in declaration order: "  --name VALUE   help (default: ...)".
+    // Each flag in declaration order, "  --name VALUE   help (default: ...)", wrapped to
+    // kHelpColumns.
     void print(std::FILE* out) const;
+    static constexpr std::size_t kHelpColumns = 100;
 
 private:
     struct Entry {

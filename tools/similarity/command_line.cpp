@@ -70,10 +70,11 @@ void print_usage(std::FILE* out) {
                  "Work goes in blocks of --tile rows, written to OUT.npy.partial, which becomes OUT.npy\n"
                  "when every block is in it. Resumable: finished blocks are journaled (with checksums) in\n"
                  "OUT.npy.journal/; rerunning the same command computes only the missing ones; --restart\n"
-                 "starts over. One job at a time writes an output (a lock on OUT.npy.partial). Under mpirun -np R each "
-                 "rank takes a GPU (local rank modulo the visible\n"
-                 "devices; the CPU where there is none) and blocks are handed out dynamically. On a GPU, x\n"
-                 "and y are copied to the device once per rank and each block is computed there.\n"
+                 "starts over. One job at a time writes an output (a lock on OUT.npy.partial).\n"
+                 "\n"
+                 "Under mpirun -np R each rank takes a GPU (local rank modulo the visible devices; the CPU\n"
+                 "where there is none) and blocks are handed out dynamically. On a GPU, x and y are copied\n"
+                 "to the device once per rank and each block is computed there.\n"
                  "\n",
                  cli::one_of(similarity_mode_names()).c_str(), cli::one_of(similarity_output_names()).c_str(),
                  cli::one_of(backend_names()).c_str(), cli::one_of(method_names()).c_str());
