@@ -15,7 +15,8 @@ The operators, in the namespace ``hpcml`` (``torch.ops.hpcml.NAME``):
   int32 (empty in mode "all"); their length depends on the data (a dynamic size in the fake);
 - invgauss(function, x, mu, lam) -> values of x's dtype and the broadcast shape, for every name in
   hpcml.invgauss.functions();
-- invgauss_sample(n, mu, lam, seed, double) -> n draws (float64 if double, else float32);
+- invgauss_sample(n, mu, lam, seed, double, first=0) -> n draws (float64 if double, else float32),
+  from the stream's draw `first` on (0 <= first < 2**63: torch's int);
 - solve_matrix_games(A, iterations, variant, alternating, averaging, sampled, seed) ->
   (row_strategy, col_strategy, value, gap, eps_bound), float64, with a leading batch axis.
 CUDA tensors go to hpcml's GPU backend through the same Python calls (docs/python.md says which
@@ -137,13 +138,14 @@ def invgauss(function: str, x: torch.Tensor, mu: Union[torch.Tensor, float], lam
 
 
 @torch.library.custom_op("hpcml::invgauss_sample", mutates_args=())
-def _invgauss_sample(n: int, mu: torch.Tensor, lam: torch.Tensor, seed: int, double: bool) -> torch.Tensor:
+def _invgauss_sample(n: int, mu: torch.Tensor, lam: torch.Tensor, seed: int, double: bool,
+                     first: int = 0) -> torch.Tensor:
     dtype = np.float64 if double else np.float32
     device = _sample_device(mu, lam)
     if device.type == "cuda":  # drawn in place on the current stream: capturable (the seed is the graph's)
         mu, lam = (t.to(device=device, dtype=_torch_dtype(dtype)).reshape(-1) for t in (mu, lam))
-        return _ig.sample(n, mu, lam, seed=seed, dtype=dtype, backend="cuda")
-    return torch.from_numpy(_ig.sample(n, _host(mu), _host(lam), seed=seed, dtype=dtype, backend="cpu"))
+        return _ig.sample(n, mu, lam, seed=seed, first=first, dtype=dtype, backend="cuda")
+    return torch.from_numpy(_ig.sample(n, _host(mu), _host(lam), seed=seed, first=first, dtype=dtype, backend="cpu"))
 
 
 def _sample_device(mu, lam):
@@ -152,16 +154,18 @@ def _sample_device(mu, lam):
 
 
 @_invgauss_sample.register_fake
-def _(n, mu, lam, seed, double):
+def _(n, mu, lam, seed, double, first=0):
     return mu.new_empty((n,), dtype=torch.float64 if double else torch.float32, device=_sample_device(mu, lam))
 
 
 def invgauss_sample(n: int, mu: Union[torch.Tensor, float], lam: Union[torch.Tensor, float], *, seed: int = 0,
-                    dtype: torch.dtype = torch.float64) -> torch.Tensor:
+                    first: int = 0, dtype: torch.dtype = torch.float64) -> torch.Tensor:
     """torch.ops.hpcml.invgauss_sample: n draws of IG(mu, lam) (Philox, keyed by seed: the same
-    draws for the same seed on every backend)."""
+    draws for the same seed on every backend), from the stream's draw `first` on, as
+    hpcml.invgauss.sample's `first`."""
     as_tensor = lambda v: v if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=dtype)  # noqa: E731
-    return torch.ops.hpcml.invgauss_sample(int(n), as_tensor(mu), as_tensor(lam), int(seed), dtype == torch.float64)
+    return torch.ops.hpcml.invgauss_sample(int(n), as_tensor(mu), as_tensor(lam), int(seed), dtype == torch.float64,
+                                           int(first))
 
 
 # --- games ------------------------------------------------------------------------------------

@@ -64,6 +64,12 @@ def test_invgauss_sample_opcheck_and_values():
     np.testing.assert_array_equal(ht.invgauss_sample(1000, 1.5, 2.0, seed=7).numpy(),
                                   hpcml.invgauss.sample(1000, 1.5, 2.0, seed=7))
     assert ht.invgauss_sample(10, 1.5, 2.0, dtype=torch.float32).dtype == torch.float32
+    # first: a later piece of the same stream, as hpcml.invgauss.sample's
+    torch.library.opcheck(torch.ops.hpcml.invgauss_sample.default, (100, mu, lam, 7, True, 900))
+    np.testing.assert_array_equal(ht.invgauss_sample(100, 1.5, 2.0, seed=7, first=900).numpy(),
+                                  hpcml.invgauss.sample(1000, 1.5, 2.0, seed=7)[900:])
+    with pytest.raises(ValueError, match="first"):
+        ht.invgauss_sample(10, 1.5, 2.0, first=-1)
 
 
 def test_solve_matrix_games_opcheck_and_values():
