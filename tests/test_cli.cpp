@@ -1,6 +1,8 @@
 // The command-line parser every hpcml program shares (tools/cli/flags.hpp).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -107,6 +109,39 @@ TEST(Flags, BadInputNamesTheFlag) {
         },
         "--mode: expected count|all, got 'x'");
     hpcml_test::expect_invalid([&] { (void)parse({"prog", "--mode", ""}).real("mode"); }, "--mode: expected a number");
+}
+
+TEST(Flags, HelpWrapsAtItsWidthUnderTheFirstWord) {
+    Flags f;
+    std::string words;
+    for (int w = 0; w < 40; ++w) words += (w ? " word" : "word") + std::to_string(w);
+    f.add("long", "12345", words, "N");
+    f.add("a-very-long-flag-name-indeed", "7", "short", "VALUE");
+    f.add_switch("q", "no progress");
+    char* text = nullptr;
+    std::size_t size = 0;
+    std::FILE* out = open_memstream(&text, &size);
+    f.print(out);
+    std::fclose(out);
+    const std::string help(text, size);
+    std::free(text);
+
+    std::vector<std::string> lines;
+    for (std::size_t at = 0, end; at < help.size(); at = end + 1) {
+        end = help.find('\n', at);
+        lines.push_back(help.substr(at, end - at));
+    }
+    std::string joined;
+    for (const std::string& line : lines) {
+        EXPECT_LE(line.size(), Flags::kHelpColumns) << line;
+        joined += line.substr(line.find_first_not_of(' ')) + " ";
+    }
+    // The words in order, each whole, the default kept in one piece, continuations at column 23.
+    EXPECT_EQ(lines[0].rfind("  --long N", 0), 0u);
+    EXPECT_EQ(lines[1].rfind(std::string(23, ' ') + "word", 0), 0u) << lines[1];
+    EXPECT_NE(joined.find(words + " (default: 12345)"), std::string::npos) << joined;
+    EXPECT_NE(help.find("  --a-very-long-flag-name-indeed VALUE short (default: 7)\n"), std::string::npos) << help;
+    EXPECT_NE(help.find("  --q                  no progress\n"), std::string::npos) << help;
 }
 
 }  // namespace

@@ -119,7 +119,8 @@ void Flags::print(std::FILE* out) const {
         const Entry& e = entries_.at(name);
         const std::string flag = "--" + name + (e.is_switch ? "" : " " + e.value_name);
         std::string text = e.help;
-        if (!e.is_switch && !e.default_value.empty()) text += " (default: " + e.default_value + ")";
+        // '\x01': a space that does not break "(default: V)".
+        if (!e.is_switch && !e.default_value.empty()) text += " (default:\x01" + e.default_value + ")";
         std::string line = "  " + flag;
         line.resize(std::max(line.size() + 1, kIndent), ' ');
         std::size_t column = line.size();
@@ -135,7 +136,7 @@ void Flags::print(std::FILE* out) const {
                 line += ' ';
                 ++column;
             }
-            line += word;
+            for (const char c : word) line += c == '\x01' ? ' ' : c;
             column += word.size();
             first = false;
         }
