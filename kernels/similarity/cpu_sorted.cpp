@@ -238,6 +238,10 @@ void store_mirror_masks(const Item& it, bool any_alive) {
                 static_cast<unsigned char*>(it.mirror->data) + c * it.mirror->row_stride_bytes);
 }
 
+RegionOutput offset(const RegionOutput& o, const Problem& p, std::size_t r, std::size_t c) {
+    return {static_cast<unsigned char*>(o.data) + r * o.row_stride_bytes + row_bytes(c, p.output), o.row_stride_bytes};
+}
+
 // The item's rows to the output, each encoded in the workspace and then copied, and its mirror
 // where it has one (mode All's from the masks, count mode's a transpose of the stored counts).
 template <class Level>
@@ -250,7 +254,15 @@ void store_item(const Item& it, bool any_alive) {
     const RegionOutput stored{static_cast<unsigned char*>(it.out.data) + it.band * kBand * it.out.row_stride_bytes +
                                   row_bytes(it.tile * kTile, it.p.output),
                               it.out.row_stride_bytes};
+    // Count mode's mirror is transposed from the stored rows kMirrorRows at a time, while they are
+    // still in L1 (mode All's comes from the masks, after the rows).
+    constexpr std::size_t kMirrorRows = 16;
+    const auto mirror_rows = [&](std::size_t r0, std::size_t r1) {
+        if (!it.mirror || all) return;
+        cpu_transpose(it.p, offset(stored, it.p, r0, 0), r1 - r0, it.cols, offset(*it.mirror, it.p, 0, r0));
+    };
     for (std::size_t r = 0; r < it.rows; ++r) {
+        if (r % kMirrorRows == 0 && r > 0) mirror_rows(r - kMirrorRows, r);
         unsigned char* dst = static_cast<unsigned char*>(stored.data) + r * stored.row_stride_bytes;
         const void* row = w.row;
         const Bits mask = all && any_alive ? counters[r] : Bits{};  // lives until the row is stored
@@ -269,13 +281,11 @@ void store_item(const Item& it, bool any_alive) {
         }
         put_row(it, row, bytes, dst);
     }
+    if (it.rows > 0) mirror_rows((it.rows - 1) / kMirrorRows * kMirrorRows, it.rows);
     if (it.stream) cpu::stream_fence();
-    if (!it.mirror) return;
-    if (all) {
+    if (it.mirror && all) {
         store_mirror_masks<Level>(it, any_alive);
         if (it.stream) cpu::stream_fence();
-    } else {
-        cpu_transpose(it.p, stored, it.rows, it.cols, *it.mirror);
     }
 }
 
@@ -296,9 +306,6 @@ void item_kernel(const Item& it) {
     Level::run([&] { run_item<Level>(it); });
 }
 
-RegionOutput offset(const RegionOutput& o, const Problem& p, std::size_t r, std::size_t c) {
-    return {static_cast<unsigned char*>(o.data) + r * o.row_stride_bytes + row_bytes(c, p.output), o.row_stride_bytes};
-}
 
 }  // namespace
 

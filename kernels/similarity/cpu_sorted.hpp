@@ -131,6 +131,8 @@ public:
 
 private:
     void sort_sample(std::size_t s) const;
+    std::size_t scratch_size() const;    // a thread's items and radix-sort scratch
+    std::size_t histogram_size() const;  // a thread's radix-sort histograms
 
     const float* data_ = nullptr;
     std::size_t ld_ = 0, first_ = 0, features_ = 0, groups_ = 0, samples_ = 0;
@@ -139,6 +141,8 @@ private:
     mutable detail::HostBuffer<std::uint16_t> ids_;
     mutable detail::HostBuffer<std::uint16_t> counts_;
     mutable detail::HostBuffer<std::uint64_t> scratch_;  // per thread: items and the radix sort's scratch
+    mutable detail::HostBuffer<std::uint32_t> histograms_;  // per thread: the radix sort's histograms
+    CpuKernel level_{};  // what the sort is compiled for
     std::size_t blocks_ = 0, threads_ = 1;
     std::unique_ptr<std::once_flag[]> sorted_;
 };
