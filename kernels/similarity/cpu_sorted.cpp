@@ -306,7 +306,6 @@ void item_kernel(const Item& it) {
     Level::run([&] { run_item<Level>(it); });
 }
 
-
 }  // namespace
 
 void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,

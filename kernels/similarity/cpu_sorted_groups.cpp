@@ -59,13 +59,13 @@ std::size_t digit2(std::uint64_t item) {
 // finite_items by AVX-512, 16 values at a time: the finite ones' items compressed in registers
 // (a compress to memory is slow on some CPUs) and stored whole.
 [[gnu::target("avx512f")]] std::size_t finite_items_avx512(const float* row, std::size_t from, std::size_t to,
-                                                         std::uint64_t* items, std::size_t at) {
+                                                           std::uint64_t* items, std::size_t at) {
     const __m512i lanes = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), sign = _mm512_set1_epi32(INT32_MIN);
     for (std::size_t f = from; f < to; f += 16) {
         const auto in = static_cast<__mmask16>(to - f >= 16 ? 0xffffu : (1u << (to - f)) - 1);
         const __m512 v = _mm512_maskz_loadu_ps(in, row + f);
-        const __mmask16 finite =
-            _mm512_mask_cmp_ps_mask(in, _mm512_abs_ps(v), _mm512_set1_ps(std::numeric_limits<float>::infinity()), _CMP_LT_OQ);
+        const __mmask16 finite = _mm512_mask_cmp_ps_mask(
+            in, _mm512_abs_ps(v), _mm512_set1_ps(std::numeric_limits<float>::infinity()), _CMP_LT_OQ);
         const __m512i bits = _mm512_castps_si512(v);  // order_key: ~bits where negative, else bits | sign
         const __m512i keys = _mm512_xor_si512(bits, _mm512_or_si512(_mm512_srai_epi32(bits, 31), sign));
         for (int half = 0; half < 2; ++half) {
@@ -93,7 +93,7 @@ void exclusive_scan(std::uint32_t* a, std::size_t n) {
 }
 
 // items[at ..) = (order_key(row[f]) << 32 | f) for the finite row[f], f in [from, to), in order;
-// returns the new end. May write up to 15 items past it (the buffer has room).
+// returns the new end. May write up to 8 items past it (the buffer has room).
 template <class Level>
 std::size_t finite_items(const float* row, std::size_t from, std::size_t to, std::uint64_t* items, std::size_t at) {
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -169,7 +169,8 @@ SortedGroups::SortedGroups(const float* data, std::size_t ld, std::size_t first,
     threads_ = static_cast<std::size_t>(omp_get_max_threads());
 #endif
     scratch_ = detail::HostBuffer<std::uint64_t>(tracker, threads_ * scratch_size(), "similarity sorted: sort scratch");
-    histograms_ = detail::HostBuffer<std::uint32_t>(tracker, threads_ * histogram_size(), "similarity sorted: sort scratch");
+    histograms_ =
+        detail::HostBuffer<std::uint32_t>(tracker, threads_ * histogram_size(), "similarity sorted: histograms");
     const std::size_t now = lazily ? std::min(samples, kSortBlock) : samples;
     const int threads = features * now >= cpu::kParallelMin ? static_cast<int>(std::min(threads_, now)) : 1;
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
