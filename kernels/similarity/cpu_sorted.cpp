@@ -255,7 +255,8 @@ void store_item(const Item& it, bool any_alive) {
                                   row_bytes(it.tile * kTile, it.p.output),
                               it.out.row_stride_bytes};
     // Count mode's mirror is transposed from the stored rows kMirrorRows at a time, while they are
-    // still in L1 (mode All's comes from the masks, after the rows).
+    // still in L1 (not so where they were streamed past the cache: read back, as before); mode
+    // All's comes from the masks, after the rows.
     constexpr std::size_t kMirrorRows = 16;
     const auto mirror_rows = [&](std::size_t r0, std::size_t r1) {
         if (!it.mirror || all) return;
