@@ -360,9 +360,25 @@ int run(int argc, char** argv, World& world) {
     return 0;
 }
 
+// --help and --version, answered before MPI starts (nothing to run, so no MPI to start and end):
+// the command line parsed on a copy of argv's pointers (MPI_Init may take its own arguments out
+// of argv, and the parser removes the flags it knows). Null where the job is to run; its errors
+// are reported by the parse after MPI_Init, on the rank that speaks.
+std::optional<int> answer_before_mpi(int argc, char** argv) {
+    std::vector<char*> copy(argv, argv + argc + 1);
+    try {
+        (void)parse_command_line(argc, copy.data());
+    } catch (const Exit& e) {
+        if (e.code == 0) return 0;
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (const std::optional<int> code = answer_before_mpi(argc, argv)) return *code;
     std::optional<World> started;
     try {
         started.emplace(argc, argv);
