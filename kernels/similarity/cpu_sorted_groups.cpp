@@ -92,8 +92,11 @@ void exclusive_scan(std::uint32_t* a, std::size_t n) {
     for (std::size_t d = 0; d < n; ++d) sum += std::exchange(a[d], sum);
 }
 
+// Room past a sample's items for finite_items' whole 8-item stores.
+constexpr std::size_t kItemsRoom = 16;
+
 // items[at ..) = (order_key(row[f]) << 32 | f) for the finite row[f], f in [from, to), in order;
-// returns the new end. May write up to 8 items past it (the buffer has room).
+// returns the new end. May write up to 8 items past it (kItemsRoom).
 template <class Level>
 std::size_t finite_items(const float* row, std::size_t from, std::size_t to, std::uint64_t* items, std::size_t at) {
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -195,14 +198,14 @@ void SortedGroups::sort_sample(std::size_t s) const {
     CpuLevels::visit(level_, [&](auto entry) {
         using Level = decltype(entry);
         Level::run([&] {
-            sort_sample_for<Level>(data_ + s * ld_ + first_, features_, groups_, items, items + features_ + 16,
+            sort_sample_for<Level>(data_ + s * ld_ + first_, features_, groups_, items, items + features_ + kItemsRoom,
                                    histograms_.data() + thread * histogram_size(), values_.data() + s * (kTile + kPad),
                                    ids_.data() + s * kTile, counts_.data() + s, samples_);
         });
     });
 }
 
-std::size_t SortedGroups::scratch_size() const { return 2 * (features_ + 16); }  // items, then the sort's scratch
+std::size_t SortedGroups::scratch_size() const { return 2 * (features_ + kItemsRoom); }  // items, then scratch
 
 std::size_t SortedGroups::histogram_size() const { return 2 * kLowDigits + (groups_ << 10); }
 
