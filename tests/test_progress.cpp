@@ -7,8 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -70,6 +73,98 @@ TEST(Progress, SimilarityReportsEveryOutputElementOnce) {
                     std::string(hpcml::to_string(method)) + (tile ? " tile 64" : " whole") + (y_is_x ? " y = x" : " y");
                 r.expect_complete(std::uint64_t{n} * cols, method == hpcml::Method::Naive ? 1 : 0, what);
             }
+}
+
+// Every way of asking for S on the CPU accounts for exactly n x m units (a mismatch raises
+// Internal from the call itself): each method (auto too), y = x by default, as the same buffer
+// and as a copy, into an array, to a sink and as a pair list (both modes), at each CPU level and
+// reporting interval, with enough samples for symmetry (16, 17) and more than one tile.
+TEST(Progress, EveryMethodOutputAndSymmetryAccountsForTheWholeOutput) {
+    const char* set_before = std::getenv("HPCML_CPU_KERNEL");
+    const std::string level_before = set_before ? set_before : "";
+    const std::size_t n = 1100;
+    using hpcml::Method;
+    // One call: y_kind 0 (y = x by default), 1 (the same buffer), 2 (a copy); how 0 (into an
+    // array), 1 (to a sink), 2 and 3 (pairs in modes count and all).
+    const auto check = [&](const std::vector<float>& x, const std::vector<float>& copy, std::size_t samples,
+                           Method method, int y_kind, std::optional<std::size_t> tile, double interval, int how,
+                           const std::string& what) {
+        Recorder r;
+        hpcml::SimilarityOptions o;
+        o.backend = hpcml::Backend::Cpu;
+        o.method = method;
+        o.tile = tile;
+        o.threshold = 0.4f;
+        o.progress = r.callback();
+        o.progress_interval = interval;
+        const hpcml::MatrixView xv{x.data(), samples, n};
+        const hpcml::MatrixView yv = y_kind == 0   ? hpcml::MatrixView{}
+                                     : y_kind == 1 ? xv
+                                                   : hpcml::MatrixView{copy.data(), samples, n};
+        try {
+            if (how == 0) {
+                std::vector<std::int32_t> out(n * n);
+                hpcml::similarity(xv, yv, out.data(), o);
+            } else if (how == 1) {
+                std::uint64_t sunk = 0;
+                hpcml::similarity(
+                    xv, yv, [&](const hpcml::SimilarityTile& t) { sunk += t.rows * t.cols; }, o);
+                EXPECT_EQ(sunk, n * n) << what;
+            } else {
+                if (how == 3) o.mode = hpcml::SimilarityMode::All;
+                hpcml::similarity_pairs(xv, yv, o, 2);
+            }
+        } catch (const std::exception& e) {
+            ADD_FAILURE() << what << ": " << e.what();
+            return;
+        }
+        // The calling thread may finish none of the shared-out work: only naive, run on it, must report.
+        r.expect_complete(std::uint64_t{n} * n, method == Method::Naive ? 1 : 0, what);
+    };
+    for (const std::size_t samples : {std::size_t{16}, std::size_t{17}}) {
+        const std::vector<float> x = features(samples, n, 11), copy = x;
+        const std::vector<std::string_view> levels = hpcml::cpu_kernel_names();
+        for (const std::string_view level : levels) {
+            setenv("HPCML_CPU_KERNEL", std::string(level).c_str(), 1);
+            for (const Method method : {Method::Auto, Method::Fused, Method::Sorted, Method::Naive})
+                for (const int y_kind : {0, 1, 2})
+                    for (const std::optional<std::size_t> tile : {std::optional<std::size_t>{}, std::optional{300ul}})
+                        for (const double interval : {0.0, 0.25, 1e9})
+                            for (const int how : {0, 1, 2, 3}) {
+                                // Naive has no levels; one interval keeps the test short.
+                                if (method == Method::Naive && (interval != 0.0 || level != levels[0])) continue;
+                                check(x, copy, samples, method, y_kind, tile, interval, how,
+                                      std::string(level) + " " + std::string(hpcml::to_string(method)) + " samples " +
+                                          std::to_string(samples) + " y kind " + std::to_string(y_kind) +
+                                          (tile ? " tile 300" : " whole") + " interval " + std::to_string(interval) +
+                                          " how " + std::to_string(how));
+                            }
+        }
+    }
+    if (set_before) {
+        setenv("HPCML_CPU_KERNEL", level_before.c_str(), 1);
+    } else {
+        unsetenv("HPCML_CPU_KERNEL");
+    }
+}
+
+// The sorted method's strips (a region wider than 16384 is sorted in strips, mirrored across
+// the diagonal) account for their mirrors too.
+TEST(Progress, SortedStripsAccountForTheirMirrors) {
+    const std::size_t samples = 16, n = 16500;
+    const std::vector<float> x = features(samples, n, 12);
+    Recorder r;
+    hpcml::SimilarityOptions o;
+    o.backend = hpcml::Backend::Cpu;
+    o.method = hpcml::Method::Sorted;
+    o.mode = hpcml::SimilarityMode::All;
+    o.output = hpcml::SimilarityOutput::Bitmask;
+    o.threshold = 0.2f;
+    o.progress = r.callback();
+    o.progress_interval = 0.0;
+    std::vector<std::uint8_t> out(hpcml::similarity_output_bytes(n, n, hpcml::SimilarityOutput::Bitmask));
+    hpcml::similarity({x.data(), samples, n}, {}, out.data(), o);
+    r.expect_complete(std::uint64_t{n} * n, 0, "sorted strips");
 }
 
 TEST(Progress, PairListsAndGamesReportTheirTotals) {

@@ -1,9 +1,10 @@
-# hpcml-trace's contract: without NVML and powercap it exits 2 without running the command;
-# --allow-missing runs it and passes its exit status on; with the fake NVML it traces, writes the
-# seed's CSV, adds the CPU energy of a fake powercap tree to its summary and passes the exit status
-# on; with that tree alone it traces the CPU's energy (csv, json) and writes an emissions row; bad
-# command lines exit 1. (A window too short for the counters is the C++ tests' to check: a
-# command's start can take longer than that on a loaded machine.)
+# hpcml-trace's contract: without NVML and powercap it times the command, passes its exit status
+# on and says why nothing else was measured (an emissions row with no energy is not written, and
+# it says so); --strict refuses there (exit 2, the command not run); with the fake NVML it traces,
+# writes the seed's CSV, adds the CPU energy of a fake powercap tree to its summary and passes the
+# exit status on; with that tree alone it traces the CPU's energy (csv, json) and writes an
+# emissions row; bad command lines exit 1 in one line. (A window too short for the counters is the
+# C++ tests' to check: a command's start can take longer than that on a loaded machine.)
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 function(expect_rc expected)
@@ -16,14 +17,19 @@ endfunction()
 
 set(missing ${CMAKE_COMMAND} -E env HPCML_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
             HPCML_POWERCAP_ROOT=${WORK_DIR}/no-powercap)
-expect_rc(2 ${missing} ${TOOL} -- ${CMAKE_COMMAND} -E touch ${WORK_DIR}/ran)
+expect_rc(2 ${missing} ${TOOL} --strict -- ${CMAKE_COMMAND} -E touch ${WORK_DIR}/ran)
 if(EXISTS ${WORK_DIR}/ran)
-  message(FATAL_ERROR "the command ran although NVML was missing")
+  message(FATAL_ERROR "the command ran under --strict although NVML was missing")
 endif()
-if(NOT last_err MATCHES "no GPU telemetry and no CPU energy")
+if(NOT last_err MATCHES "no GPU telemetry, so .* was not run \\(--strict\\)")
   message(FATAL_ERROR "no reason given: ${last_err}")
 endif()
-expect_rc(3 ${missing} ${TOOL} --allow-missing -- sh -c "exit 3")
+expect_rc(3 ${missing} ${TOOL} --emissions ${WORK_DIR}/none.csv -- sh -c "exit 3")
+if(NOT last_err MATCHES "no GPU \\(.*\\); [0-9.]+ s, CPU energy not measured \\(.*exit status 3"
+   OR NOT last_err MATCHES "no row appended to .*none.csv: no energy was measured" OR EXISTS ${WORK_DIR}/none.csv)
+  message(FATAL_ERROR "the timed run's summary: ${last_err}")
+endif()
+expect_rc(3 ${missing} ${TOOL} --allow-missing -- sh -c "exit 3")  # older command lines still run
 
 # A fake powercap tree: one package whose counter the traced command moves by 3 J.
 set(zone ${WORK_DIR}/powercap/intel-rapl:0)
@@ -89,5 +95,9 @@ expect_rc(1 ${TOOL} --interval-ms 0 -- true)
 expect_rc(1 ${TOOL} --format xml -- true)
 expect_rc(1 ${TOOL} true)
 expect_rc(1 ${TOOL} --bogus -- true)
+if(NOT last_err MATCHES "^hpcml-trace: error: [^\n]*\ntry 'hpcml-trace --help'\n$")
+  message(FATAL_ERROR "a usage error is one line and where the help is: ${last_err}")
+endif()
+expect_rc(1 ${TOOL} --strict --allow-missing -- true)
 expect_rc(0 ${TOOL} --help)
 message(STATUS "hpcml-trace contract holds")

@@ -239,6 +239,9 @@ void run_cpu_to_sink(const Problem& p, TilePlan plan, Method method, const Simil
         if (mirror)
             sink(SimilarityTile{mirrored.row0, mirrored.col0, mirrored.rows, mirrored.cols, back.data,
                                 back.row_stride_bytes, p.output});
+        // The mirror is planned here: its elements are done, sunk or (!sink_mirrors) covered by
+        // the caller, who adds the mirrored pairs.
+        if (progress && symmetric && region.col0 > region.row0) progress->add(detail::similarity::units(mirrored));
     });
 }
 

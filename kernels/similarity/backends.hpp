@@ -55,8 +55,13 @@ struct RegionOutput {
 // blocks, no intermediate; with `mirror` (y is x, a region off the diagonal) each stored block
 // is also written transposed there, mirror(b, a) = S(a, b) for the rows x cols region. Naive:
 // NumPy's broadcast, materialising samples x rows x cols differences and a boolean mask per
-// region (checked against available memory first). Both add the output elements they have done
-// to `progress` (a mirror's too) where it is given.
+// region (checked against available memory first).
+//
+// Progress, one convention for every method: a CPU method adds to `progress` (where it is given)
+// exactly the elements of its `region`, as it finishes them, and nothing for `mirror`: a mirror's
+// elements are added by whoever planned that mirror (the tile loops in api.cpp, the sorted
+// method's strips), whether it was written or is covered by symmetry (a pair list adds the
+// mirrored pairs itself). A diagonal region's mirrored half is part of the region.
 void cpu_fused(const Problem& problem, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
                detail::Progress* progress, const RegionOutput* mirror = nullptr);
 // Sorted (cpu_sorted.cpp): per sample, y sorted within tiles and x within bands, rank intervals
@@ -68,6 +73,9 @@ void cpu_sorted(const Problem& problem, const Region& region, const RegionOutput
 Method cpu_auto_method(const Problem& problem);
 void cpu_naive(const Problem& problem, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
                detail::Progress* progress);
+
+// A region's progress units: its output elements.
+inline std::uint64_t units(const Region& region) { return std::uint64_t{region.rows} * region.cols; }
 
 // Where y is x, the fused and sorted methods compute S on and above the diagonal only and mirror
 // the rest, where that pays: with few samples a pair costs less than its mirrored copy, and the

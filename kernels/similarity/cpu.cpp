@@ -198,12 +198,11 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out, 
 #endif
         const FusedItem item(plan, region, index, accumulators.data() + thread * plan.acc_size,
                              transposed.size() ? transposed.data() + thread * kPanelCols * kBandRows : nullptr);
-        // Output elements this item accounts for: its own, and as many again off the diagonal
-        // of a symmetric problem, whose mirror it writes (or the caller adds).
+        // The region's elements this item accounts for (those below a diagonal too, which its
+        // mirror writes; an outside mirror is its planner's to count).
         const std::size_t group_cols =
             std::min(item.group_panels * kPanelCols, region.cols - item.first_panel * kPanelCols);
-        const std::uint64_t item_elements =
-            std::uint64_t{item.in} * group_cols * (plan.symmetric && !plan.diagonal ? 2 : 1);
+        const std::uint64_t item_elements = std::uint64_t{item.in} * group_cols;
         if (!item.below(item.group_panels - 1, item.i0)) {
             count_item(p, plan, item, xsource, ypacked, count_block);
             store_item(p, plan, item, out, mirror);

@@ -321,8 +321,10 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
                 const Region sub{region.row0 + r, region.col0 + c, std::min(kStrip, region.rows - r),
                                  std::min(kStrip, region.cols - c)};
                 const RegionOutput sub_mirror = mirror ? offset(*mirror, p, c, r) : offset(out, p, c, r);
+                const bool mirrored_here = diagonal && c > r;  // this strip's mirror is in the region
                 cpu_sorted(p, sub, offset(out, p, r, c), tracker, progress,
-                           mirror || (diagonal && c > r) ? &sub_mirror : nullptr);
+                           mirror || mirrored_here ? &sub_mirror : nullptr);
+                if (progress && mirrored_here) progress->add(units(sub));
             }
         return;
     }
@@ -367,7 +369,7 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
                                                      : RegionOutput{};
             kernel(Item{p, region, xs, ys, band, tile, rows, cols, planes, w, out, mirrored ? &transposed : nullptr,
                         stream});
-            if (progress) progress->add(std::uint64_t{rows} * cols * (mirrored ? 2 : 1));
+            if (progress) progress->add(std::uint64_t{rows} * cols * (diagonal && tile > band ? 2 : 1));
         }
     }
 }

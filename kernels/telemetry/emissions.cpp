@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -181,6 +183,7 @@ void append_emissions_csv(const std::string& path, const EmissionsRun& run, cons
                     path + ": holds another table than CodeCarbon 3.3's emissions.csv (its first line is '" + first +
                         "'); name a new file");
     std::ofstream out(path, std::ios::app);
+    detail::require(out.is_open(), path + ": cannot be written: " + std::strerror(errno));
     if (first.empty()) out << emissions_csv_header() << '\n';
     out << emissions_csv_row(run, intensity) << '\n';
     out.flush();

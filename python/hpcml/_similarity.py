@@ -129,7 +129,7 @@ def similarity_pairs(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: floa
     """The pairs (i, j) of S = similarity(x, y) that pass, without a dense S.
 
     mode "all": the pairs with every sample within the threshold; returns (i, j). mode "count":
-    the pairs with S[i, j] >= min_count (default 1); returns (i, j, count). i and j are uint64
+    the pairs with S[i, j] >= min_count (default 1); returns (i, j, count). i and j are int64
     arrays in row-major order (NumPy's ``np.nonzero(S)`` order), count int32. The output is
     computed tile by tile (tile x tile, 1024 when unset) and reduced per tile, so memory grows
     with the number of pairs. Host arrays (NumPy and anything np.asarray takes), or CUDA arrays

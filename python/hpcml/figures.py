@@ -8,11 +8,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import textwrap
 
 import numpy as np
 
-from . import invgauss
+from . import _optional, invgauss
 from ._regret import solve_matrix_game
 
 RPS_CRASH = np.array([[0, -1, 2], [1, 0, -1], [-2, 1, 0]], dtype=np.float32)
@@ -31,10 +32,7 @@ REGRET_LINES = [
 def regret_convergence(path, iterations=10000, random_size=1000, backend="auto"):
     """Exact Nash gap against iterations, log-log, one line per variant, for RPS-with-Crash
     (left) and a random normal random_size x random_size game (right)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _optional.pyplot("hpcml.figures")
 
     games = [("RPS with Crash", RPS_CRASH, iterations),
              (f"random normal {random_size} x {random_size}",
@@ -62,10 +60,7 @@ def invgauss_normal(path, backend="auto"):
     0.01, 0.0001} against N(0, 1); right, the total variation distance between the standardised
     IG and N(0, 1) against lambda / mu on log-log axes (2 to 1e5, 100 values), with a reference
     line of slope -1/2."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _optional.pyplot("hpcml.figures")
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
     y = np.linspace(-4, 6, 1001)
@@ -125,10 +120,7 @@ def energy(results_path, path):
     result's hpcml_energy context). Returns the pairs drawn (fused_naive_pairs)."""
     import json
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _optional.pyplot("hpcml.figures")
 
     with open(results_path) as f:
         results = json.load(f)
@@ -179,13 +171,20 @@ def main():
     power.add_argument("results", help="a bench_* --benchmark_out=FILE (JSON)")
     power.add_argument("output", help="PNG path")
     args = parser.parse_args()
+    try:
+        draw(args)
+    except ModuleNotFoundError as e:  # an optional part: one line naming its extra
+        sys.exit(f"python -m hpcml.figures: {e}")
+    print(f"wrote {args.output}")
+
+
+def draw(args: argparse.Namespace) -> None:
     if args.figure == "regret":
         regret_convergence(args.output, args.iterations, args.size, args.backend)
     elif args.figure == "energy":
         energy(args.results, args.output)
     else:
         invgauss_normal(args.output, args.backend)
-    print(f"wrote {args.output}")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@ energy through Linux's powercap interface (RAPL: package and DRAM).
         run_the_work()
     e.energy_j, e.seconds, e.source             # energy_j None (and source the reason) where not measured
 
-Without a GPU or NVML, trace() raises RuntimeError saying why; status() says it without raising.
+Without a GPU or NVML, trace() records the duration and CPU energy and says why the GPU's fields
+are None (summary["gpu_telemetry"]); trace(strict=True) raises RuntimeError there instead; status()
+says which without tracing.
 plot(csv, png) draws the seed's figure from a trace in the seed's format (hpcml-trace's default).
 """
 
@@ -20,11 +22,12 @@ from __future__ import annotations
 import csv
 import datetime
 import os
+import time
 from typing import Any, Optional, Union
 
 import numpy as np
 
-from . import _arrays, _hpcml
+from . import _arrays, _hpcml, _optional
 
 __all__ = ["status", "trace", "plot", "cpu_energy_status", "cpu_energy", "carbon_intensity", "write_emissions",
            "WORLD_AVERAGE_CARBON_INTENSITY"]
@@ -81,8 +84,15 @@ def write_emissions(path: Union[str, os.PathLike[str]], duration_s: float, *, cp
     """Appends a run to `path`, a CodeCarbon emissions.csv (its 3.3 columns and units; the header
     when the file is new): energy (None where not measured) times the carbon intensity (as
     carbon_intensity(); country_name says which). Returns the intensity used and emissions_kg.
-    Raises ValueError where the file cannot be written, where an existing file has another
-    header, or for a carbon intensity as carbon_intensity() refuses."""
+    Raises OSError (with the system's reason) where the file cannot be opened for appending,
+    ValueError where no energy was measured (both None: a row would claim 0 kWh), where an
+    existing file has another header, or for a carbon intensity as carbon_intensity() refuses."""
+    if cpu_energy_j is None and gpu_energy_j is None:
+        raise ValueError("no energy was measured (cpu_energy_j and gpu_energy_j are None): no row written to "
+                         f"{os.fspath(path)!r}")
+    _hpcml._carbon_intensity(None if carbon_intensity is None else float(carbon_intensity))  # refused before a file is made
+    with open(path, "a"):  # the system's reason, naming the path, before anything is written
+        pass
     return _hpcml._append_emissions_csv(str(path), float(duration_s),
                                         None if cpu_energy_j is None else float(cpu_energy_j),
                                         None if gpu_energy_j is None else float(gpu_energy_j),
@@ -92,47 +102,68 @@ def write_emissions(path: Union[str, os.PathLike[str]], duration_s: float, *, cp
 
 class trace:
     """Samples GPU `device` every `interval_ms` while the with-block runs (the module's docstring
-    shows its summary and samples).
+    shows its summary and samples), with the CPU's energy and the duration.
+
+    Where GPU telemetry cannot be had (no GPU, no NVML, a build without it), the trace records
+    the duration and the CPU's energy where it can: the GPU's fields are None, samples is empty,
+    and summary["gpu_telemetry"] says why (on a GPU it names what was traced). strict=True
+    raises there instead, as hpcml-trace --strict refuses.
 
     Raises:
-        ValueError: interval_ms not an integer >= 1, a device ordinal out of range.
-        RuntimeError: no GPU or no NVML here (status() says which, without raising).
+        ValueError: interval_ms not an integer >= 1, strict not a bool, a device ordinal out of
+            range.
+        RuntimeError: with strict=True, no GPU telemetry here (status() says why, without raising).
     """
 
-    def __init__(self, device: int = 0, interval_ms: int = 100) -> None:
+    def __init__(self, device: int = 0, interval_ms: int = 100, *, strict: bool = False) -> None:
         # Checked here: C++ names it "interval", and a build without NVML does not check it at all.
         interval_ms = _arrays.integer(interval_ms, "interval_ms", minimum=1)
-        self._sampler = _hpcml._TelemetrySampler(int(device), datetime.timedelta(milliseconds=interval_ms))
-        self.device_name = self._sampler.device_name()
+        device = _arrays.integer(device, "device", minimum=0)
+        if not isinstance(strict, bool):
+            raise ValueError(f"strict: expected True or False, got {strict!r}")
+        why = status(device)
+        if why["message"].startswith("device:"):  # a GPU machine without that device: the argument is wrong
+            raise ValueError(why["message"])
+        self._sampler = None
+        self.device_name = ""
+        if strict or why["status"] == "ok":
+            self._sampler = _hpcml._TelemetrySampler(device, datetime.timedelta(milliseconds=interval_ms))
+            self.device_name = self._sampler.device_name()
+        self._gpu = why["message"] if self._sampler else f"not measured: {why['message']}"
         self.summary: dict[str, Any] = {}
         self.samples: dict[str, Any] = {}
 
     def __enter__(self) -> trace:
         self._cpu = cpu_energy().__enter__()
-        self._sampler.start()
+        self._start = time.perf_counter()
+        if self._sampler:
+            self._sampler.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.summary = self._sampler.stop()
+        if self._sampler:
+            self.summary = self._sampler.stop()
+        else:
+            self.summary = dict(duration_s=time.perf_counter() - self._start, energy_j=None, mean_power_w=None,
+                                peak_power_w=None, mean_gpu_util_percent=None, mean_memory_util_percent=None,
+                                samples=0, energy_from_counter=False, power_instant=False)
         self._cpu.__exit__(*exc)
-        self.summary.update(self._cpu.fields())
-        self.samples = {k: np.asarray(v) for k, v in self._sampler.samples().items()}
+        self.summary.update(self._cpu.fields(), gpu_telemetry=self._gpu)
+        self.samples = {k: np.asarray(v) for k, v in self._sampler.samples().items()} if self._sampler else {}
 
     def write_emissions(self, path: Union[str, os.PathLike[str]], carbon_intensity: Optional[float] = None,
                         project_name: str = "hpcml") -> dict[str, Any]:
         """This trace's run (GPU and CPU energy) as a row of a CodeCarbon emissions.csv: write_emissions."""
         return write_emissions(path, self.summary["duration_s"], cpu_energy_j=self.summary["cpu_energy_j"],
                                gpu_energy_j=self.summary["energy_j"], carbon_intensity=carbon_intensity,
-                               project_name=project_name, gpu_model=self.device_name, gpu_count=1)
+                               project_name=project_name, gpu_model=self.device_name,
+                               gpu_count=1 if self._sampler else 0)
 
 
 def plot(csv_path: Union[str, os.PathLike[str]], png_path: Union[str, os.PathLike[str]]) -> None:
     """The seed's figure from a trace in the seed's format: the percentages (and temperature in
     C) on the left axis against time, energy in kJ dashed on the right axis."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _optional.pyplot("hpcml.telemetry.plot")
 
     with open(csv_path, newline="") as f:
         rows = list(csv.reader(f, delimiter=";"))

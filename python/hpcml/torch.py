@@ -26,9 +26,15 @@ synchronise); on the CPU every operator is what the functions of hpcml compute.
 from typing import Any, Optional, Tuple, Union
 
 import numpy as np
-import torch
 
-import hpcml
+from hpcml import _optional
+
+try:
+    import torch
+except ModuleNotFoundError as _error:
+    raise _optional.missing(_error, "hpcml.torch") from None
+
+import hpcml  # noqa: E402
 from hpcml import _hpcml
 from hpcml import invgauss as _ig
 
@@ -91,7 +97,7 @@ def _similarity_pairs(x: torch.Tensor, y: torch.Tensor | None, threshold: float,
         pairs = hpcml.similarity_pairs(x, y, backend="cuda", **options)
     else:
         pairs = hpcml.similarity_pairs(_host(x), None if y is None else _host(y), backend="cpu", **options)
-    i, j = (torch.from_numpy(a.astype(np.int64)).to(device) for a in pairs[:2])
+    i, j = (torch.from_numpy(a).to(device) for a in pairs[:2])  # int64, as hpcml returns them
     count = torch.from_numpy(pairs[2]).to(device) if mode == "count" else torch.empty(0, dtype=torch.int32,
                                                                                       device=device)
     return i, j, count

@@ -72,16 +72,17 @@ nb::dict similarity_pairs_binding(FloatMatrix x, std::optional<FloatMatrix> y, f
         pairs = on_device ? hpcml::similarity_pairs_device(view(x), yv, o, min_count)
                           : hpcml::similarity_pairs(view(x), yv, o, min_count);
     }
-    auto copy = [](const auto& v) {
-        using T = typename std::decay_t<decltype(v)>::value_type;
-        auto a = new_array<T>({v.size()});
+    // Indices as int64, NumPy's index type (np.nonzero's): i - j must not wrap around. An index
+    // is below an array dimension, so it fits.
+    auto copy = [](const auto& v, auto as) {
+        auto a = new_array<decltype(as)>({v.size()});
         std::copy(v.begin(), v.end(), a.data());
         return a;
     };
     nb::dict out = stats_dict(pairs.stats);
-    out["i"] = copy(pairs.i);
-    out["j"] = copy(pairs.j);
-    if (o.mode == hpcml::SimilarityMode::Count) out["count"] = copy(pairs.count);
+    out["i"] = copy(pairs.i, std::int64_t{});
+    out["j"] = copy(pairs.j, std::int64_t{});
+    if (o.mode == hpcml::SimilarityMode::Count) out["count"] = copy(pairs.count, std::int32_t{});
     return out;
 }
 

@@ -61,3 +61,43 @@ def test_errors_map_to_python_exceptions():
     else:
         with pytest.raises(ValueError, match="out of range"):
             hpcml.resolve_backend("cuda", device=1 << 20)
+
+
+# Each optional part without its package: a ModuleNotFoundError naming the extra that brings it
+# (run in a fresh interpreter where the package's import is made to fail).
+_WITHOUT = """
+import sys
+sys.modules[sys.argv[1]] = None  # `import NAME` now fails as if NAME were not installed
+import hpcml
+try:
+    exec(sys.argv[2])
+except ModuleNotFoundError as e:
+    print(e)
+"""
+
+
+@pytest.mark.parametrize("package,code,extra", [
+    ("torch", "import hpcml.torch", "hpcml[torch]"),
+    ("dask", "import hpcml.dask", "hpcml[dask]"),
+    ("matplotlib", "import hpcml.telemetry; hpcml.telemetry.plot('a.csv', 'b.png')", "hpcml[plots]"),
+    ("matplotlib", "import hpcml.figures; hpcml.figures.regret_convergence('b.png', iterations=2, random_size=2)",
+     "hpcml[plots]"),
+])
+def test_optional_parts_name_their_extra(package, code, extra):
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-c", _WITHOUT, package, code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert f"needs {package}, which is not installed: pip install '{extra}'" in p.stdout, p.stdout + p.stderr
+
+
+def test_figures_command_without_matplotlib_says_so_in_one_line(tmp_path):
+    import subprocess
+    import sys
+    code = "import sys; sys.modules['matplotlib'] = None; sys.argv[0] = 'figures'; import runpy; " \
+           "runpy.run_module('hpcml.figures', run_name='__main__')"
+    p = subprocess.run([sys.executable, "-c", code, "regret", str(tmp_path / "r.png"), "--iterations", "2",
+                        "--size", "2"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and p.stderr.strip().splitlines() == [
+        "python -m hpcml.figures: hpcml.figures needs matplotlib, which is not installed: pip install 'hpcml[plots]'"], \
+        p.stderr

@@ -153,9 +153,10 @@ def test_pairs_equal_nonzero_in_row_major_tile_order(mode, which_y):
     min_count = 20 if mode == "count" else None
     P = hd.similarity_pairs(da.from_array(x, chunks=(37, 50)), y, threshold=1.0, mode=mode, min_count=min_count,
                             chunks=100)
-    columns = {"i": np.uint64, "j": np.uint64, **({"count": np.int32} if mode == "count" else {})}
+    columns = {"i": np.int64, "j": np.int64, **({"count": np.int32} if mode == "count" else {})}
     assert dict(P.dtypes) == {k: np.dtype(v) for k, v in columns.items()}  # from meta: nothing computed
     got = P.compute()
+    assert dict(got.dtypes) == {k: np.dtype(v) for k, v in columns.items()}  # the computed frame's too
     S = hpcml.similarity(x, y, threshold=1.0, mode=mode)
     passed = S >= min_count if mode == "count" else S
     i, j = np.nonzero(passed)

@@ -311,7 +311,7 @@ def test_pairs_equal_numpy(self_pairs, tile, backend, samples, n, scale):
         assert len(got) == len(expected)
         for g, e in zip(got, expected):
             np.testing.assert_array_equal(g, e)
-        assert got[0].dtype == np.uint64 and got[1].dtype == np.uint64
+        assert got[0].dtype == np.int64 and got[1].dtype == np.int64
 
 
 @needs_cuda

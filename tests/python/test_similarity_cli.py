@@ -262,9 +262,69 @@ def test_bad_input_is_a_clear_error(tmp_path, make, args, message):
     if make:
         make(tmp_path)
     p = subprocess.run([str(TOOL), *args], env=ENV, capture_output=True, text=True, cwd=tmp_path, timeout=60)
-    assert p.returncode == 1, p.stderr
+    # A usage error (the command line: its flags and their values) exits 2 and says where the
+    # help is; a file that cannot be used exits 1. Either way one line, not the whole --help.
+    # (--dtype's counts checked against the input's samples are the flag's error.)
+    usage = message.startswith(("--tile", "--dtype", "threshold", "--output: missing", "--min-count")) or \
+        "--dtype: int32 holds counts up to" in p.stderr
+    assert p.returncode == (2 if usage else 1), p.stderr
     assert message in p.stderr, p.stderr
+    lines = p.stderr.splitlines()
+    assert lines[0].startswith("hpcml-similarity: error: ") and len(lines) == (2 if usage else 1), p.stderr
+    if usage:
+        assert lines[1] == "try 'hpcml-similarity --help'"
     assert not (tmp_path / "o.npy").exists()
+
+
+def test_a_missing_file_names_the_path_and_the_reason(tmp_path):
+    p = subprocess.run([str(TOOL), "nothere.npy", "--output", "o.npy"], env=ENV, capture_output=True, text=True,
+                       cwd=tmp_path, timeout=60)
+    assert p.returncode == 1 and "INPUT.npy: cannot open 'nothere.npy': No such file or directory" in p.stderr, p.stderr
+    np.save(tmp_path / "a.npy", np.zeros((3, 4), np.float32))
+    p = subprocess.run([str(TOOL), "a.npy", "--output", "gone/e.npy"], env=ENV, capture_output=True, text=True,
+                       cwd=tmp_path, timeout=60)
+    assert p.returncode == 1, p.stderr
+    assert "--output: cannot write 'gone/e.npy': No such file or directory" in p.stderr, p.stderr
+
+
+def _ways_onto_an_input(d):
+    """(command-line arguments, the input they would overwrite or delete): every way an output
+    or one of its files reaches an input."""
+    (d / "sub").mkdir()
+    (d / "link.npy").symlink_to(d / "x.npy")
+    (d / "hard.npy").hardlink_to(d / "x.npy")
+    for name in ["s.npy.partial", "t.npy.lock"]:
+        (d / name).write_bytes((d / "x.npy").read_bytes())  # (np.save would add .npy to the names)
+    (d / "u.npy.journal").mkdir()
+    np.save(d / "u.npy.journal" / "in.npy", np.load(d / "x.npy"))
+    return [
+        (["x.npy", "--output", "x.npy"], "x.npy"),
+        (["./x.npy", "--output", str(d / "x.npy")], "x.npy"),
+        (["sub/../x.npy", "--output", "x.npy"], "x.npy"),
+        (["x.npy", "--output", "link.npy"], "x.npy"),  # the output is a link to the input
+        (["link.npy", "--output", "x.npy"], "x.npy"),  # the input is a link to the output
+        (["hard.npy", "--output", "x.npy"], "x.npy"),
+        (["x.npy", "--y", "y.npy", "--output", "y.npy"], "y.npy"),
+        (["s.npy.partial", "--output", "s.npy"], "s.npy.partial"),
+        (["t.npy.lock", "--output", "t.npy"], "t.npy.lock"),
+        (["u.npy.journal/in.npy", "--output", "u.npy"], "u.npy.journal/in.npy"),
+    ]
+
+
+@pytest.mark.parametrize("mpi", [0, 2])
+def test_an_output_over_an_input_is_refused(data, mpi):
+    if mpi and NO_MPI:
+        pytest.skip(NO_MPI)
+    d, _, _ = data
+    for args, victim in _ways_onto_an_input(d):
+        before = {p: p.read_bytes() for p in d.rglob("*.npy*") if p.is_file()}
+        cmd = ([MPIRUN, "-np", str(mpi), "--oversubscribe"] if mpi else []) + [str(TOOL), *args]
+        p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, cwd=d, timeout=120)
+        assert p.returncode == 2, (args, p.stderr)
+        assert "--output: " in p.stderr and "the run would overwrite or delete it" in p.stderr, (args, p.stderr)
+        assert (d / victim).exists(), args
+        after = {p: p.read_bytes() for p in d.rglob("*.npy*") if p.is_file()}
+        assert after == before, args  # nothing written, nothing removed
 
 
 GOLDEN = pathlib.Path(__file__).parents[1] / "data" / "similarity_cli"

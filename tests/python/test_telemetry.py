@@ -18,7 +18,49 @@ def test_status_is_a_dict_with_a_reason():
     if st["status"] != "ok":
         assert st["message"]
         with pytest.raises(RuntimeError, match=st["message"][:30]):
-            hpcml.telemetry.trace()
+            hpcml.telemetry.trace(strict=True)
+
+
+_TRACE_WITHOUT_GPU = """
+import json, sys, time
+import hpcml
+with hpcml.telemetry.trace() as t:  # the README's tour, on any machine
+    time.sleep(0.05)
+try:
+    t.write_emissions(sys.argv[1], carbon_intensity=100.0)
+    row = "written"
+except ValueError as e:
+    row = str(e)
+print(json.dumps(dict(summary=t.summary, samples=len(t.samples), status=hpcml.telemetry.status(), row=row)))
+"""
+
+
+def test_without_gpu_telemetry_a_trace_records_time_and_says_why(tmp_path):
+    # In a process of its own: NVML is loaded once per process.
+    env = dict(os.environ, HPCML_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1",
+               HPCML_POWERCAP_ROOT=str(tmp_path / "no-powercap"))
+    p = subprocess.run([sys.executable, "-c", _TRACE_WITHOUT_GPU, str(tmp_path / "e.csv")], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    import json
+    got = json.loads(p.stdout)
+    summary = got["summary"]
+    assert got["status"]["status"] != "ok" and got["samples"] == 0
+    assert summary["duration_s"] >= 0.04 and summary["energy_j"] is None and summary["cpu_energy_j"] is None
+    assert summary["gpu_telemetry"] == "not measured: " + got["status"]["message"]
+    assert "powercap" in summary["cpu_energy"]
+    assert got["row"].startswith("no energy was measured") and not (tmp_path / "e.csv").exists()
+    for bad in ["yes", 1, None]:
+        with pytest.raises(ValueError, match="strict"):
+            hpcml.telemetry.trace(strict=bad)
+
+
+def test_write_emissions_says_why_a_file_cannot_be_written(tmp_path):
+    with pytest.raises(FileNotFoundError, match="missing"):
+        hpcml.telemetry.write_emissions(tmp_path / "missing" / "e.csv", 1.0, cpu_energy_j=5.0)
+    with pytest.raises(ValueError, match="carbon"):
+        hpcml.telemetry.write_emissions(tmp_path / "e.csv", 1.0, cpu_energy_j=5.0, carbon_intensity=-1.0)
+    assert not (tmp_path / "e.csv").exists()
 
 
 def test_a_cuda_build_has_telemetry():

@@ -70,7 +70,8 @@ void print_usage(std::FILE* out) {
                  "Work goes in blocks of --tile rows, written to OUT.npy.partial, which becomes OUT.npy\n"
                  "when every block is in it. Resumable: finished blocks are journaled (with checksums) in\n"
                  "OUT.npy.journal/; rerunning the same command computes only the missing ones; --restart\n"
-                 "starts over. One job at a time writes an output (a lock on OUT.npy.partial).\n"
+                 "starts over. One job at a time writes an output (a lock on OUT.npy.lock). An output whose\n"
+                 "files would overwrite or delete an input is refused.\n"
                  "\n"
                  "Under mpirun -np R each rank takes a GPU (local rank modulo the visible devices; the CPU\n"
                  "where there is none) and blocks are handed out dynamically. On a GPU, x and y are copied\n"
@@ -97,8 +98,8 @@ Config parse_command_line(int argc, char** argv) {
         }
         const auto& positionals = flags.positionals();
         if (positionals.size() > 1)
-            throw Exit{1, "unexpected argument '" + positionals[1] + "' (one INPUT.npy; y goes with --y)"};
-        if (positionals.empty()) throw Exit{1, "INPUT.npy: missing"};
+            throw Exit{kUsageError, "unexpected argument '" + positionals[1] + "' (one INPUT.npy; y goes with --y)"};
+        if (positionals.empty()) throw Exit{kUsageError, "INPUT.npy: missing"};
         c.input = positionals[0];
         c.y_input = flags.str("y");
         c.output = flags.str("output");
@@ -113,9 +114,9 @@ Config parse_command_line(int argc, char** argv) {
         c.pairs = flags.on("pairs");
         c.min_count = static_cast<std::size_t>(flags.integer("min-count", 1));
         if (flags.given("min-count") && !(c.pairs && o.mode == SimilarityMode::Count))
-            throw Exit{1, "--min-count: goes with --pairs in mode count"};
+            throw Exit{kUsageError, "--min-count: goes with --pairs in mode count"};
         if (c.pairs && flags.given("dtype"))
-            throw Exit{1, "--dtype: --pairs writes int64 pairs, not S; leave --dtype out"};
+            throw Exit{kUsageError, "--dtype: --pairs writes int64 pairs, not S; leave --dtype out"};
         // With --pairs the output type only sizes the blocks (the library reduces them to pairs),
         // as Int32 counts or a bitmask.
         if (c.pairs) o.output = o.mode == SimilarityMode::Count ? SimilarityOutput::Int32 : SimilarityOutput::Bitmask;
@@ -127,9 +128,9 @@ Config parse_command_line(int argc, char** argv) {
         c.delay_ms = static_cast<long>(flags.integer("delay-ms", 0));
         c.block_bytes = static_cast<std::size_t>(flags.integer("block-bytes", 1));
     } catch (const Error& e) {
-        throw Exit{1, e.what()};
+        throw Exit{kUsageError, e.what()};
     }
-    if (c.output.empty()) throw Exit{1, "--output: missing"};
+    if (c.output.empty()) throw Exit{kUsageError, "--output: missing"};
     return c;
 }
 

@@ -9,6 +9,9 @@
 
 namespace hpcml::tools {
 
+// The exit status of a command line that cannot run as given (a usage error); 1 is a failure.
+constexpr int kUsageError = 2;
+
 // A failure to report and the exit code to end with; code 0 is --help.
 struct Exit {
     int code;
@@ -29,7 +32,8 @@ struct Config {
     std::size_t block_bytes = std::size_t{256} << 20;  // the most output bytes of one block (tests lower it)
 };
 
-// Throws Exit{0} after printing the help for --help, Exit{1, message} for a bad command line.
+// Throws Exit{0} after printing the help for --help, Exit{2, message} (a usage error) for a bad
+// command line.
 Config parse_command_line(int argc, char** argv);
 
 void print_usage(std::FILE* out);

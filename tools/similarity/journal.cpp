@@ -93,8 +93,41 @@ std::string fingerprint(const Config& c, const Matrix& x, const Matrix* y) {
     return f.str();
 }
 
+namespace {
+constexpr const char* kPartial = ".partial";
+constexpr const char* kLock = ".lock";
+constexpr const char* kJournal = ".journal";
+}  // namespace
+
+void refuse_output_over_inputs(const Config& c) {
+    const std::pair<std::string, std::string> inputs[] = {{"INPUT.npy", c.input}, {"--y", c.y_input}};
+    const std::pair<std::string, std::string> outputs[] = {{"", c.output},
+                                                           {"its partial file ", c.output + kPartial},
+                                                           {"its lock ", c.output + kLock},
+                                                           {"its journal ", c.output + kJournal}};
+    for (const auto& [role, input] : inputs) {
+        if (input.empty()) continue;
+        std::error_code error;
+        const fs::path resolved = fs::canonical(input, error);  // through every link
+        if (error) continue;  // unreadable: reading it says so
+        for (const auto& [what, path] : outputs) {
+            // The same file (fs::equivalent: the same device and inode, so hard links too), or,
+            // for the journal (a folder the run deletes at the end), a file inside it.
+            bool over = fs::equivalent(path, input, error);
+            if (!over && what == "its journal ") {
+                const fs::path journal = fs::canonical(path, error);
+                const fs::path inside = error ? fs::path{} : resolved.lexically_relative(journal);
+                over = !inside.empty() && *inside.begin() != "..";
+            }
+            if (over)
+                throw Exit{kUsageError, "--output: " + what + "'" + path + "' is " + role + " ('" + input +
+                                  "'): the run would overwrite or delete it; choose another output"};
+        }
+    }
+}
+
 Journal::Journal(const std::string& output)
-    : output_(output), partial_(output + ".partial"), lock_path_(output + ".lock"), dir_(output + ".journal") {}
+    : output_(output), partial_(output + kPartial), lock_path_(output + kLock), dir_(output + kJournal) {}
 
 Journal::~Journal() {
     close_log();
@@ -104,7 +137,9 @@ Journal::~Journal() {
 
 void Journal::lock() {
     lock_fd_ = open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock_fd_ < 0) fail("cannot create", lock_path_);
+    if (lock_fd_ < 0)  // the first file the run makes: the error names the user's path
+        throw Exit{1, "--output: cannot write '" + output_ + "': " + std::strerror(errno) + " (creating its lock '" +
+                          lock_path_ + "')"};
     if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
         if (errno == EWOULDBLOCK)
             throw Exit{

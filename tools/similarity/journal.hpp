@@ -33,6 +33,11 @@ std::uint64_t checksum(const void* data, std::size_t bytes, std::uint64_t state 
 // "123"), and a damaged one anything.
 void read_claims(std::string_view log, std::size_t blocks, std::map<std::size_t, std::uint64_t>& claims);
 
+// Refuses (Exit naming --output) an output whose file, partial file, lock or journal would be
+// an input (INPUT.npy, --y) or hold one, however the paths reach it (relative or absolute,
+// symbolic or hard links): the run would overwrite or delete that input.
+void refuse_output_over_inputs(const Config& c);
+
 class Journal {
 public:
     explicit Journal(const std::string& output);

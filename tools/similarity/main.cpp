@@ -82,6 +82,7 @@ Plan prepare(int argc, char** argv, const World& world) {
     hpcml::SimilarityOptions& options = p.options;
     options = c.similarity;
     p.output = options.output;
+    refuse_output_over_inputs(c);  // on every rank, before any rank writes
     p.x = read_npy(c.input, "INPUT.npy");
     if (!c.y_input.empty()) {
         p.y_storage = read_npy(c.y_input, "--y");
@@ -105,7 +106,11 @@ Plan prepare(int argc, char** argv, const World& world) {
 #endif
     }
     // Checked before any file is touched: counts that fit the output type need the sample count.
-    hpcml::check_similarity_options(options, samples, "--dtype");
+    try {
+        hpcml::check_similarity_options(options, samples, "--dtype");
+    } catch (const hpcml::Error& e) {
+        throw Exit{kUsageError, e.what()};
+    }
 
     p.blocks = plan_blocks(n, m, c.tile, p.output, /*symmetric=*/!p.has_y, c.block_bytes);
     if (!c.pairs) {  // with --pairs the partial output stays empty until the parts are gathered
@@ -392,8 +397,8 @@ int main(int argc, char** argv) {
         return run(argc, argv, world);
     } catch (const Exit& e) {
         if (e.code != 0 && world.rank == world.speaker) {
-            std::fprintf(stderr, "hpcml-similarity: error: %s\n\n", e.message.c_str());
-            if (e.code == 1 && e.message.find("journal") == std::string::npos) print_usage(stderr);
+            std::fprintf(stderr, "hpcml-similarity: error: %s\n", e.message.c_str());
+            if (e.code == kUsageError) std::fprintf(stderr, "try 'hpcml-similarity --help'\n");
         }
         return e.code;
     } catch (const std::bad_alloc&) {

@@ -158,7 +158,7 @@ std::vector<float> to_float32(const std::vector<char>& raw, const std::string& k
 
 Matrix read_npy(const std::string& path, const std::string& argument) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) fail(argument, "cannot open '" + path + "'");
+    if (!in) fail(argument, "cannot open '" + path + "': " + std::strerror(errno));
     const HeaderFields fields = parse_header(read_header_text(in, path, argument), argument);
     const std::vector<std::size_t>& shape = fields.shape;
     if (shape.size() != 2)

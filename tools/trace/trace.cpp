@@ -1,8 +1,9 @@
 // hpcml-trace: runs a command while sampling one GPU through NVML and the CPUs' package and DRAM
 // energy through powercap, writes the trace (the GPU's; the CPU's where there is no GPU) and
 // prints a summary (duration, energy, mean and peak power, mean utilisation, CPU energy), and
-// exits with the command's status. With neither it says why and exits 2 without running the
-// command, unless --allow-missing is given (then the command runs untraced).
+// exits with the command's status. Where there is neither, it times the command and says why the
+// rest was not measured; --strict refuses (exit 2, the command not run) where there is no GPU
+// telemetry, as hpcml.telemetry.trace(strict=True) does.
 #include <hpcml/telemetry.hpp>
 
 #include <sys/wait.h>
@@ -35,7 +36,7 @@ namespace {
 void usage(std::FILE* out, const hpcml::cli::Flags& flags) {
     std::fprintf(out,
                  "usage: hpcml-trace [--device N] [--interval-ms MS] [--output FILE] [--format %s]\n"
-                 "                   [--emissions FILE [--carbon-intensity G]] [--allow-missing] -- COMMAND [ARGS...]\n"
+                 "                   [--emissions FILE [--carbon-intensity G]] [--strict] -- COMMAND [ARGS...]\n"
                  "\n"
                  "Runs COMMAND while sampling GPU N (CUDA ordinal, matched to NVML by PCI bus id) every MS\n"
                  "milliseconds: temperature, power (W and %% of the limit), GPU and memory utilisation, memory\n"
@@ -43,20 +44,20 @@ void usage(std::FILE* out, const hpcml::cli::Flags& flags) {
                  "supported); and the CPUs' package and DRAM energy (Linux powercap, RAPL). Writes the GPU's\n"
                  "trace to FILE (default: none), or, without a GPU, the CPU's (csv or json: time_s,\n"
                  "unix_time_s, cpu_energy_j, cpu_power_w), a summary to stderr, and exits with COMMAND's\n"
-                 "status.\n"
+                 "status. With neither, COMMAND is timed and the summary says why nothing else was measured.\n"
                  "\n",
                  hpcml::cli::one_of(hpcml::telemetry::format_names()).c_str());
     flags.print(out);
     std::fprintf(out,
                  "\n"
                  "Exit status: COMMAND's (128 + signal if it was killed; 127 not found, 126 not executable,\n"
-                 "as in a shell); 2 neither GPU telemetry nor CPU energy (and COMMAND not run); 1 bad command\n"
-                 "line. A trace or an emissions row that could not be written is reported on stderr.\n");
+                 "as in a shell); 2 with --strict, no GPU telemetry (and COMMAND not run); 1 bad command line.\n"
+                 "A trace or an emissions row that could not be written is reported on stderr.\n");
 }
 
-int bad_usage(const std::string& message, const hpcml::cli::Flags& flags) {
-    std::fprintf(stderr, "hpcml-trace: %s\n\n", message.c_str());
-    usage(stderr, flags);
+// Exit status 1 (2 is --strict's refusal): the error in one line and where the help is.
+int bad_usage(const std::string& message) {
+    std::fprintf(stderr, "hpcml-trace: error: %s\ntry 'hpcml-trace --help'\n", message.c_str());
     return 1;
 }
 
@@ -202,7 +203,7 @@ struct Options {
     hpcml::telemetry::Format format = hpcml::telemetry::Format::Seed;
     char** command = nullptr;
     std::string output, emissions;
-    bool allow_missing = false;
+    bool strict = false;
     hpcml::telemetry::CarbonIntensity intensity;
 };
 
@@ -213,7 +214,8 @@ hpcml::cli::Flags declare() {
     flags.add("output", "", "write the trace here", "FILE");
     flags.add("format", "seed", hpcml::cli::one_of(hpcml::telemetry::format_names()) + " (seed: the seed's ';' CSV)",
               "F");
-    flags.add_switch("allow-missing", "without a GPU or NVML, run COMMAND untraced instead of exiting 2");
+    flags.add_switch("strict", "without GPU telemetry (no GPU, no NVML), exit 2 and do not run COMMAND");
+    flags.add_switch("allow-missing", "the default (kept for older command lines)");
     flags.add("emissions", "", "append the run's row to this CodeCarbon emissions.csv", "FILE");
     flags.add("carbon-intensity", "",
               "gCO2e/kWh for the emissions (default: $HPCML_CARBON_INTENSITY, else the world average, 475)", "G");
@@ -232,29 +234,33 @@ std::optional<Options> parse(hpcml::cli::Flags& flags, int argc, char** argv, in
             return std::nullopt;
         }
         if (!flags.positionals().empty()) {
-            bad_usage("unknown argument '" + flags.positionals().front() + "' (the command goes after --)", flags);
+            bad_usage("unknown argument '" + flags.positionals().front() + "' (the command goes after --)");
             return std::nullopt;
         }
         o.device = static_cast<int>(
             std::min<long long>(flags.integer("device", 0), INT_MAX));  // no such device: telemetry says so
         o.interval_ms = static_cast<long>(flags.integer("interval-ms", 1));
     } catch (const hpcml::Error& e) {
-        bad_usage(e.what(), flags);
+        bad_usage(e.what());
         return std::nullopt;
     }
     try {
         o.format = hpcml::telemetry::parse_format(flags.str("format"));
     } catch (const hpcml::Error& e) {
-        bad_usage(std::string("--") + e.what(), flags);
+        bad_usage(std::string("--") + e.what());
         return std::nullopt;
     }
     o.command = const_cast<char**>(flags.rest().data());
     if (!o.command[0]) {
-        bad_usage("no command: put it after --", flags);
+        bad_usage("no command: put it after --");
         return std::nullopt;
     }
     o.output = flags.str("output");
-    o.allow_missing = flags.on("allow-missing");
+    o.strict = flags.on("strict");
+    if (o.strict && flags.on("allow-missing")) {
+        bad_usage("--strict: refuses what --allow-missing allows; give one");
+        return std::nullopt;
+    }
     o.emissions = flags.str("emissions");
     try {
         const std::string given = flags.str("carbon-intensity");
@@ -263,13 +269,13 @@ std::optional<Options> parse(hpcml::cli::Flags& flags, int argc, char** argv, in
             char* end = nullptr;
             value = std::strtod(given.c_str(), &end);
             if (!end || *end != '\0') {
-                bad_usage("--carbon-intensity: not a number: '" + given + "'", flags);
+                bad_usage("--carbon-intensity: not a number: '" + given + "'");
                 return std::nullopt;
             }
         }
         o.intensity = hpcml::telemetry::carbon_intensity(value, "--carbon-intensity");
     } catch (const hpcml::Error& e) {
-        bad_usage(e.what(), flags);
+        bad_usage(e.what());
         return std::nullopt;
     }
     return o;
@@ -278,6 +284,11 @@ std::optional<Options> parse(hpcml::cli::Flags& flags, int argc, char** argv, in
 // The run's row in emissions.csv (where --emissions asks), and the line that says what it holds.
 void record_emissions(const Options& o, const hpcml::telemetry::EmissionsRun& run) {
     if (o.emissions.empty()) return;
+    if (!run.cpu_energy_j && !run.gpu_energy_j) {
+        std::fprintf(stderr, "hpcml-trace: --emissions: no row appended to %s: no energy was measured\n",
+                     o.emissions.c_str());
+        return;
+    }
     try {
         hpcml::telemetry::append_emissions_csv(o.emissions, run, o.intensity);
         const double joules = run.cpu_energy_j.value_or(0.0) + run.gpu_energy_j.value_or(0.0);
@@ -367,22 +378,15 @@ int main(int argc, char** argv) {
     const hpcml::telemetry::Status status = hpcml::telemetry::status(o.device);
     const bool gpu = status.availability == hpcml::telemetry::Availability::Ok;
     const hpcml::telemetry::CpuEnergyStatus cpu = hpcml::telemetry::cpu_energy_status();
-    if (!gpu && !cpu.available) {
-        if (!o.allow_missing) {
-            std::fprintf(stderr,
-                         "hpcml-trace: no GPU telemetry and no CPU energy, so '%s' was not run: %s; %s\n"
-                         "(--allow-missing runs it untraced)\n",
-                         o.command[0], status.message.c_str(), cpu.message.c_str());
-            return 2;
-        }
-        std::fprintf(stderr, "hpcml-trace: no GPU telemetry (%s) and %s; running '%s' untraced\n",
-                     status.message.c_str(), cpu.message.c_str(), o.command[0]);
-        return run(o.command);
+    if (!gpu && o.strict) {
+        std::fprintf(stderr, "hpcml-trace: no GPU telemetry, so '%s' was not run (--strict): %s; %s\n", o.command[0],
+                     status.message.c_str(), cpu.message.c_str());
+        return 2;
     }
     std::ofstream file;
     if (!o.output.empty()) {
         file.open(o.output);
-        if (!file) return bad_usage("--output: cannot write '" + o.output + "'", flags);
+        if (!file) return bad_usage("--output: cannot write '" + o.output + "': " + std::strerror(errno));
     }
     return gpu ? trace_gpu(o, file) : trace_cpu(o, status, file);
 }

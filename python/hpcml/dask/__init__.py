@@ -25,10 +25,12 @@ lists its own GPU first, so device 0, the one hpcml uses, is that worker's GPU.
 
 from __future__ import annotations
 
+from hpcml import _optional
+
 try:
     import dask.array  # noqa: F401
-except ImportError:  # pragma: no cover  (no name bound: stubtest reads the module's names)
-    raise ImportError("hpcml.dask needs dask: pip install 'hpcml[dask]'")
+except ModuleNotFoundError as _error:  # pragma: no cover  (no name bound: stubtest reads the module's names)
+    raise _optional.missing(_error, "hpcml.dask") from None
 
 from . import invgauss
 from ._common import DaskArray, DaskDataFrame

@@ -116,7 +116,7 @@ def _transpose(upper: Any, *, tile: _Tile, output: str) -> Any:
 def _pairs_tile(x: Any, y: Any = None, *, tile: _Tile, options: Dict[str, Any]) -> Any:
     pd = importlib.import_module("pandas")  # (no annotations of its own)
     pairs = _similarity_pairs(x, y, **options)
-    columns = {"i": pairs[0] + np.uint64(tile.row0), "j": pairs[1] + np.uint64(tile.col0)}
+    columns = {"i": pairs[0] + np.int64(tile.row0), "j": pairs[1] + np.int64(tile.col0)}
     return pd.DataFrame(columns if len(pairs) == 2 else {**columns, "count": pairs[2]})
 
 
@@ -211,7 +211,7 @@ def similarity_pairs(x: DaskArrayIn, y: Optional[DaskArrayIn] = None, *, thresho
         chunks: the output tiles, as similarity's (no multiple-of-8 rule here).
 
     Returns:
-        A dask DataFrame with columns i and j (uint64, as hpcml.similarity_pairs returns them)
+        A dask DataFrame with columns i and j (int64, as hpcml.similarity_pairs returns them)
         and, in count mode, count (int32); its divisions are unknown (each partition's index
         starts at 0). Its meta is given: nothing is computed to infer it.
 
@@ -229,7 +229,7 @@ def similarity_pairs(x: DaskArrayIn, y: Optional[DaskArrayIn] = None, *, thresho
     _similarity_pairs(np.zeros((xd.shape[0], 1), np.float32), **{**options, "backend": "cpu"})  # checks the options
     name = f"hpcml-similarity-pairs-{tokenize(xd.name, None if yd is None else yd.name, options)}"
     graph = _tile_graph(name, xd, yd, functools.partial(_pairs_tile, options=options), _swap_pairs)
-    meta = pd.DataFrame({"i": np.empty(0, np.uint64), "j": np.empty(0, np.uint64),
+    meta = pd.DataFrame({"i": np.empty(0, np.int64), "j": np.empty(0, np.int64),
                          **({"count": np.empty(0, np.int32)} if mode == "count" else {})})
     tiles = itertools.product(range(len(xd.chunks[1])), range(len((xd if yd is None else yd).chunks[1])))
     return dd.from_delayed([Delayed((name, a, b), graph, layer=name) for a, b in tiles], meta=meta, verify_meta=False)
