@@ -186,8 +186,8 @@ void summarize(const Flags&, const std::vector<RunResult>& results) {
     const RunResult* fused = hpcml::bench::find_result(results, "regret/fused/");
     const RunResult* naive = hpcml::bench::find_result(results, "regret/naive/");
     if (fused && naive && !fused->skipped && !naive->skipped) {
-        std::fprintf(hpcml::bench::summary_out(), "summary: fused %.4g s, naive %.4g s: fused is %.2fx faster\n",
-                     fused->seconds, naive->seconds, naive->seconds / fused->seconds);
+        std::fprintf(hpcml::bench::summary_out(), "summary: fused %.4g s, naive %.4g s: %s\n", fused->seconds,
+                     naive->seconds, hpcml::bench::faster_or_slower("fused", fused->seconds, naive->seconds).c_str());
     }
 }
 

@@ -73,9 +73,9 @@ double instruction_floor(const hpcml::Context& context) {
 
 // Inputs and the whole output in device memory, timed with CUDA events: the kernels alone,
 // which against the host run shows what the device-to-host copies cost.
-// y_host empty: y = x.
+// y_host empty: y = x. Adds the seconds timed to `timed`.
 void run_on_device(benchmark::State& state, const Workload& w, const std::vector<float>& y_host,
-                   const hpcml::SimilarityOptions& options, hpcml::RunStats& stats) {
+                   const hpcml::SimilarityOptions& options, hpcml::RunStats& stats, double& timed) {
     const hpcml::SimilarityOutput output = hpcml::resolve_output(options);
     hpcml::DeviceMemory x, y, out;
     try {
@@ -97,7 +97,7 @@ void run_on_device(benchmark::State& state, const Workload& w, const std::vector
         y.data() ? hpcml::MatrixView{y.data_as<const float>(), w.samples, w.m} : hpcml::MatrixView{};
     for (auto _ : state) {
         try {
-            hpcml::bench::time_device(state, context,
+            timed += hpcml::bench::time_device(state, context,
                                       [&] { stats = hpcml::similarity_device(xv, yv, out.data(), options); });
         } catch (const hpcml::Error& e) {
             hpcml::bench::skip_with_error(state, e);
@@ -126,15 +126,16 @@ void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w,
         std::memset(out.get(), 0, out_bytes);
     }
     hpcml::RunStats stats;
+    double timed = 0;  // seconds, every iteration's
     hpcml::bench::EnergyWindow energy(context);
     if (w->on_device) {
-        run_on_device(state, *w, plain ? w->x_copy : w->y, options, stats);
+        run_on_device(state, *w, plain ? w->x_copy : w->y, options, stats, timed);
         if (state.error_occurred()) return;
     } else {
         for (auto _ : state) {
             try {
                 // The whole call, host copies included: what a user waits for.
-                hpcml::bench::time_wall(state, [&] { stats = hpcml::similarity(x, y, out.get(), options); });
+                timed += hpcml::bench::time_wall(state, [&] { stats = hpcml::similarity(x, y, out.get(), options); });
             } catch (const hpcml::Error& e) {
                 hpcml::bench::skip_with_error(state, e);
                 return;
@@ -149,9 +150,9 @@ void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w,
                             static_cast<double>(out_bytes);
     state.counters["memory_vs_io"] =
         (io_bytes + static_cast<double>(stats.memory.peak_host_bytes + stats.memory.peak_device_bytes)) / io_bytes;
-    if (const double floor = instruction_floor(context); floor > 0)
-        state.counters["floor_fraction"] =
-            benchmark::Counter(elements / floor, benchmark::Counter::kIsIterationInvariantRate);
+    // A fraction, not a rate (a rate counter would print it with "/s").
+    if (const double floor = instruction_floor(context); floor > 0 && timed > 0)
+        state.counters["floor_fraction"] = elements * static_cast<double>(state.iterations()) / (floor * timed);
 }
 
 // A method's result on the benchmark's backend against the CPU's naive broadcast, on the first
@@ -264,10 +265,11 @@ void summarize(const Flags& flags, const std::vector<RunResult>& results) {
     };
     if (fused && naive && !fused->skipped && !naive->skipped) {
         std::fprintf(hpcml::bench::summary_out(),
-                     "summary: fused %.4g s, naive %.4g s: fused is %.1fx faster; peak memory allocated by hpcml fused "
+                     "summary: fused %.4g s, naive %.4g s: %s; peak memory allocated by hpcml fused "
                      "%.3g MB, naive %.3g MB: "
                      "%.1fx less",
-                     fused->seconds, naive->seconds, naive->seconds / fused->seconds, peak(*fused) / 1e6,
+                     fused->seconds, naive->seconds,
+                     hpcml::bench::faster_or_slower("fused", fused->seconds, naive->seconds).c_str(), peak(*fused) / 1e6,
                      peak(*naive) / 1e6, peak(*naive) / std::max(peak(*fused), 1.0));
         const auto energy = [](const RunResult& r) {
             const auto it = r.counters.find("energy_per_iteration_J");
@@ -288,6 +290,8 @@ void summarize(const Flags& flags, const std::vector<RunResult>& results) {
         print_symmetry(*fused, results);
     } else if (fused) {
         std::fprintf(hpcml::bench::summary_out(), "summary: fused failed: %s\n", fused->message.c_str());
+    } else if (naive && naive->skipped) {  // --method naive alone
+        std::fprintf(hpcml::bench::summary_out(), "summary: naive skipped: %s\n", naive->message.c_str());
     }
 }
 

@@ -107,20 +107,32 @@ std::string describe(const Context& context) {
            " hardware";
 }
 
-void time_wall(benchmark::State& state, const std::function<void()>& body) {
+double time_wall(benchmark::State& state, const std::function<void()>& body) {
     const auto start = std::chrono::steady_clock::now();
     body();
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    state.SetIterationTime(seconds);
+    return seconds;
 }
 
-void time_device(benchmark::State& state, const Context& context, const std::function<void()>& body) {
+double time_device(benchmark::State& state, const Context& context, const std::function<void()>& body) {
     StreamTimer timer(context);
     timer.start();
     body();
-    state.SetIterationTime(timer.stop());
+    const double seconds = timer.stop();
+    state.SetIterationTime(seconds);
+    return seconds;
 }
 
 std::FILE* summary_out() { return summary_stream; }
+
+std::string faster_or_slower(const std::string& name, double seconds, double peer_seconds) {
+    char text[64];
+    const bool faster = seconds <= peer_seconds;
+    std::snprintf(text, sizeof text, "%.3gx %s", faster ? peer_seconds / seconds : seconds / peer_seconds,
+                  faster ? "faster" : "slower");
+    return name + " is " + text;
+}
 
 const RunResult* find_result(const std::vector<RunResult>& results, const std::string& prefix) {
     const RunResult* first = nullptr;

@@ -55,15 +55,19 @@ int run(int argc, char** argv, const Program& program);
 // (--benchmark_format=json), so that it stays valid.
 std::FILE* summary_out();
 
+// "fused is 3.2x faster", or "fused is 4.1x slower" where `seconds` is the longer time: a
+// summary's comparison of `name`'s time with its peer's.
+std::string faster_or_slower(const std::string& name, double seconds, double peer_seconds);
+
 // The run whose name starts with `prefix`: its median over repetitions where there is one.
 const RunResult* find_result(const std::vector<RunResult>& results, const std::string& prefix);
 
 // Time `body` once and record it as this iteration's time (benchmarks that use them register
 // with ->UseManualTime()): time_wall by the steady clock, the whole call end to end; time_device
 // by CUDA events on `context`'s stream where it is a CUDA context, so that only device work
-// counts (by the steady clock on the CPU).
-void time_wall(benchmark::State& state, const std::function<void()>& body);
-void time_device(benchmark::State& state, const Context& context, const std::function<void()>& body);
+// counts (by the steady clock on the CPU). Each returns the seconds it recorded.
+double time_wall(benchmark::State& state, const std::function<void()>& body);
+double time_device(benchmark::State& state, const Context& context, const std::function<void()>& body);
 
 // Energy around a benchmark's timed loop: construct before the loop, report() after it. Sets
 // energy_per_iteration_J and mean_power_W, for a CUDA context from NVML's energy counter (or
