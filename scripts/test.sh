@@ -32,7 +32,8 @@ if [ -f "$build/tests/libfake_nvml.so" ]; then
   HPCML_FAKE_NVML="$(cd "$build/tests" && pwd)/libfake_nvml.so"
   export HPCML_FAKE_NVML
 fi
-"$python" -m pytest tests/python -q
+# The Python tests, and the code blocks of README.md and docs/ run as a user would (tests/docs).
+"$python" -m pytest tests/python tests/docs -q
 # The package's types as a user's type checker reads them (py.typed, the annotations and the
 # extension's generated stub): a user's typed calls and the examples' own files under mypy
 # --strict (one at a time: the examples' files share names), and mypy's stubtest of the stubs

@@ -114,9 +114,9 @@ TEST(Similarity, OptionsCanBeCheckedBeforeAJob) {
     EXPECT_NO_THROW(hpcml::check_similarity_options(o, 255));
     expect_invalid([&] { hpcml::check_similarity_options(o, 256); }, "output: uint8 holds counts up to 255");
     o.output = SimilarityOutput::Bitmask;
-    expect_invalid([&] { hpcml::check_similarity_options(o, 1); }, "output: bitmask is an output of mode All");
+    expect_invalid([&] { hpcml::check_similarity_options(o, 1); }, "output: bitmask is an output of mode all");
     expect_invalid([&] { hpcml::check_similarity_options(o, 1, "--dtype"); },
-                   "--dtype: bitmask is an output of mode All");
+                   "--dtype: bitmask is an output of mode all");
     o.mode = SimilarityMode::All;
     EXPECT_NO_THROW(hpcml::check_similarity_options(o, 1u << 30));
     o.threshold = -0.5f;

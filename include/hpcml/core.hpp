@@ -98,7 +98,8 @@ struct ExecutionOptions {
 /// Resolves `requested` to a concrete backend. Auto gives Cuda when a usable device exists and
 /// Cpu otherwise, and says which once per process on stderr (set HPCML_QUIET=1 to silence it).
 /// Cuda without a usable device throws NoDevice or DriverTooOld with the reason; a device
-/// ordinal out of range throws InvalidArgument.
+/// ordinal out of range throws InvalidArgument (Auto too, where the machine has CUDA devices:
+/// it does not fall back to the CPU for an ordinal its GPUs lack).
 Context make_context(Backend requested = Backend::Auto, int device = 0, void* stream = nullptr);
 
 /// True when this build of hpcml contains the CUDA backend (it may still find no device).

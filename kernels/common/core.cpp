@@ -89,11 +89,18 @@ Context make_context(Backend requested, int device, void* stream) {
     const DeviceQuery& query = cached_query();
     const bool in_range = device >= 0 && device < static_cast<int>(query.devices.size());
     Context context{Backend::Cpu, device, stream};
+    const auto refuse_out_of_range = [&] {
+        detail::raise(ErrorKind::InvalidArgument, "device: ordinal " + std::to_string(device) + " is out of range; " +
+                                                      std::to_string(query.devices.size()) + " CUDA device(s) visible");
+    };
     switch (requested) {
         case Backend::Cpu:
             return context;
         case Backend::Auto:
-            if (query.status == CudaStatus::Ok && in_range && query.devices[static_cast<std::size_t>(device)].usable) {
+            // A device this machine's GPUs do not have is the caller's mistake, not a reason to
+            // run on the CPU (where there is no GPU at all, auto runs there whatever the ordinal).
+            if (query.status == CudaStatus::Ok && !in_range) refuse_out_of_range();
+            if (query.status == CudaStatus::Ok && query.devices[static_cast<std::size_t>(device)].usable) {
                 context.backend = Backend::Cuda;
             }
             announce_auto(context);
@@ -104,11 +111,7 @@ Context make_context(Backend requested, int device, void* stream) {
                     query.status == CudaStatus::DriverTooOld ? ErrorKind::DriverTooOld : ErrorKind::NoDevice;
                 detail::raise(kind, "backend cuda requested, but " + query.message);
             }
-            if (!in_range) {
-                detail::raise(ErrorKind::InvalidArgument,
-                              "device: ordinal " + std::to_string(device) + " is out of range; " +
-                                  std::to_string(query.devices.size()) + " CUDA device(s) visible");
-            }
+            if (!in_range) refuse_out_of_range();
             if (const DeviceInfo& d = query.devices[static_cast<std::size_t>(device)]; !d.usable) {
                 detail::raise(ErrorKind::NoDevice, "backend cuda requested on device " + std::to_string(device) + " (" +
                                                        d.name + "), but " + d.unusable_reason);

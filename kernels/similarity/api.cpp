@@ -86,7 +86,7 @@ void check_similarity_options(const SimilarityOptions& options, std::size_t samp
     using detail::require;
     require(std::isfinite(options.threshold) && options.threshold >= 0.0f,
             "threshold: must be finite and >= 0, got " + std::to_string(options.threshold));
-    require(!options.tile || *options.tile >= 1, "tile: must be >= 1, got 0");
+    require(!options.tile || *options.tile >= 1, "tile: expected an integer >= 1, got 0");
     const SimilarityOutput resolved = resolve_output(options);
     detail::require(resolved != SimilarityOutput::Default && detail::contains(kOutputNames, resolved),
                     std::string(output_argument) + ": not an output type (" +
@@ -100,8 +100,8 @@ void check_similarity_options(const SimilarityOptions& options, std::size_t samp
                 writes += (writes.empty() ? "" : ", ") + std::string(entry.name);
         const bool count = options.mode == SimilarityMode::Count;
         detail::raise(ErrorKind::InvalidArgument, std::string(output_argument) + ": " + output +
-                                                      " is an output of mode " + (count ? "All" : "Count") + "; mode " +
-                                                      (count ? "Count" : "All") + " writes " + writes);
+                                                      " is an output of mode " + (count ? "all" : "count") + "; mode " +
+                                                      (count ? "count" : "all") + " writes " + writes);
     }
     require(samples <= info.largest_count, std::string(output_argument) + ": " + output + " holds counts up to " +
                                                std::to_string(info.largest_count) + ", but there are " +
@@ -300,7 +300,7 @@ namespace {
 SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& options, std::size_t min_count,
                          bool on_device) {
     detail::require(options.mode == SimilarityMode::All || min_count >= 1,
-                    "min_count: must be >= 1 in mode Count, got 0");
+                    "min_count: must be >= 1 in mode count, got 0");
     SimilarityOptions o = options;
     const bool count = o.mode == SimilarityMode::Count;
     o.output = count ? SimilarityOutput::Int32 : SimilarityOutput::Bool;

@@ -6,10 +6,14 @@ device), checking their shape and dtype, converting host arrays to the contiguou
 kernels take, finding the CUDA device the arrays are on and the stream their library runs on,
 and allocating outputs beside the inputs.
 
-Python checks arrays only (their kind, shape and dtype, which the binding cannot see before it
-converts them). Options (modes, thresholds, tiles, backends, methods, variants, metrics) are
-checked by the C++ library, whose InvalidArgument errors name the argument and arrive here as
-ValueError; checking them here too would give two messages for one rule, drifting apart.
+Python checks arrays (their kind, shape and dtype, which the binding cannot see before it
+converts them) and the Python types of options (integer, integers in the range of the C++
+parameter, bool, real number, string: below, one message template per rule), so that no
+nanobind signature dump reaches a user. What the options mean (names of modes, backends,
+methods, variants, metrics; a threshold's sign; a tile's least size) is checked by the C++
+library, whose InvalidArgument errors name the argument and arrive here as ValueError; checking
+that here too would give two messages for one rule, drifting apart. docs/python.md has the
+table of every parameter and what refuses it.
 """
 
 from __future__ import annotations
@@ -93,9 +97,23 @@ def array(a, argument: str, on_device: bool, *, ndim=None, layout="", dtype="flo
     return host_array(a, argument, ndim=ndim, layout=layout, dtype=dtype, values=values)
 
 
-def common_float(*arrays):
-    """float32 when every array is float32, else float64: the precision the result is computed in."""
-    return np.float32 if all(np.asarray(a).dtype == np.float32 for a in arrays) else np.float64
+def common_float(arrays: dict):
+    """The float dtype the result is computed in, by NumPy 2's promotion with Python scalars weak
+    (a float32 array with 1.0 stays float32): float32 where that gives float32, else float64.
+    `arrays` maps each argument's name to its value; complex or non-numeric values are refused
+    naming the argument (NumPy would drop the imaginary part with only a warning)."""
+    operands = []
+    for name, a in arrays.items():
+        if type(a) in (int, float):  # (not bool, nor np.float64, a float subclass that NumPy keeps strong)
+            operands.append(a)  # weak: takes the arrays' precision
+            continue
+        a = np.asarray(a)
+        if a.dtype.kind == "c":
+            raise ValueError(f"{name}: expected real numbers, got {a.dtype} (complex) values")
+        if a.dtype.kind not in "biuf":
+            raise ValueError(f"{name}: expected real numbers, got an array of {a.dtype}")
+        operands.append(a)
+    return np.float32 if np.result_type(*operands) == np.float32 else np.float64
 
 
 def vector(a, dtype) -> np.ndarray:
@@ -103,22 +121,29 @@ def vector(a, dtype) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=dtype).reshape(-1)
 
 
-def flat_broadcast(*arrays, dtype, keep_single=False):
-    """(shape, flats): the arrays as `dtype` broadcast together like NumPy to `shape`, each as a
-    contiguous 1-D array. With keep_single, the arrays after the first that hold one value stay
-    one value (the C++ calls take each parameter as 1 or n values), saving the copies."""
-    arrays = [np.asarray(a, dtype=dtype) for a in arrays]
-    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+def flat_broadcast(arrays: dict, *, dtype, keep_single=False):
+    """(shape, flats): the arrays (by argument name) as `dtype` broadcast together like NumPy to
+    `shape`, each as a contiguous 1-D array. With keep_single, the arrays after the first that
+    hold one value stay one value (the C++ calls take each parameter as 1 or n values), saving
+    the copies. Shapes that do not broadcast are refused naming the arguments."""
+    names = list(arrays)
+    arrays = [np.asarray(a, dtype=dtype) for a in arrays.values()]
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        shapes = ", ".join(f"{n} {a.shape}" for n, a in zip(names, arrays))
+        raise ValueError(f"{names[1]}: shapes do not broadcast together ({shapes})") from None
     flats = [a.reshape(1) if keep_single and i > 0 and a.size == 1
              else np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for i, a in enumerate(arrays)]
     return shape, flats
 
 
-def resolve_device(arrays, device, on_device: bool) -> int:
+def resolve_device(arrays, device, on_device: bool, backend="auto") -> int:
     """The CUDA device ordinal to run on: for CUDA arrays the one they are all on (`device`, when
-    given, must be that one), else `device` (default 0)."""
+    given, must be that one), else `device` (default 0); device_option's checks first."""
+    device = device_option(device, backend)
     if not on_device:
-        return 0 if device is None else int(device)
+        return 0 if device is None else device
     ids = sorted({int(a.__dlpack_device__()[1]) for a in arrays if a is not None})
     if len(ids) > 1:
         raise ValueError(f"device: the CUDA arrays are on different devices {ids}; put them on one")
@@ -201,10 +226,71 @@ def check_output(out, shape, dtype: str, device, inputs: dict, argument="out"):
                 raise ValueError(f"{argument}: shares memory with {name}")
 
 
-def integer(value, argument: str, minimum=None) -> int:
-    """`value` as an int, which it must be already (2.5 is not taken as 2); `minimum` only where
-    the C++ parameter cannot hold what lies below it (an unsigned size), or cannot see it."""
-    if not isinstance(value, (int, np.integer)) or (minimum is not None and value < minimum):
-        expected = "an integer" if minimum is None else f"an integer >= {minimum}"
+# The ranges of the C++ parameters the bindings take.
+INT_MAX = 2**31 - 1  # int
+SIZE_MAX = 2**64 - 1  # std::size_t, std::uint64_t
+
+
+def _bound(n: int) -> str:
+    return {INT_MAX: "2**31 - 1", SIZE_MAX: "2**64 - 1"}.get(n, str(n))
+
+
+def integer(value, argument: str, minimum=None, maximum=None) -> int:
+    """`value` as an int, which it must be already (2.5 is not taken as 2, nor True as 1), from
+    `minimum` to `maximum` where given (the range of the C++ parameter, or of what it means)."""
+    integral = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    if not integral or (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        if minimum is not None and maximum is not None:
+            expected = f"an integer from {_bound(minimum)} to {_bound(maximum)}"
+        elif minimum is not None:
+            expected = f"an integer >= {minimum}"
+        else:
+            expected = "an integer" if maximum is None else f"an integer <= {_bound(maximum)}"
         raise ValueError(f"{argument}: expected {expected}, got {value!r}")
     return int(value)
+
+
+def boolean(value, argument: str) -> bool:
+    """`value`, which must be True or False (a string "false" is not false)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{argument}: expected True or False, got {value!r}")
+    return bool(value)
+
+
+def real(value, argument: str) -> float:
+    """`value` as a float: a real number (not a string, a bool or a complex)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{argument}: expected a real number, got {value!r}")
+    return float(value)
+
+
+def text(value, argument: str) -> str:
+    """`value`, which must be a string (what it names, the C++ library checks)."""
+    if not isinstance(value, str):
+        raise ValueError(f"{argument}: expected a string, got {value!r}")
+    return value
+
+
+def choice(value, argument: str, names) -> str:
+    """`value`, one of `names`: for the families without every method (the C++ names table lists
+    them all), in the C++ library's words."""
+    if text(value, argument) not in names:
+        expected = ", ".join(names[:-1]) + " or " + names[-1]
+        raise ValueError(f"{argument}: expected {expected}, got {value!r}")
+    return value
+
+
+# The methods of the families that have no sorted method (regret, the inverse Gaussian).
+METHODS_WITHOUT_SORTED = ("auto", "fused", "naive")
+
+
+def device_option(device, backend) -> "int | None":
+    """`device` checked: None, or a CUDA ordinal (an integer from 0), refused where `backend` is
+    "cpu" (the call could not honour it)."""
+    if device is None:
+        return None
+    device = integer(device, "device", 0, INT_MAX)
+    if backend == "cpu":
+        raise ValueError(f"device: {device} names a CUDA device, but backend is 'cpu'; leave device out")
+    return device
+

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from . import _arrays
+
 
 class _Line:
     """A percentage on one stderr line, where tqdm is not installed."""
@@ -54,8 +56,6 @@ def callback(progress, description, unit):
 
 
 def interval(seconds):
-    """progress_interval as the binding takes it (the C++ library checks that it is finite and >= 0)."""
-    try:
-        return float(seconds)
-    except (TypeError, ValueError):
-        raise TypeError(f"progress_interval: must be a number of seconds, got {seconds!r}") from None
+    """progress_interval as the binding takes it: a real number (the C++ library checks that it is
+    finite and >= 0)."""
+    return _arrays.real(seconds, "progress_interval")

@@ -74,9 +74,16 @@ def solve_matrix_games(A: ArrayIn, *, iterations: int = 500, variant: Variant = 
             record_every with CUDA arrays.
         RuntimeError: backend "cuda" without a usable device, or a CUDA failure (named).
     """
-    first_game = _arrays.integer(first_game, "first_game", minimum=0)
-    if first_game >= 2**64:  # the draws' key word is 64 bits (C++ checks first_game + batch)
-        raise ValueError(f"first_game: expected an integer below 2**64, got {first_game}")
+    # (C++ checks first_game + batch against the draws' 64-bit game number, and the names.)
+    first_game = _arrays.integer(first_game, "first_game", 0, _arrays.SIZE_MAX)
+    iterations = _arrays.integer(iterations, "iterations", 1, _arrays.INT_MAX)
+    alternating, sampled = _arrays.boolean(alternating, "alternating"), _arrays.boolean(sampled, "sampled")
+    seed = _arrays.integer(seed, "seed", 0, _arrays.SIZE_MAX)
+    record_every = _arrays.integer(record_every, "record_every", 0, _arrays.INT_MAX)
+    for value, argument in [(variant, "variant"), (averaging, "averaging"), (backend, "backend")]:
+        _arrays.text(value, argument)
+    _arrays.choice(method, "method", _arrays.METHODS_WITHOUT_SORTED)
+    device = _arrays.device_option(device, backend)
     if _arrays.is_cuda(A):
         if progress:
             raise ValueError("progress: not reported for CUDA arrays (the games run inside one launch)")
@@ -85,10 +92,8 @@ def solve_matrix_games(A: ArrayIn, *, iterations: int = 500, variant: Variant = 
         return _solve_on_device(A, iterations, variant, alternating, averaging, sampled, seed, first_game, backend,
                                 method, device)
     payoffs = _payoffs(A, 3)
-    iterations = _arrays.integer(iterations, "iterations")  # not 2.5 taken as 2; C++ checks >= 1
-    r = _hpcml._solve_matrix_games(payoffs, iterations, variant, bool(alternating), averaging, bool(sampled),
-                                   int(seed), first_game, int(record_every), backend, method,
-                                   0 if device is None else int(device),
+    r = _hpcml._solve_matrix_games(payoffs, iterations, variant, alternating, averaging, sampled,
+                                   seed, first_game, record_every, backend, method, 0 if device is None else device,
                                    _progress.callback(progress, "hpcml.solve_matrix_games", "game-iterations"),
                                    _progress.interval(progress_interval))
     return GameSolution(r["row_strategy"], r["col_strategy"], r["value"], r["gap"], r["eps_bound"],
@@ -104,8 +109,8 @@ def _solve_on_device(A: Any, iterations: int, variant: str, alternating: bool, a
                                        for shape in ((batch, n1), (batch, n2), (batch,), (batch,), (batch,)))
     workspace_bytes = _hpcml._solve_matrix_games_device_workspace(batch, n1, n2, backend, device)
     workspace = _arrays.empty(A, (workspace_bytes,), "uint8", "A") if workspace_bytes else None
-    r = _hpcml._solve_matrix_games_device(A, _arrays.integer(iterations, "iterations"), variant, bool(alternating),
-                                          averaging, bool(sampled), int(seed), first_game, backend, method, device, row,
+    r = _hpcml._solve_matrix_games_device(A, iterations, variant, alternating,
+                                          averaging, sampled, seed, first_game, backend, method, device, row,
                                           col,
                                           value, gap, eps_bound, workspace, _arrays.current_stream(A))
     return GameSolution(row, col, value, gap, eps_bound, bool(r["eps_bound_valid"]), np.empty((batch, 0, 2)), r["stats"])

@@ -25,8 +25,15 @@ def _operands(x: Any, y: Any, tile: Any, on_device: bool) -> Tuple[Any, Any, Any
             raise ValueError(f"y: has {y.shape[0]} samples (rows) but x has {x.shape[0]}; "
                              "both must have the same number of samples")
     if tile is not None:
-        tile = _arrays.integer(tile, "tile", minimum=0)  # the binding takes a size: C++ checks tile >= 1
+        tile = _arrays.integer(tile, "tile", 1, _arrays.SIZE_MAX)
     return x, y, tile
+
+
+def _checked(threshold: Any, mode: Any, backend: Any, method: Any, return_stats: Any) -> Tuple[float, bool]:
+    """The options both calls take, checked for their Python types (their values: by C++)."""
+    for value, argument in [(mode, "mode"), (backend, "backend"), (method, "method")]:
+        _arrays.text(value, argument)
+    return _arrays.real(threshold, "threshold"), _arrays.boolean(return_stats, "return_stats")
 
 
 @overload
@@ -86,9 +93,10 @@ def similarity(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: float = 1.
             message gives the bytes needed and free).
         RuntimeError: backend "cuda" without a usable device, or a CUDA failure (named).
     """
+    threshold, return_stats = _checked(threshold, mode, backend, method, return_stats)
     on_device = _arrays.on_cuda({"x": x, "y": y})
     xs, ys, tile_size = _operands(x, y, tile, on_device)
-    device = _arrays.resolve_device([xs, ys], device, on_device)
+    device = _arrays.resolve_device([xs, ys], device, on_device, backend)
     # The C++ library checks mode and dtype (naming them), resolves the default output and gives
     # S's shape and NumPy dtype.
     n = xs.shape[1]
@@ -101,7 +109,7 @@ def similarity(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: float = 1.
         _arrays.check_output(out, shape, element, device if on_device else None, {"x": xs, "y": ys})
     energy = telemetry.cpu_energy()
     with energy if return_stats else contextlib.nullcontext():
-        stats = _hpcml._similarity(xs, ys, out, float(threshold), mode, tile_size, backend, method, output, device,
+        stats = _hpcml._similarity(xs, ys, out, threshold, mode, tile_size, backend, method, output, device,
                                    on_device, _arrays.current_stream(xs),
                                    _progress.callback(progress, "hpcml.similarity", "pairs"),
                                    _progress.interval(progress_interval))
@@ -146,17 +154,18 @@ def similarity_pairs(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: floa
             message gives the bytes needed and free).
         RuntimeError: backend "cuda" without a usable device, or a CUDA failure (named).
     """
+    threshold, return_stats = _checked(threshold, mode, backend, method, return_stats)
     on_device = _arrays.on_cuda({"x": x, "y": y})
     xs, ys, tile_size = _operands(x, y, tile, on_device)
+    device = _arrays.resolve_device([xs, ys], device, on_device, backend)
     if min_count is None:
         min_count = 1
     elif mode != "count":
         raise ValueError("min_count: applies to mode 'count' only")
-    min_count = _arrays.integer(min_count, "min_count", minimum=0)
+    min_count = _arrays.integer(min_count, "min_count", 0, _arrays.SIZE_MAX)  # C++: >= 1 in mode count
     energy = telemetry.cpu_energy()
     with energy if return_stats else contextlib.nullcontext():
-        r = _hpcml._similarity_pairs(xs, ys, float(threshold), mode, min_count, tile_size, backend, method,
-                                     _arrays.resolve_device([xs, ys], device, on_device), on_device,
+        r = _hpcml._similarity_pairs(xs, ys, threshold, mode, min_count, tile_size, backend, method, device, on_device,
                                      _arrays.current_stream(xs),
                                      _progress.callback(progress, "hpcml.similarity_pairs", "pairs"),
                                      _progress.interval(progress_interval))

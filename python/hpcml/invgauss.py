@@ -65,13 +65,13 @@ def evaluate(function: str, x: ArrayIn, mu: ArrayIn, lam: ArrayIn, *, backend: B
     """The elementwise function named `function` (one of functions(): "pdf", "logpdf", "cdf", "sf",
     "logcdf", "logsf", "ppf", "standardize", "standardized_pdf"), as pdf() and the others; an
     unknown name raises ValueError."""
-    return _evaluate(str(function), x, mu, lam, backend, device)
+    return _evaluate(_arrays.text(function, "function"), x, mu, lam, backend, device)
 
 
 def _evaluate(name: str, x: Any, mu: Any, lam: Any, backend: str, device: Optional[int]) -> Array:
     arrays = {"x": x, "mu": mu, "lam": lam}
     on_device = _arrays.on_cuda(arrays)
-    device = _arrays.resolve_device(arrays.values(), device, on_device)
+    device = _arrays.resolve_device(arrays.values(), device, on_device, _arrays.text(backend, "backend"))
     if on_device:
         # Used in place: mu and lam must have x's dtype, and x's size or one element (C++ checks the count).
         x = _arrays.cuda_array(x, "x", dtypes=("float32", "float64"))
@@ -81,8 +81,8 @@ def _evaluate(name: str, x: Any, mu: Any, lam: Any, backend: str, device: Option
         fx, fmu, flam, fout = (a.reshape(-1) for a in (x, mu, lam, out))  # views: all four are contiguous
         _hpcml._ig_evaluate(name, fx, fmu, flam, fout, backend, device, True, _arrays.current_stream(x))
         return out
-    dtype = _arrays.common_float(x, mu, lam)
-    shape, flat = _arrays.flat_broadcast(x, mu, lam, dtype=dtype, keep_single=True)
+    dtype = _arrays.common_float(arrays)
+    shape, flat = _arrays.flat_broadcast(arrays, dtype=dtype, keep_single=True)
     out = np.empty(flat[0].shape[0], dtype=dtype)
     hx, hmu, hlam = flat
     _hpcml._ig_evaluate(name, hx, hmu, hlam, out, backend, device, False, 0)
@@ -181,8 +181,10 @@ def sample(n: int, mu: ArrayIn, lam: ArrayIn, *, seed: int = 0, first: int = 0, 
             lam of another length.
         RuntimeError: backend "cuda" without a usable device.
     """
-    n = _arrays.integer(n, "n", minimum=0)  # the output's length
-    first = _arrays.integer(first, "first", minimum=0)
+    n = _arrays.integer(n, "n", 0, _arrays.SIZE_MAX)  # the output's length
+    first = _arrays.integer(first, "first", 0, _arrays.SIZE_MAX)
+    seed = _arrays.integer(seed, "seed", 0, _arrays.SIZE_MAX)
+    device = _arrays.device_option(device, _arrays.text(backend, "backend"))
     if first + max(n, 1) - 1 >= 2**64:  # the generator's stream index is 64 bits
         raise ValueError(f"first: draws {first} + {n} pass the end of the generator's stream (2**64 draws)")
     dtype = np.dtype(dtype)
@@ -193,11 +195,11 @@ def sample(n: int, mu: ArrayIn, lam: ArrayIn, *, seed: int = 0, first: int = 0, 
         device = _arrays.resolve_device(arrays.values(), device, True)
         mu_d, lam_d = (_arrays.cuda_array(arrays[k], k, ndim=1, dtypes=(dtype.name,)) for k in ("mu", "lam"))
         out = _arrays.empty(mu_d, (n,), dtype.name, "mu")
-        _hpcml._ig_sample(mu_d, lam_d, int(seed), first, out, backend, device, True, _arrays.current_stream(mu_d))
+        _hpcml._ig_sample(mu_d, lam_d, seed, first, out, backend, device, True, _arrays.current_stream(mu_d))
         return out
-    device = 0 if device is None else int(device)
+    device = 0 if device is None else device
     out = np.empty(n, dtype=dtype)
-    _hpcml._ig_sample(_arrays.vector(mu, dtype), _arrays.vector(lam, dtype), int(seed), first, out, backend, device,
+    _hpcml._ig_sample(_arrays.vector(mu, dtype), _arrays.vector(lam, dtype), seed, first, out, backend, device,
                       False, 0)
     return out
 
@@ -226,10 +228,15 @@ def distance_to_normal(mu: npt.ArrayLike, lam: npt.ArrayLike, *, metric: Literal
         MemoryError: the naive method's matrices would not fit (the message gives the bytes).
         RuntimeError: backend "cuda" without a usable device.
     """
-    _, (mus, lams) = _arrays.flat_broadcast(np.ravel(mu), np.ravel(lam), dtype=np.float64)
+    _, (mus, lams) = _arrays.flat_broadcast({"mu": np.ravel(mu), "lam": np.ravel(lam)}, dtype=np.float64)
     lo, hi, points = (-10.0, 10.0, 2001) if grid is None else grid
-    points = _arrays.integer(points, "grid", minimum=0)  # the binding takes a size: C++ checks points >= 2
-    tv, ks, _ = _hpcml._ig_distance(mus, lams, metric, float(lo), float(hi), points, method, backend, int(device))
+    points = _arrays.integer(points, "grid", 0, _arrays.SIZE_MAX)  # C++ checks points >= 2
+    lo, hi = _arrays.real(lo, "grid"), _arrays.real(hi, "grid")
+    for value, argument in [(metric, "metric"), (backend, "backend")]:
+        _arrays.text(value, argument)
+    _arrays.choice(method, "method", _arrays.METHODS_WITHOUT_SORTED)
+    device = _arrays.integer(device, "device", 0, _arrays.INT_MAX)
+    tv, ks, _ = _hpcml._ig_distance(mus, lams, metric, lo, hi, points, method, backend, device)
     if metric == "both":
         return {"tv": np.asarray(tv), "ks": np.asarray(ks)}
     return np.asarray(tv if metric == "tv" else ks)

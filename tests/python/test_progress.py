@@ -81,8 +81,9 @@ def test_bad_progress_arguments_are_refused():
     x = np.ones((3, 10), np.float32)
     with pytest.raises(TypeError, match="progress"):
         hpcml.similarity(x, progress="yes")
-    with pytest.raises(TypeError, match="progress_interval"):
-        hpcml.similarity(x, progress=True, progress_interval="soon")
+    for soon in ["soon", "3", None]:  # a string is not a number of seconds, even "3"
+        with pytest.raises(ValueError, match="^progress_interval: expected a real number"):
+            hpcml.similarity(x, progress=True, progress_interval=soon)
     with pytest.raises(ValueError, match="progress_interval"):
         hpcml.similarity(x, progress=True, progress_interval=-1)
 

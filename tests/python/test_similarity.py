@@ -136,7 +136,7 @@ def test_stats():
         (dict(tile=0), "tile"),
         (dict(mode="any"), "mode"),
         (dict(dtype=np.float32), "dtype"),
-        (dict(mode="all", dtype=np.int32), "^dtype: int32 is an output of mode Count"),
+        (dict(mode="all", dtype=np.int32), "^dtype: int32 is an output of mode count"),
         (dict(backend="gpu"), "backend"),
         (dict(method="fast"), "method"),
     ],
