@@ -127,14 +127,14 @@ def flat_broadcast(arrays: dict, *, dtype, keep_single=False):
     hold one value stay one value (the C++ calls take each parameter as 1 or n values), saving
     the copies. Shapes that do not broadcast are refused naming the arguments."""
     names = list(arrays)
-    arrays = [np.asarray(a, dtype=dtype) for a in arrays.values()]
+    values = [np.asarray(a, dtype=dtype) for a in arrays.values()]
     try:
-        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        shape = np.broadcast_shapes(*(a.shape for a in values))
     except ValueError:
-        shapes = ", ".join(f"{n} {a.shape}" for n, a in zip(names, arrays))
+        shapes = ", ".join(f"{n} {a.shape}" for n, a in zip(names, values))
         raise ValueError(f"{names[1]}: shapes do not broadcast together ({shapes})") from None
     flats = [a.reshape(1) if keep_single and i > 0 and a.size == 1
-             else np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for i, a in enumerate(arrays)]
+             else np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for i, a in enumerate(values)]
     return shape, flats
 
 
