@@ -180,14 +180,12 @@ void summarize(const Flags&, const std::vector<RunResult>& results) {
         return r.counters.at("peak_device_bytes") + r.counters.at("peak_host_bytes");
     };
     if (fused && naive && !fused->skipped && !naive->skipped) {
-        std::fprintf(
-            hpcml::bench::summary_out(),
-            "summary: distances fused %.4g s, naive %.4g s: %s; peak memory allocated by hpcml "
-            "fused %.3g MB, naive %.3g MB (%.2f%%)\n",
-            fused->seconds, naive->seconds,
-            hpcml::bench::faster_or_slower("fused", fused->seconds, naive->seconds).c_str(), peak(*fused) / 1e6,
-            peak(*naive) / 1e6,
-            100.0 * peak(*fused) / std::max(peak(*naive), 1.0));
+        std::fprintf(hpcml::bench::summary_out(),
+                     "summary: distances fused %.4g s, naive %.4g s: %s; peak memory allocated by hpcml "
+                     "fused %.3g MB, naive %.3g MB (%.2f%%)\n",
+                     fused->seconds, naive->seconds,
+                     hpcml::bench::faster_or_slower("fused", fused->seconds, naive->seconds).c_str(),
+                     peak(*fused) / 1e6, peak(*naive) / 1e6, 100.0 * peak(*fused) / std::max(peak(*naive), 1.0));
     } else if (naive && naive->skipped) {
         std::fprintf(hpcml::bench::summary_out(), "summary: distances naive skipped: %s\n", naive->message.c_str());
     }

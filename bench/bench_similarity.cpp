@@ -98,7 +98,7 @@ void run_on_device(benchmark::State& state, const Workload& w, const std::vector
     for (auto _ : state) {
         try {
             timed += hpcml::bench::time_device(state, context,
-                                      [&] { stats = hpcml::similarity_device(xv, yv, out.data(), options); });
+                                               [&] { stats = hpcml::similarity_device(xv, yv, out.data(), options); });
         } catch (const hpcml::Error& e) {
             hpcml::bench::skip_with_error(state, e);
             break;
@@ -269,8 +269,8 @@ void summarize(const Flags& flags, const std::vector<RunResult>& results) {
                      "%.3g MB, naive %.3g MB: "
                      "%.1fx less",
                      fused->seconds, naive->seconds,
-                     hpcml::bench::faster_or_slower("fused", fused->seconds, naive->seconds).c_str(), peak(*fused) / 1e6,
-                     peak(*naive) / 1e6, peak(*naive) / std::max(peak(*fused), 1.0));
+                     hpcml::bench::faster_or_slower("fused", fused->seconds, naive->seconds).c_str(),
+                     peak(*fused) / 1e6, peak(*naive) / 1e6, peak(*naive) / std::max(peak(*fused), 1.0));
         const auto energy = [](const RunResult& r) {
             const auto it = r.counters.find("energy_per_iteration_J");
             return it == r.counters.end() ? 0.0 : it->second;

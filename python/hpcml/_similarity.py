@@ -140,8 +140,9 @@ def similarity_pairs(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: floa
     the pairs with S[i, j] >= min_count (default 1); returns (i, j, count). i and j are int64
     arrays in row-major order (NumPy's ``np.nonzero(S)`` order), count int32. The output is
     computed tile by tile (tile x tile; when unset, 2048 on the CPU and 1024 on the GPU) and
-    reduced per tile, so memory grows with the number of pairs. Host arrays (NumPy and anything np.asarray takes), or CUDA arrays
-    (torch, CuPy), used in place on their device and their library's current stream; on the GPU
+    reduced per tile, so memory grows with the number of pairs. Host arrays (NumPy and anything
+    np.asarray takes), or CUDA arrays (torch, CuPy), used in place on their device and their
+    library's current stream; on the GPU
     each launch's output is reduced there and only the pairs come back, as NumPy arrays.
     With return_stats=True, returns (pairs, stats). progress, progress_interval: as similarity's
     (on the GPU, the pair list of host arrays reports nothing; of CUDA arrays it takes no callback).

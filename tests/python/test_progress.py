@@ -110,3 +110,15 @@ def test_progress_true_uses_tqdm_where_installed(monkeypatch):
     hpcml.solve_matrix_game(A, iterations=15, backend="cpu", progress=True, progress_interval=0)
     assert len(bars) == 1
     assert (bars[0].total, bars[0].n, bars[0].closed, bars[0].unit) == (15, 15, True, "game-iterations")
+
+
+@pytest.mark.parametrize("same_buffer", [False, True])
+def test_pair_list_of_y_equal_x_ends_at_its_total(same_buffer):
+    # The sorted method on more than one pair tile (auto picks it at this shape): its mirrored
+    # tiles were counted where written only, and the pair list writes none (a RuntimeError).
+    x = np.random.default_rng(3).standard_normal((16, 5000)).astype(np.float32)
+    calls = []
+    i, j = hpcml.similarity_pairs(x, x if same_buffer else None, backend="cpu",
+                                  progress=lambda d, t: calls.append((d, t)), progress_interval=0.0)
+    assert calls and calls[-1] == (5000 * 5000, 5000 * 5000)
+    assert len(i) == np.count_nonzero(hpcml.similarity(x, mode="all", backend="cpu"))

@@ -109,7 +109,7 @@ void refuse_output_over_inputs(const Config& c) {
         if (input.empty()) continue;
         std::error_code error;
         const fs::path resolved = fs::canonical(input, error);  // through every link
-        if (error) continue;  // unreadable: reading it says so
+        if (error) continue;                                    // unreadable: reading it says so
         for (const auto& [what, path] : outputs) {
             // The same file (fs::equivalent: the same device and inode, so hard links too), or,
             // for the journal (a folder the run deletes at the end), a file inside it.
@@ -121,7 +121,7 @@ void refuse_output_over_inputs(const Config& c) {
             }
             if (over)
                 throw Exit{kUsageError, "--output: " + what + "'" + path + "' is " + role + " ('" + input +
-                                  "'): the run would overwrite or delete it; choose another output"};
+                                            "'): the run would overwrite or delete it; choose another output"};
         }
     }
 }
