@@ -108,8 +108,9 @@ void refuse_output_over_inputs(const Config& c) {
     for (const auto& [role, input] : inputs) {
         if (input.empty()) continue;
         std::error_code error;
-        const fs::path resolved = fs::canonical(input, error);  // through every link
-        if (error) continue;                                    // unreadable: reading it says so
+        // Through every link; an input that cannot be resolved is left to reading it, which says why.
+        const fs::path resolved = fs::canonical(input, error);
+        if (error) continue;
         for (const auto& [what, path] : outputs) {
             // The same file (fs::equivalent: the same device and inode, so hard links too), or,
             // for the journal (a folder the run deletes at the end), a file inside it.
