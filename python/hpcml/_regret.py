@@ -109,10 +109,9 @@ def _solve_on_device(A: Any, iterations: int, variant: str, alternating: bool, a
                                        for shape in ((batch, n1), (batch, n2), (batch,), (batch,), (batch,)))
     workspace_bytes = _hpcml._solve_matrix_games_device_workspace(batch, n1, n2, backend, device)
     workspace = _arrays.empty(A, (workspace_bytes,), "uint8", "A") if workspace_bytes else None
-    r = _hpcml._solve_matrix_games_device(A, iterations, variant, alternating,
-                                          averaging, sampled, seed, first_game, backend, method, device, row,
-                                          col,
-                                          value, gap, eps_bound, workspace, _arrays.current_stream(A))
+    r = _hpcml._solve_matrix_games_device(A, iterations, variant, alternating, averaging, sampled, seed, first_game,
+                                          backend, method, device, row, col, value, gap, eps_bound, workspace,
+                                          _arrays.current_stream(A))
     return GameSolution(row, col, value, gap, eps_bound, bool(r["eps_bound_valid"]), np.empty((batch, 0, 2)), r["stats"])
 
 
