@@ -35,8 +35,10 @@ except ModuleNotFoundError as _error:
     raise _optional.missing(_error, "hpcml.torch") from None
 
 import hpcml  # noqa: E402
-from hpcml import _hpcml
+from hpcml import _arrays, _hpcml
 from hpcml import invgauss as _ig
+
+_TORCH_INT_MAX = 2**63 - 1  # a schema's int is int64
 
 __all__ = ["similarity", "similarity_pairs", "invgauss", "invgauss_sample", "solve_matrix_games"]
 
@@ -84,7 +86,9 @@ def _(x, y, threshold, mode, dtype, tile):
 def similarity(x: torch.Tensor, y: Optional[torch.Tensor] = None, *, threshold: float = 1.0, mode: str = "count",
                dtype: Union[str, torch.dtype] = "default", tile: int = 0) -> torch.Tensor:
     """torch.ops.hpcml.similarity with hpcml.similarity's defaults: S for (samples, n) tensors."""
-    return torch.ops.hpcml.similarity(x, y, float(threshold), mode, str(dtype).removeprefix("torch."), int(tile))
+    tile = _arrays.integer(tile, "tile", 0, _TORCH_INT_MAX)
+    return torch.ops.hpcml.similarity(x, y, _arrays.real(threshold, "threshold"), mode,
+                                      str(dtype).removeprefix("torch."), tile)
 
 
 @torch.library.custom_op("hpcml::similarity_pairs", mutates_args=())
@@ -113,7 +117,9 @@ def _(x, y, threshold, mode, min_count, tile):
 def similarity_pairs(x: torch.Tensor, y: Optional[torch.Tensor] = None, *, threshold: float = 1.0, mode: str = "all",
                      min_count: int = 1, tile: int = 0) -> Tuple[torch.Tensor, ...]:
     """torch.ops.hpcml.similarity_pairs: (i, j) in mode "all", (i, j, count) in mode "count"."""
-    i, j, count = torch.ops.hpcml.similarity_pairs(x, y, float(threshold), mode, int(min_count), int(tile))
+    i, j, count = torch.ops.hpcml.similarity_pairs(x, y, _arrays.real(threshold, "threshold"), mode,
+                                                   _arrays.integer(min_count, "min_count", 0, _TORCH_INT_MAX),
+                                                   _arrays.integer(tile, "tile", 0, _TORCH_INT_MAX))
     return (i, j) if mode == "all" else (i, j, count)
 
 
@@ -170,8 +176,9 @@ def invgauss_sample(n: int, mu: Union[torch.Tensor, float], lam: Union[torch.Ten
     draws for the same seed on every backend), from the stream's draw `first` on, as
     hpcml.invgauss.sample's `first`."""
     as_tensor = lambda v: v if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=dtype)  # noqa: E731
-    return torch.ops.hpcml.invgauss_sample(int(n), as_tensor(mu), as_tensor(lam), int(seed), dtype == torch.float64,
-                                           int(first))
+    return torch.ops.hpcml.invgauss_sample(_arrays.integer(n, "n", 0, _TORCH_INT_MAX), as_tensor(mu), as_tensor(lam),
+                                           _arrays.integer(seed, "seed", 0, _TORCH_INT_MAX), dtype == torch.float64,
+                                           _arrays.integer(first, "first", 0, _TORCH_INT_MAX))
 
 
 # --- games ------------------------------------------------------------------------------------
@@ -203,5 +210,7 @@ def solve_matrix_games(A: torch.Tensor, *, iterations: int = 500, variant: str =
                        ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """torch.ops.hpcml.solve_matrix_games for A of shape (batch, n1, n2): (row_strategy,
     col_strategy, value, gap, eps_bound), float64 tensors with a leading batch axis."""
-    return torch.ops.hpcml.solve_matrix_games(A, int(iterations), variant, bool(alternating), averaging, bool(sampled),
-                                              int(seed))
+    return torch.ops.hpcml.solve_matrix_games(A, _arrays.integer(iterations, "iterations", 1, _arrays.INT_MAX), variant,
+                                              _arrays.boolean(alternating, "alternating"), averaging,
+                                              _arrays.boolean(sampled, "sampled"),
+                                              _arrays.integer(seed, "seed", 0, _TORCH_INT_MAX))

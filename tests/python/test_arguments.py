@@ -112,3 +112,18 @@ def test_python_scalars_keep_a_float32_array_float32():
     assert ig.cdf(x, np.ones(3), 1.0).dtype == np.float64
     assert ig.cdf([0.5, 1.0], 1.0, 1.0).dtype == np.float64
     np.testing.assert_allclose(ig.cdf(x, 1.0, 1.0), ig.cdf(x.astype(np.float64), 1.0, 1.0), rtol=1e-5)
+
+
+def test_the_torch_operators_wrappers_check_their_arguments_too():
+    torch = pytest.importorskip("torch")
+    import hpcml.torch as ht
+    x = torch.ones(3, 10)
+    for call, message in [(lambda: ht.similarity(x, threshold="1"), "threshold: expected a real number"),
+                          (lambda: ht.similarity(x, tile=1.5), "tile: expected an integer"),
+                          (lambda: ht.similarity_pairs(x, mode="count", min_count=-1), "min_count: expected an integer"),
+                          (lambda: ht.invgauss_sample(3, 1.0, 1.0, seed=2**63), "seed: expected an integer"),
+                          (lambda: ht.solve_matrix_games(torch.ones(1, 3, 3), alternating="no"),
+                           "alternating: expected True or False")]:
+        with pytest.raises(ValueError) as caught:
+            call()
+        assert str(caught.value).startswith(message), str(caught.value)

@@ -175,8 +175,8 @@ def similarity(x: DaskArrayIn, y: Optional[DaskArrayIn] = None, *, threshold: fl
     dtype_name = "default" if dtype is None else _arrays.dtype_name(dtype)
     output, _, element, _ = _hpcml._similarity_layout(mode, dtype_name, 1, 1)
     xd, yd = _operands(x, y, chunks, 8 if output == "bitmask" else 1)
-    options: Dict[str, Any] = dict(threshold=float(threshold), mode=mode, method=method, backend=backend,
-                                   dtype=None if dtype is None else dtype_name)
+    options: Dict[str, Any] = dict(threshold=_arrays.real(threshold, "threshold"), mode=mode, method=method,
+                                   backend=backend, dtype=None if dtype is None else dtype_name)
     check_backend(backend)
     _similarity(np.zeros((xd.shape[0], 1), np.float32), **{**options, "backend": "cpu"})  # hpcml checks the options
     name = f"hpcml-similarity-{tokenize(xd.name, None if yd is None else yd.name, options)}"
@@ -223,8 +223,8 @@ def similarity_pairs(x: DaskArrayIn, y: Optional[DaskArrayIn] = None, *, thresho
     # The inputs' tasks as an array computation sends them (fused), so that computing the frame
     # beside arrays of the same inputs never gives the scheduler two tasks under one key.
     xd, yd = dask.optimize(xd)[0], None if yd is None else dask.optimize(yd)[0]
-    options: Dict[str, Any] = dict(threshold=float(threshold), mode=mode, min_count=min_count, method=method,
-                                   backend=backend)
+    options: Dict[str, Any] = dict(threshold=_arrays.real(threshold, "threshold"), mode=mode, min_count=min_count,
+                                   method=method, backend=backend)
     check_backend(backend)
     _similarity_pairs(np.zeros((xd.shape[0], 1), np.float32), **{**options, "backend": "cpu"})  # checks the options
     name = f"hpcml-similarity-pairs-{tokenize(xd.name, None if yd is None else yd.name, options)}"

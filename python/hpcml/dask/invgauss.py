@@ -198,7 +198,8 @@ def sample(n: int, mu: DaskArrayIn, lam: DaskArrayIn, *, seed: int = 0, dtype: n
             lam neither a scalar nor of length n, invalid scalar parameters (checked now; those
             in arrays when the blocks run), an unknown backend.
     """
-    n = _arrays.integer(n, "n", minimum=0)
+    n = _arrays.integer(n, "n", 0, _arrays.SIZE_MAX)
+    seed = _arrays.integer(seed, "seed", 0, _arrays.SIZE_MAX)
     dtype = np.dtype(dtype)
     if dtype not in (np.float32, np.float64):
         raise ValueError(f"dtype: expected float32 or float64, got {dtype}")
