@@ -118,7 +118,7 @@ parts_second() {
   part 3 15 "real case: pair list" real_case_pairs.log real_case "${real[@]}" --pairs
   part 3 20 "regret 16384^2: the seed's program" compare_torch_regret_large.log python3 bench/compare_torch_regret.py \
     "${regret_large[@]}"
-  part 2 10 "main job under hpcml-trace" trace.log "$build/bin/hpcml-trace" --output "$results/trace_main_job.csv" -- \
+  part 2 10 "main job under hpcml-trace" trace.log "$build/bin/hpcml-trace" --strict --output "$results/trace_main_job.csv" -- \
     "$build/bin/bench_similarity" "${main_job[@]}" --backend cuda --benchmark_min_time=1
   # The seeds' torch.compile programs compile first: the similarity example took 91 s on an H200
   # while it compiled the seed twice (since compiled once).

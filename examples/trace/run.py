@@ -80,8 +80,9 @@ def main() -> None:
         sys.exit("run.py: the seed's trace did not stop within 30 s of SIGINT; killed")
 
     start = time.perf_counter()
-    traced = subprocess.run([args.tool, "--device", str(args.device), "--output", hpcml_csv, "--", "sh", "-c", workload],
-                            capture_output=True, text=True)
+    # --strict: a GPU trace or none (without GPU telemetry hpcml-trace would time the workload alone).
+    traced = subprocess.run([args.tool, "--strict", "--device", str(args.device), "--output", hpcml_csv, "--",
+                             "sh", "-c", workload], capture_output=True, text=True)
     hpcml_seconds = time.perf_counter() - start
     if traced.returncode == 2:
         print(f"hpcml-trace: {traced.stderr.strip()}", file=sys.stderr)  # it says "no GPU telemetry"
