@@ -369,7 +369,8 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
                                                      : RegionOutput{};
             kernel(Item{p, region, xs, ys, band, tile, rows, cols, planes, w, out, mirrored ? &transposed : nullptr,
                         stream});
-            if (progress) progress->add(std::uint64_t{rows} * cols * (diagonal && tile > band ? 2 : 1));
+            // A mirror inside this diagonal region is the region's; an outside one, its planner's.
+            if (progress) progress->add(std::uint64_t{rows} * cols * (diagonal && mirrored ? 2 : 1));
         }
     }
 }

@@ -118,9 +118,8 @@ class trace:
     def __init__(self, device: int = 0, interval_ms: int = 100, *, strict: bool = False) -> None:
         # Checked here: C++ names it "interval", and a build without NVML does not check it at all.
         interval_ms = _arrays.integer(interval_ms, "interval_ms", minimum=1)
-        device = _arrays.integer(device, "device", minimum=0)
-        if not isinstance(strict, bool):
-            raise ValueError(f"strict: expected True or False, got {strict!r}")
+        device = _arrays.integer(device, "device", 0, _arrays.INT_MAX)
+        strict = _arrays.boolean(strict, "strict")
         why = status(device)
         if why["message"].startswith("device:"):  # a GPU machine without that device: the argument is wrong
             raise ValueError(why["message"])

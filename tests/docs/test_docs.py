@@ -18,6 +18,7 @@ made to run or say why not. The session's summary line counts the blocks run and
 
 from __future__ import annotations
 
+import functools
 import os
 import pathlib
 import subprocess
@@ -37,6 +38,14 @@ COUNTS: Counter = Counter()
 def _not_run(example):
     raise AssertionError(f"{example.path}:{example.line}: a ```{example.region.lexemes.get('arguments')} block "
                          "that is not run: precede it with <!-- skip: next \"why, and what runs it\" -->")
+
+
+@functools.cache
+def _installed_package():
+    """The installed package's header and library folders (asked once)."""
+    include = subprocess.run([sys.executable, "-m", "hpcml", "--include-dir"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+    return include, str(pathlib.Path(include).parent / "lib")
 
 
 class _Cpp:
@@ -70,9 +79,7 @@ int main() {{
         work = pathlib.Path(example.namespace["_folder"])
         cpp, exe = work / f"block{example.line}.cpp", work / f"block{example.line}"
         cpp.write_text(program)
-        include = subprocess.run([sys.executable, "-m", "hpcml", "--include-dir"], capture_output=True, text=True,
-                                 check=True).stdout.strip()
-        lib = str(pathlib.Path(include).parent / "lib")
+        include, lib = _installed_package()
         built = subprocess.run(["g++", "-std=c++20", "-w", "-O0", "-I", include, str(cpp), "-o", str(exe), "-L", lib,
                                 "-lhpcml", f"-Wl,-rpath,{lib}"], capture_output=True, text=True, timeout=300)
         assert built.returncode == 0, f"{example.path}:{example.line}: does not compile\n{built.stderr}\n{program}"
