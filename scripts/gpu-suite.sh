@@ -11,12 +11,12 @@
 #                                floors, and the machine-code report's predictions beside them;
 #                                the Python GPU cases; compute-sanitizer memcheck over
 #                                similarity's and regret's GPU cases
-#   scripts/gpu-suite.sh second  270 s: racecheck, synccheck, initcheck; memcheck over the rest; the
-#                                pair list; the seed's regret program beside hpcml; the main job
-#                                under hpcml-trace; the examples
-#   scripts/gpu-suite.sh extra   270 s: the benchmarks cut from the two, and the real case to a
-#                                bitmask file and beside the seed's program, for a window with
-#                                time left after both
+#   scripts/gpu-suite.sh second  270 s: racecheck, synccheck, initcheck of the rest; memcheck over
+#                                the rest; the pair list; the seed's regret program beside hpcml;
+#                                the main job under hpcml-trace; the examples
+#   scripts/gpu-suite.sh extra   270 s: the benchmarks cut from the two, the real case to a bitmask
+#                                file and beside the seed's program, and test_regret's racecheck,
+#                                synccheck and initcheck, for a window with time left after both
 #   scripts/gpu-suite.sh CALL [--results DIR] [--archive DIR]
 #   scripts/gpu-suite.sh --budgets   each call's budget, a machine start's cost and every part's
 #                                    minimum, in seconds (scripts/gpu-rehearse.sh checks that they fit)
@@ -70,7 +70,7 @@ if [ "$scale" = full ]; then
   sim_large=(--dim 16384 --tile 4096)
   real=(256 270725) real_bands=2
   regret_large=(--actions 16384 --iterations 20) regret_batch=(--actions 3 --batch 100000 --iterations 1000)
-  torch_regret_batch=(--actions 3 --batch 100000 --iterations 200)
+  torch_regret_batch=(--actions 3 --batch 100000 --iterations 100)  # 200 outlasted 53 s (the compile)
   invgauss=(--elements 20000000 --params 1000 --grid 100000)  # 1e8 elements and 1e9 points outlasted 20 s
 else
   main_job=(--samples 16 --dim 64 --tile 16)
@@ -85,7 +85,7 @@ gpu_case_programs="test_core test_similarity test_regret test_invgauss test_tele
 build="" common=()  # set once the bundle is unpacked (--budgets only lists the parts)
 
 parts_first() {  # in the order of what matters most
-  part 1 5 devicequery devicequery.txt devicequery
+  part 1 5 "devicequery and the host link" devicequery.txt devicequery
   part 8 30 "C++ GPU cases" cpp_gpu_cases.log cpp_gpu_cases
   part 2 10 "main job" bench_similarity_tile1000.log "$build/bin/bench_similarity" "${main_job[@]}" --backend cuda \
     "${common[@]}" --benchmark_out="$results/bench_similarity_tile1000.json"
@@ -109,20 +109,18 @@ parts_second() {
   part 1 5 "memcheck test_core" memcheck_test_core.log sanitize memcheck test_core
   part 1 5 "memcheck test_telemetry" memcheck_test_telemetry.log sanitize memcheck test_telemetry
   part 3 15 "racecheck test_similarity" racecheck_test_similarity.log sanitize racecheck test_similarity
-  part 2 10 "racecheck test_regret" racecheck_test_regret.log sanitize racecheck test_regret
   part 2 10 "synccheck test_similarity" synccheck_test_similarity.log sanitize synccheck test_similarity
-  part 1 5 "synccheck test_regret" synccheck_test_regret.log sanitize synccheck test_regret
   part 2 10 "initcheck test_similarity" initcheck_test_similarity.log sanitize initcheck test_similarity
-  part 1 5 "initcheck test_regret" initcheck_test_regret.log sanitize initcheck test_regret
   part 1 5 "initcheck test_invgauss" initcheck_test_invgauss.log sanitize initcheck test_invgauss
   part 3 15 "real case: pair list" real_case_pairs.log real_case "${real[@]}" --pairs
   part 3 20 "regret 16384^2: the seed's program" compare_torch_regret_large.log python3 bench/compare_torch_regret.py \
     "${regret_large[@]}"
   part 2 10 "main job under hpcml-trace" trace.log "$build/bin/hpcml-trace" --strict --output "$results/trace_main_job.csv" -- \
     "$build/bin/bench_similarity" "${main_job[@]}" --backend cuda --benchmark_min_time=1
-  # The seeds' torch.compile programs compile first: the similarity example took 91 s on an H200
-  # while it compiled the seed twice (since compiled once).
-  part 4 90 "examples: the seeds beside hpcml" examples.log examples
+  part 2 20 "examples: figure, query, traces" examples.log examples
+  # The seeds' torch.compile programs compile first: with the others before them in one part of
+  # 91 s on an H200 (2026-11-28), the similarity example had not finished.
+  part 4 110 "examples: the compiled seeds" examples_compiled.log examples_compiled
 }
 parts_extra() {
   # The host side of a call: the main job on device arrays (kernels only, beside first's
@@ -139,11 +137,15 @@ parts_extra() {
   # From host arrays (the 1 GiB copy included, most of the fused call's time on an H200), fused beside naive.
   part 1 10 "regret 16384^2 from the host" bench_regret_large_host.log "$build/bin/bench_regret" "${regret_large[@]}" \
     --alternating false --backend cuda "${common[@]}" --benchmark_out="$results/bench_regret_large_host.json"
-  # The real case end to end: 4.6 GB of bitmask, written at about 115 MB/s on an H100 machine (126 of
-  # 271 blocks in 40 s: about 80 s in all); the seed's program compiles for about 35 s first.
-  part 4 90 "real case: bitmask file" real_case_bitmask.log real_case "${real[@]}" --dtype bitmask
+  # The real case end to end: 9.2 GB of bitmask, 54 s on an H200 machine (2026-11-28); the seed's
+  # program compiles for about 35 s first.
+  part 4 60 "real case: bitmask file" real_case_bitmask.log real_case "${real[@]}" --dtype bitmask
   part 3 60 "real case: the seed's program" compare_torch_real_case.log python3 bench/compare_torch_real_case.py \
     --samples "${real[0]}" --dim "${real[1]}" --bands "$real_bands"
+  # test_regret under the other sanitizers outlasted 20, 10 and 11 s in second (2026-11-28, H200).
+  part 2 10 "racecheck test_regret" racecheck_test_regret.log sanitize racecheck test_regret
+  part 1 5 "synccheck test_regret" synccheck_test_regret.log sanitize synccheck test_regret
+  part 1 5 "initcheck test_regret" initcheck_test_regret.log sanitize initcheck test_regret
 }
 
 # weights_left and minimums_left: what the parts after the current one weigh and need.
@@ -236,7 +238,7 @@ setup_seconds=$SECONDS  # unpacking, installing and the environment: the rehears
 summary=("setup (unpack, install, environment): ${setup_seconds}s")
 failed=0
 no_device='no (usable )?CUDA device|no GPU telemetry'
-common=(--benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_out_format=json
+common=(--benchmark_repetitions=3 --benchmark_min_time=0.1 --benchmark_report_aggregates_only=true --benchmark_out_format=json
         "--benchmark_context=hpcml_bundle_commit=${bundle_commit:-unknown}")
 sanitizer_probed=0
 sanitizer_refused=""  # set by the probe where compute-sanitizer cannot run here
@@ -285,10 +287,10 @@ run_part() {
 }
 
 # --- what the parts run ------------------------------------------------------------------------
-devicequery() {  # the devices, as text and as JSON, and their contract (ctest's checks)
-  "$build/bin/hpcml-devicequery"
+devicequery() {  # the devices and their host links (every host path's floor), as text and JSON, and their contract (ctest's checks)
+  "$build/bin/hpcml-devicequery" --link
   local rc=$?
-  "$build/bin/hpcml-devicequery" --json
+  "$build/bin/hpcml-devicequery" --json --link
   ctest --test-dir "$build" --output-on-failure -R '^devicequery_' || return 1
   return $rc
 }
@@ -312,12 +314,16 @@ sanitizer_skips=SimilarityCuda.OutputOverFourGiB:SimilarityCuda.DevicePointersEv
 sanitizer_skips+=:SimilarityCuda.PairsReducedOnTheDeviceEqualTheCpus:SimilarityCuda.NaiveOutOfDeviceMemoryIsAnError
 sanitizer_skips+=:SimilarityOnBackend.ManyColumnRegionsPerRowBand/cuda:InvGaussCuda.HostArraysAcrossChunksEqualTheCpu
 sanitizer_skips+=:SimilaritySortedCuda.EqualsTheCpuOnDataBuiltToBreakIt  # sorted: sanitized in the smaller cases
+# Left to memcheck alone: ten shapes, each on a stream and in a captured graph, of the kernels
+# the other regret cases run (2.1 s unsanitized).
+heavy_sanitizer_skips=RegretCuda.DeviceEntryPointEqualsTheHostCalls
+# Each case's line and time are logged, so a part cut at its limit names the case it was in.
 sanitize() {
-  local tool=$1 program=$2
+  local tool=$1 program=$2 skips=$sanitizer_skips
   local options=(--tool "$tool" --error-exitcode 1 --report-api-errors no --require-cuda-init yes)
   [ "$tool" = memcheck ] && options+=(--leak-check full --track-stream-ordered-races all)
-  compute-sanitizer "${options[@]}" "$build/bin/$program" --gtest_brief=1 \
-    "--gtest_filter=$gpu_case_filter:-$sanitizer_skips"
+  [ "$tool" = memcheck ] || skips+=":$heavy_sanitizer_skips"
+  compute-sanitizer "${options[@]}" "$build/bin/$program" "--gtest_filter=$gpu_case_filter:-$skips"
 }
 # Some GPU machines refuse compute-sanitizer ("Device not supported"): its parts are then skips
 # naming the probe's file, not failures. Probed once a call, before its first sanitizer part
@@ -362,12 +368,15 @@ real_case() {
 examples() {  # the seed programs beside their hpcml versions (examples/), on the GPU
   python3 examples/invgauss/run.py --backend cuda --output "$results/invgauss_figure.png" &&
     python3 examples/devicequery/run.py --tool "$build/bin/hpcml-devicequery" &&
-    python3 examples/trace/run.py --tool "$build/bin/hpcml-trace" --seconds 5 --out-dir "$results/trace_example" &&
+    python3 examples/trace/run.py --tool "$build/bin/hpcml-trace" --seconds 5 --out-dir "$results/trace_example"
+}
+examples_compiled() {  # the two whose seeds are torch.compile programs (they import torch first)
+  python3 -c 'import sys; sys.path.insert(0, "bench"); from cuda_check import require_cuda; require_cuda("examples")' &&
     python3 examples/similarity/run.py --device cuda --features 20000 &&
     python3 examples/regret/run.py --device cuda --iterations 100 --compile-mode default
 }
-export bundle build results sanitizer_skips TMPDIR="${TMPDIR:-/tmp}" gpu_case_filter gpu_case_programs
-export -f devicequery cpp_gpu_cases sanitize sass_measured real_case examples
+export bundle build results sanitizer_skips heavy_sanitizer_skips TMPDIR="${TMPDIR:-/tmp}" gpu_case_filter gpu_case_programs
+export -f devicequery cpp_gpu_cases sanitize sass_measured real_case examples examples_compiled
 
 counting=1; "parts_$call"; counting=0
 "parts_$call"

@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -42,6 +43,56 @@ std::string probe(const hpcml::DeviceInfo& d) {
     return std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
 }
 
+// --link: the host link's copy rates, the floor of every call whose data crosses it (a host
+// array uploaded, a result downloaded). Both directions, from page-locked memory (cudaHostAlloc:
+// the copy engine reads or writes it directly) and pageable memory (the driver stages it through
+// buffers of its own), at a size a result tile takes and at a large one; each the median of five
+// whole copies by the host's clock, as a user's call sees them.
+struct LinkRate {
+    const char* direction;  // "host_to_device" or "device_to_host"
+    const char* memory;     // "pinned" or "pageable"
+    std::size_t bytes;
+    double gbps;  // 1e9 bytes per second; 0 where the copy failed
+    std::string error;
+};
+
+std::vector<LinkRate> measure_link(int device) {
+    std::vector<LinkRate> rates;
+    for (const std::size_t bytes : {std::size_t(16) << 20, std::size_t(400) << 20}) {
+        void* on_device = nullptr;
+        void* pinned = nullptr;
+        std::vector<unsigned char> pageable(bytes, 1);  // its pages faulted in before timing
+        cudaError_t status = cudaSetDevice(device);
+        if (status == cudaSuccess) status = cudaMalloc(&on_device, bytes);
+        if (status == cudaSuccess) status = cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault);
+        if (status == cudaSuccess) std::memset(pinned, 1, bytes);
+        for (const bool to_device : {true, false})
+            for (void* host : {pinned, static_cast<void*>(pageable.data())}) {
+                LinkRate rate{to_device ? "host_to_device" : "device_to_host", host == pinned ? "pinned" : "pageable",
+                              bytes, 0.0, ""};
+                std::vector<double> seconds;
+                for (int repeat = 0; repeat < 6 && status == cudaSuccess; ++repeat) {
+                    const auto start = std::chrono::steady_clock::now();
+                    status = to_device ? cudaMemcpy(on_device, host, bytes, cudaMemcpyHostToDevice)
+                                       : cudaMemcpy(host, on_device, bytes, cudaMemcpyDeviceToHost);
+                    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+                    if (repeat > 0) seconds.push_back(took.count());  // the first warms the path
+                }
+                if (status == cudaSuccess) {
+                    std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
+                    rate.gbps = bytes / seconds[seconds.size() / 2] / 1e9;
+                } else {
+                    rate.error = std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
+                }
+                rates.push_back(rate);
+            }
+        cudaFreeHost(pinned);
+        cudaFree(on_device);
+        (void)cudaGetLastError();
+    }
+    return rates;
+}
+
 std::string json_string(const std::string& text) {
     std::string out = "\"";
     for (const char c : text) {
@@ -69,7 +120,8 @@ const char* verdict(const hpcml::DeviceQuery& query) {
     return "driver older than runtime";
 }
 
-void print_text(const hpcml::DeviceQuery& query, const std::vector<std::string>& probes) {
+void print_text(const hpcml::DeviceQuery& query, const std::vector<std::string>& probes,
+                const std::vector<std::vector<LinkRate>>& links) {
     std::printf("hpcml %s device query\n", hpcml::version().c_str());
     std::printf("CUDA driver version:  %s\n", hpcml::format_cuda_version(query.driver_version).c_str());
     std::printf("CUDA runtime version: %s (linked statically into hpcml)\n",
@@ -99,13 +151,22 @@ void print_text(const hpcml::DeviceQuery& query, const std::vector<std::string>&
         std::printf("  Memory bus width                  %d bits\n", d.memory_bus_width_bits);
         std::printf("  Peak memory bandwidth             %.1f GB/s\n", d.peak_memory_bandwidth_gbps);
         std::printf("  hpcml kernels                     %s\n", probes[i].c_str());
+        for (const LinkRate& r : links[i]) {
+            std::printf("  Host link %-14s %-8s %3zu MiB  ", r.direction, r.memory, r.bytes >> 20);
+            if (r.error.empty()) {
+                std::printf("%.1f GB/s\n", r.gbps);
+            } else {
+                std::printf("failed: %s\n", r.error.c_str());
+            }
+        }
     }
     if (query.status != hpcml::CudaStatus::Ok) std::printf("\nNo usable CUDA device: %s\n", query.message.c_str());
     std::printf("\nhpcml's kernels are built for %s\n", hpcml::cuda_architectures().c_str());
     std::printf("\nResult = %s\n", all_pass(probes) ? "PASS" : "FAIL");
 }
 
-void print_json(const hpcml::DeviceQuery& query, const std::vector<std::string>& probes) {
+void print_json(const hpcml::DeviceQuery& query, const std::vector<std::string>& probes,
+                const std::vector<std::vector<LinkRate>>& links) {
     std::printf("{\n  \"hpcml_version\": %s,\n", json_string(hpcml::version()).c_str());
     std::printf("  \"driver_version\": %s,\n", json_string(hpcml::format_cuda_version(query.driver_version)).c_str());
     std::printf("  \"runtime_version\": %s,\n", json_string(hpcml::format_cuda_version(query.runtime_version)).c_str());
@@ -125,25 +186,37 @@ void print_json(const hpcml::DeviceQuery& query, const std::vector<std::string>&
             "\"shared_memory_per_block_bytes\": %zu, \"shared_memory_per_block_optin_bytes\": %zu, "
             "\"shared_memory_per_multiprocessor_bytes\": %zu, \"sm_clock_khz\": %d, "
             "\"memory_clock_khz\": %d, \"memory_bus_width_bits\": %d, "
-            "\"peak_memory_bandwidth_gbps\": %.1f, \"usable\": %s, \"kernel_launch\": %s}",
+            "\"peak_memory_bandwidth_gbps\": %.1f, \"usable\": %s, \"kernel_launch\": %s",
             i ? "," : "", d.index, json_string(d.name).c_str(), json_string(d.pci_bus_id).c_str(),
             d.integrated ? "true" : "false", d.compute_capability_major, d.compute_capability_minor,
             d.multiprocessor_count, d.total_global_memory_bytes, d.l2_cache_bytes, d.shared_memory_per_block_bytes,
             d.shared_memory_per_block_optin_bytes, d.shared_memory_per_multiprocessor_bytes, d.sm_clock_khz,
             d.memory_clock_khz, d.memory_bus_width_bits, d.peak_memory_bandwidth_gbps, d.usable ? "true" : "false",
             json_string(probes[i]).c_str());
+        if (!links[i].empty()) {
+            std::printf(", \"host_link\": [");
+            for (std::size_t k = 0; k < links[i].size(); ++k) {
+                const LinkRate& r = links[i][k];
+                std::printf(
+                    "%s{\"direction\": \"%s\", \"memory\": \"%s\", \"bytes\": %zu, \"gbps\": %.2f, \"error\": %s}",
+                    k ? ", " : "", r.direction, r.memory, r.bytes, r.gbps, json_string(r.error).c_str());
+            }
+            std::printf("]");
+        }
+        std::printf("}");
     }
     std::printf("%s]\n}\n", query.devices.empty() ? "" : "\n  ");
 }
 
 void usage(std::FILE* out, const hpcml::cli::Flags& flags) {
     std::fprintf(out,
-                 "usage: hpcml-devicequery [--json] [--help]\n"
+                 "usage: hpcml-devicequery [--json] [--link] [--help]\n"
                  "\n"
                  "Lists the CUDA devices: name, compute capability, memory, caches, clocks, peak\n"
                  "bandwidth, and whether hpcml's kernels load and launch there (this build has code\n"
                  "for the architectures it prints); the driver and runtime versions and their\n"
-                 "compatibility.\n"
+                 "compatibility. --link adds each usable device's host link: copies of 16 and 400 MiB\n"
+                 "each way, from page-locked and from pageable memory (the median of five).\n"
                  "\n");
     flags.print(out);
     std::fprintf(out,
@@ -157,6 +230,7 @@ void usage(std::FILE* out, const hpcml::cli::Flags& flags) {
 int main(int argc, char** argv) {
     hpcml::cli::Flags flags;
     flags.add_switch("json", "print the same as one JSON object");
+    flags.add_switch("link", "also measure each usable device's host link (a second or so)");
     try {
         flags.parse(argc, argv);
         if (!flags.positionals().empty())
@@ -174,11 +248,16 @@ int main(int argc, char** argv) {
     const bool json = flags.on("json");
     const hpcml::DeviceQuery query = hpcml::query_devices();
     std::vector<std::string> probes;
-    for (const hpcml::DeviceInfo& device : query.devices) probes.push_back(probe(device));
+    std::vector<std::vector<LinkRate>> links;
+    for (const hpcml::DeviceInfo& device : query.devices) {
+        probes.push_back(probe(device));
+        links.push_back(flags.on("link") && probes.back() == "ok" ? measure_link(device.index)
+                                                                  : std::vector<LinkRate>{});
+    }
     if (json) {
-        print_json(query, probes);
+        print_json(query, probes, links);
     } else {
-        print_text(query, probes);
+        print_text(query, probes, links);
     }
     return all_pass(probes) ? 0 : 2;
 }
