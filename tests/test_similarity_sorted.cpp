@@ -15,6 +15,8 @@
 #include <tuple>
 #include <vector>
 
+#include "common/architectures.hpp"
+#include "similarity/cuda_methods.hpp"
 #include "similarity/sorted_block.hpp"
 #include "similarity/sorted_math.hpp"
 #include "support/similarity.hpp"
@@ -398,4 +400,36 @@ TEST(SimilaritySortedCuda, CountModeSaysHowManySamplesItTakes) {
     o.method = Method::Sorted;
     hpcml_test::expect_invalid([&] { hpcml::similarity({x.data(), 1024, 3}, {}, out.data(), o); },
                                "method: the sorted method on the GPU counts at most 1023 samples");
+}
+
+// Every architecture this build emits code for, and every one the default build does (CI builds
+// sm_90 alone): its shared-memory limit is known, and for each method the kernel a device of that
+// architecture runs asks for no more shared memory per block than the limit (the sorted block's
+// 96,672 bytes exceed Turing's 64 KiB: there the fused kernel runs, and says so in RunStats).
+TEST(SharedMemory, EveryKernelFitsEveryArchitectureTheBuildsEmit) {
+    using namespace hpcml::detail::similarity;
+    std::vector<int> architectures;
+    std::string list = HPCML_TEST_ARCHITECTURES;
+    for (std::size_t at = 0; at < list.size();) {
+        const std::size_t end = std::min(list.find(',', at), list.size());
+        const std::string item = list.substr(at, end - at);  // "75-real", "90"
+        if (!item.empty()) architectures.push_back(std::stoi(item));
+        at = end + 1;
+    }
+    ASSERT_FALSE(architectures.empty());
+    for (const int sm : architectures) {
+        const std::size_t limit = hpcml::detail::max_shared_memory_per_block(sm);
+        ASSERT_GT(limit, 0u) << "sm_" << sm << ": add its shared memory per block to architectures.hpp";
+        for (const hpcml::Method asked :
+             {hpcml::Method::Auto, hpcml::Method::Fused, hpcml::Method::Sorted, hpcml::Method::Naive}) {
+            const hpcml::Method runs = cuda_method(asked, limit);
+            EXPECT_LE(cuda_dynamic_shared_bytes(runs), limit)
+                << "sm_" << sm << ": the " << hpcml::to_string(runs) << " kernel asks for "
+                << cuda_dynamic_shared_bytes(runs) << " bytes of shared memory per block";
+            if (asked != hpcml::Method::Auto && cuda_dynamic_shared_bytes(asked) <= limit) EXPECT_EQ(runs, asked);
+        }
+    }
+    EXPECT_EQ(cuda_method(hpcml::Method::Sorted, hpcml::detail::max_shared_memory_per_block(75)), hpcml::Method::Fused);
+    EXPECT_EQ(cuda_method(hpcml::Method::Sorted, hpcml::detail::max_shared_memory_per_block(90)),
+              hpcml::Method::Sorted);
 }

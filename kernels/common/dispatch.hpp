@@ -39,6 +39,9 @@ struct EntryPoint {
     bool reports_progress = false;       // calls options.progress (progress.hpp; else it must be empty)
     std::array<std::size_t, 3> shape{};  // the call's sizes, for its profiler range (trailing zeros: fewer)
     Method auto_on_cpu = Method::Fused;  // what Auto runs on the CPU (the family's cost model)
+    // What a CUDA device runs for the asked method (similarity's sorted block does not fit every
+    // GPU); null: the asked method, Auto being the fused one.
+    Method (*on_cuda_method)(Method requested, int device) = nullptr;
 };
 
 // "hpcml::similarity cuda 256x2000x2000": the name of a call's NVTX range.
@@ -70,7 +73,9 @@ RunStats dispatch(const ExecutionOptions& options, const EntryPoint& entry, OnCp
     const auto start = std::chrono::steady_clock::now();
     const Context context = make_context(entry.device_memory ? Backend::Cuda : options.backend, options.device,
                                          entry.takes_stream ? options.stream : nullptr);
-    const Method method = options.method != Method::Auto    ? options.method
+    const Method method = context.backend == Backend::Cuda && entry.on_cuda_method
+                              ? entry.on_cuda_method(options.method, context.device)
+                          : options.method != Method::Auto  ? options.method
                           : context.backend == Backend::Cpu ? entry.auto_on_cpu
                                                             : Method::Fused;
     MemoryTracker tracker;

@@ -9,6 +9,7 @@
 #include "common/dispatch.hpp"
 #include "common/error.hpp"
 #include "common/names.hpp"
+#include "cuda_methods.hpp"
 #include "pairs.hpp"
 
 namespace hpcml {
@@ -151,12 +152,12 @@ TilePlan make_plan(const Problem& p, const SimilarityOptions& options, Backend b
     return plan;
 }
 
-// The method a call runs where it asked for `requested`: Auto is the cost model's choice on
-// the CPU (docs/similarity.md) and the fused kernel on the GPU (its sorted kernel has no
-// measured cost model yet).
-Method method_for(const Problem& p, Method requested, Backend backend) {
+// The method a call runs where it asked for `requested`: on the CPU Auto is the cost model's
+// choice (docs/similarity.md); on a CUDA device, cuda_method's (Auto the fused kernel, and the
+// fused kernel where the sorted block does not fit the device).
+Method method_for(const Problem& p, Method requested, Backend backend, int device = 0) {
+    if (backend == Backend::Cuda) return detail::similarity::cuda_method_on(requested, device);
     if (requested != Method::Auto) return requested;
-    if (backend == Backend::Cuda) return Method::Fused;
     return detail::similarity::cpu_auto_method(p);
 }
 
@@ -168,7 +169,8 @@ detail::EntryPoint entry_point(std::string_view name, const Problem& p, bool dev
             .device_memory = device_memory,
             .reports_progress = !device_memory,
             .shape = {p.samples, p.n, p.m},
-            .auto_on_cpu = method_for(p, Method::Auto, Backend::Cpu)};
+            .auto_on_cpu = method_for(p, Method::Auto, Backend::Cpu),
+            .on_cuda_method = detail::similarity::cuda_method_on};
 }
 
 // Rows from row0 and columns from col0 of a packed n x m output `out`, as a region's output.
@@ -277,7 +279,8 @@ RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* si
                 progress.add(std::uint64_t{tile.rows} * tile.cols);
             };
             detail::similarity::cuda_run_host(p, make_plan(p, options, Backend::Cuda),
-                                              method_for(p, options.method, Backend::Cuda), deliver, context, tracker);
+                                              method_for(p, options.method, Backend::Cuda, context.device), deliver,
+                                              context, tracker);
         });
     progress.finish();
     return stats;
@@ -349,8 +352,8 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
             }
             if (!none_pass)
                 detail::similarity::cuda_run_pairs(p, on_device, make_plan(p, o, Backend::Cuda),
-                                                   method_for(p, o.method, Backend::Cuda), least, add_passing, context,
-                                                   tracker);
+                                                   method_for(p, o.method, Backend::Cuda, context.device), least,
+                                                   add_passing, context, tracker);
             progress.add(std::uint64_t{p.n} * p.m);  // all at once
         });
     progress.finish();
@@ -409,7 +412,8 @@ RunStats similarity_device(MatrixView x, MatrixView y, void* out, const Similari
             detail::require_device_pointer(y.data, context.device, "y");
             detail::require_device_pointer(out, context.device, "out");
             detail::similarity::cuda_run_device(p, make_plan(p, options, Backend::Cuda),
-                                                method_for(p, options.method, Backend::Cuda), out, context, tracker);
+                                                method_for(p, options.method, Backend::Cuda, context.device), out,
+                                                context, tracker);
         });
 }
 

@@ -12,6 +12,7 @@
 #include "common/cuda_stream.hpp"
 #include "common/nvtx.hpp"
 #include "cuda_launchers.hpp"
+#include "cuda_methods.hpp"
 
 namespace hpcml::detail::similarity {
 
@@ -94,6 +95,12 @@ void launch(const Problem& p, const Region& region, const RegionOutput& out, Met
 }
 
 }  // namespace
+
+std::size_t cuda_max_shared_per_block(int device) {
+    int bytes = 0;
+    HPCML_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    return static_cast<std::size_t>(bytes);
+}
 
 void cuda_run_host(const Problem& host, const TilePlan& plan, Method method, const SimilarityTileSink& sink,
                    const Context& context, detail::MemoryTracker& tracker) {

@@ -2,8 +2,11 @@
 // public API never reaches them there (make_context refuses backend Cuda first).
 #include "backends.hpp"
 #include "common/no_cuda.hpp"
+#include "cuda_methods.hpp"
 
 namespace hpcml::detail::similarity {
+
+std::size_t cuda_max_shared_per_block(int) { return 0; }
 
 void cuda_run_host(const Problem&, const TilePlan&, Method, const SimilarityTileSink&, const Context&, MemoryTracker&) {
     no_cuda("similarity");
