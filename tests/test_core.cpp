@@ -520,3 +520,31 @@ TEST(Nvtx, EveryCallIsARangeNamedAfterItsShape) {
 }
 
 }  // namespace
+
+// The CUDA host path's copy-out (host_copy_rows): every byte of every row where it belongs,
+// nothing between the rows touched, whether one thread or many copy (sizes around the MiB a
+// thread takes, strided and packed, one row and many).
+TEST(HostCopyRows, CopiesEveryRowAndNothingElse) {
+    struct Shape {
+        std::size_t rows, row_bytes, src_pad, dst_pad;
+    };
+    std::uint32_t state = 7;
+    auto next = [&] { return state = state * 1664525u + 1013904223u; };
+    for (const Shape& s : {Shape{0, 10, 0, 0}, Shape{3, 0, 1, 1}, Shape{1, 1, 0, 0}, Shape{5, 13, 3, 7},
+                           Shape{1, (std::size_t{5} << 20) + 3, 0, 0}, Shape{4096, 1024, 0, 0},
+                           Shape{3000, 1001, 5, 64}, Shape{2, (std::size_t{3} << 20) + 1, 17, 0}}) {
+        const std::size_t src_stride = s.row_bytes + s.src_pad, dst_stride = s.row_bytes + s.dst_pad;
+        std::vector<unsigned char> src(s.rows * src_stride), dst(s.rows * dst_stride + 1, 0xA5);
+        for (unsigned char& b : src) b = static_cast<unsigned char>(next() >> 24);
+        hpcml::detail::host_copy_rows(dst.data(), dst_stride, src.data(), src_stride, s.row_bytes, s.rows);
+        for (std::size_t r = 0; r < s.rows; ++r) {
+            ASSERT_TRUE(std::equal(src.begin() + r * src_stride, src.begin() + r * src_stride + s.row_bytes,
+                                   dst.begin() + r * dst_stride))
+                << s.rows << " rows of " << s.row_bytes << ": row " << r;
+            ASSERT_TRUE(std::all_of(dst.begin() + r * dst_stride + s.row_bytes, dst.begin() + (r + 1) * dst_stride,
+                                    [](unsigned char b) { return b == 0xA5; }))
+                << "the gap after row " << r;
+        }
+        EXPECT_EQ(dst.back(), 0xA5);
+    }
+}

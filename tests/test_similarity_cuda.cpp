@@ -265,4 +265,58 @@ TEST(SimilarityCuda, CpuAndGpuAgreeOnALargerProblem) {
     EXPECT_LT(stats.memory.peak_device_bytes, (shape.n + shape.m) * shape.samples * 4 + 2u * 300 * 515 * 4 * 2 + 4096);
 }
 
+// Host output three ways: pageable (staged through pinned slots, copied out by threads),
+// page-locked by cudaMallocHost and by cudaHostRegister (copied into straight from the device),
+// and registered in part only (staged). Int32 and Bitmask, y = x and a separate y, a tile that
+// does not divide the shape; the bytes past the output untouched; progress counts every element.
+TEST(SimilarityCuda, HostOutputPageableOrPageLockedEqualsTheReference) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const Shape shape{40, 1100, 900};
+    const auto x = make_data(shape.samples * shape.n, 21);
+    const auto y = make_data(shape.samples * shape.m, 22);
+    enum class Memory { Pageable, Allocated, Registered, RegisteredInPart };
+    for (const bool self : {true, false})
+        for (const SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::Bitmask})
+            for (const Memory memory :
+                 {Memory::Pageable, Memory::Allocated, Memory::Registered, Memory::RegisteredInPart}) {
+                const std::size_t m = self ? shape.n : shape.m;
+                const auto counts = reference_counts(x, self ? x : y, shape.samples, shape.n, m, 1.0f);
+                const auto expected = encode(counts, shape.n, m, shape.samples, output);
+                std::vector<unsigned char> pageable;
+                unsigned char* out = nullptr;
+                const std::size_t bytes = expected.size() + 64;  // 64 guard bytes past the output
+                if (memory == Memory::Allocated) {
+                    ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&out), bytes), cudaSuccess);
+                } else {
+                    pageable.resize(bytes);
+                    out = pageable.data();
+                    if (memory != Memory::Pageable)
+                        ASSERT_EQ(cudaHostRegister(out, memory == Memory::Registered ? bytes : bytes / 2,
+                                                   cudaHostRegisterDefault),
+                                  cudaSuccess);
+                }
+                std::memset(out, 0xAB, bytes);
+                SimilarityOptions o;
+                o.mode = output == SimilarityOutput::Bitmask ? SimilarityMode::All : SimilarityMode::Count;
+                o.output = output;
+                o.backend = Backend::Cuda;
+                o.tile = 384;
+                std::uint64_t done = 0, total = 0;
+                o.progress = [&](std::uint64_t d, std::uint64_t t) { done = d, total = t; };
+                hpcml::similarity({x.data(), shape.samples, shape.n},
+                                  self ? MatrixView{} : MatrixView{y.data(), shape.samples, shape.m}, out, o);
+                const std::vector<unsigned char> got(out, out + expected.size());
+                const std::string where = std::string(self ? "y = x, " : "y, ") +
+                                          std::string(hpcml::to_string(output)) + ", memory kind " +
+                                          std::to_string(static_cast<int>(memory));
+                EXPECT_EQ(got, expected) << where;
+                EXPECT_TRUE(std::all_of(out + expected.size(), out + bytes, [](unsigned char b) { return b == 0xAB; }))
+                    << where;
+                EXPECT_EQ(done, total) << where;
+                EXPECT_EQ(total, std::uint64_t{shape.n} * m) << where;
+                if (memory == Memory::Allocated) cudaFreeHost(out);
+                if (memory == Memory::Registered || memory == Memory::RegisteredInPart) cudaHostUnregister(out);
+            }
+}
+
 #endif

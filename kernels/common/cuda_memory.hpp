@@ -41,8 +41,9 @@ void pinned_give(void* block, std::size_t capacity) noexcept;
 // hpcml::release_cached_memory (device.hpp) frees both caches.
 
 // For a process about to reset its devices (the test programs, so that compute-sanitizer's leak
-// check sees only real leaks): frees both caches and destroys the pools, which the next call
-// would create afresh. Not for use while other threads may be in a call.
+// check sees only real leaks): frees both caches and destroys the pools and the cached streams
+// and events (cuda_stream.hpp), which the next call would create afresh. Not for use while other threads may be in a
+// call.
 void destroy_device_pools() noexcept;
 
 // cudaGetDeviceCount as the library's own code reaches it: a process holds one CUDA runtime when

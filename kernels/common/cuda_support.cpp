@@ -6,9 +6,11 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "cuda_check.hpp"
 #include "cuda_memory.hpp"
+#include "cuda_stream.hpp"
 
 namespace hpcml::detail {
 
@@ -74,6 +76,8 @@ struct Caches {
     std::map<int, cudaMemPool_t> pools;
     std::multimap<std::size_t, void*> pinned;  // capacity -> block
     std::size_t pinned_bytes = 0;
+    std::map<int, std::vector<cudaStream_t>> streams;  // by device (cuda_stream.hpp)
+    std::map<int, std::vector<cudaEvent_t>> events;
 };
 Caches& caches() {
     static Caches* all = [] {
@@ -83,8 +87,57 @@ Caches& caches() {
     return *all;
 }
 constexpr std::size_t kPinnedCacheBytes = std::size_t{512} << 20;
+constexpr std::size_t kCachedPerDevice = 16;  // streams, and events, kept per device
+
+// A handle of `device` from `cache`, or a new one made by `make`.
+template <class Handle, class Make>
+Handle take_cached(std::map<int, std::vector<Handle>>& cache, int device, Make make) {
+    {
+        Caches& c = caches();
+        const std::lock_guard<std::mutex> lock(c.mutex);
+        std::vector<Handle>& kept = cache[device];
+        if (!kept.empty()) {
+            const Handle handle = kept.back();
+            kept.pop_back();
+            return handle;
+        }
+    }
+    Handle handle = nullptr;
+    HPCML_CUDA_CHECK(make(&handle));
+    return handle;
+}
+
+template <class Handle, class Destroy>
+void give_cached(std::map<int, std::vector<Handle>>& cache, int device, Handle handle, Destroy destroy) noexcept {
+    try {
+        Caches& c = caches();
+        const std::lock_guard<std::mutex> lock(c.mutex);
+        std::vector<Handle>& kept = cache[device];
+        if (kept.size() < kCachedPerDevice) {
+            kept.push_back(handle);
+            return;
+        }
+    } catch (...) {  // no memory to keep it: destroy it instead
+    }
+    (void)destroy(handle);
+}
 
 }  // namespace
+
+cudaStream_t stream_take(int device) {
+    return take_cached(caches().streams, device,
+                       [](cudaStream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking); });
+}
+void stream_give(int device, cudaStream_t stream) noexcept {
+    give_cached(caches().streams, device, stream, cudaStreamDestroy);
+}
+cudaEvent_t event_take(int device) {
+    return take_cached(caches().events, device,
+                       [](cudaEvent_t* e) { return cudaEventCreateWithFlags(e, cudaEventDisableTiming); });
+}
+void event_give(int device, cudaEvent_t event) noexcept {
+    give_cached(caches().events, device, event, cudaEventDestroy);
+}
 
 cudaMemPool_t device_pool() {
     int device = 0;
@@ -238,6 +291,13 @@ void destroy_device_pools() noexcept {
     const std::lock_guard<std::mutex> lock(c.mutex);
     for (const auto& [device, pool] : c.pools) (void)cudaMemPoolDestroy(pool);
     c.pools.clear();
+    // Streams and events die with their devices' contexts (the tests reset the devices next).
+    for (const auto& [device, kept] : c.streams)
+        for (const cudaStream_t stream : kept) (void)cudaStreamDestroy(stream);
+    for (const auto& [device, kept] : c.events)
+        for (const cudaEvent_t event : kept) (void)cudaEventDestroy(event);
+    c.streams.clear();
+    c.events.clear();
     (void)cudaGetLastError();
 }
 

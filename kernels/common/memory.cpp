@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -10,6 +12,34 @@
 #include <new>
 
 namespace hpcml::detail {
+
+void host_copy_rows(void* dst, std::size_t dst_stride, const void* src, std::size_t src_stride, std::size_t row_bytes,
+                    std::size_t rows) {
+    if (rows == 0 || row_bytes == 0) return;
+    auto* d = static_cast<unsigned char*>(dst);
+    const auto* s = static_cast<const unsigned char*>(src);
+    if (dst_stride == row_bytes && src_stride == row_bytes) {  // one block: split it by bytes
+        row_bytes *= rows;
+        rows = 1;
+    }
+    // A thread per MiB or more, in pieces of whole rows or of one row's bytes.
+    constexpr std::size_t kBytesPerThread = std::size_t{1} << 20;
+    const std::size_t total = row_bytes * rows;
+    const std::ptrdiff_t pieces =
+        static_cast<std::ptrdiff_t>(rows > 1 ? std::min(rows, std::max<std::size_t>(total / kBytesPerThread, 1))
+                                             : std::max<std::size_t>(total / kBytesPerThread, 1));
+#pragma omp parallel for schedule(static) if (pieces > 1)
+    for (std::ptrdiff_t k = 0; k < pieces; ++k) {
+        const std::size_t piece = static_cast<std::size_t>(k), count = static_cast<std::size_t>(pieces);
+        if (rows > 1) {
+            for (std::size_t r = rows * piece / count; r < rows * (piece + 1) / count; ++r)
+                std::memcpy(d + r * dst_stride, s + r * src_stride, row_bytes);
+        } else {
+            const std::size_t begin = total * piece / count, end = total * (piece + 1) / count;
+            std::memcpy(d + begin, s + begin, end - begin);
+        }
+    }
+}
 
 namespace {
 

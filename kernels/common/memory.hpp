@@ -55,6 +55,13 @@ private:
     std::atomic<std::size_t> device_now_{0}, device_peak_{0}, host_now_{0}, host_peak_{0};
 };
 
+// rows of row_bytes from src (rows src_stride bytes apart) to dst (dst_stride apart), by several
+// threads where there are megabytes to copy: one thread's memcpy reaches a fraction of the
+// memory bandwidth, and a GPU result staged in pinned memory must reach the caller's pageable
+// buffer at the host link's rate (the CUDA host path's copy-out).
+void host_copy_rows(void* dst, std::size_t dst_stride, const void* src, std::size_t src_stride, std::size_t row_bytes,
+                    std::size_t rows);
+
 // Physical memory the kernel reports available (MemAvailable), in bytes.
 std::size_t host_available_bytes();
 

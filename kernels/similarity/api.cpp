@@ -264,23 +264,20 @@ RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* si
             }
         },
         [&](const Context& context, detail::MemoryTracker& tracker) {
-            // Without a sink, finished tiles are copied into the caller's output; either way
-            // they count as done once delivered.
-            const SimilarityTileSink deliver = [&](const SimilarityTile& tile) {
-                if (sink) {
+            // Tiles count as done once delivered: to the sink, or into the caller's output.
+            const TilePlan plan = make_plan(p, options, Backend::Cuda);
+            const Method method = method_for(p, options.method, Backend::Cuda, context.device);
+            if (sink) {
+                const SimilarityTileSink deliver = [&](const SimilarityTile& tile) {
                     (*sink)(tile);
-                } else {
-                    const RegionOutput dst = region_of(out, p, tile.row0, tile.col0);
-                    const std::size_t bytes = detail::similarity::row_bytes(tile.cols, p.output);
-                    for (std::size_t r = 0; r < tile.rows; ++r)
-                        std::memcpy(static_cast<unsigned char*>(dst.data) + r * dst.row_stride_bytes,
-                                    static_cast<const unsigned char*>(tile.data) + r * tile.row_stride_bytes, bytes);
-                }
-                progress.add(std::uint64_t{tile.rows} * tile.cols);
-            };
-            detail::similarity::cuda_run_host(p, make_plan(p, options, Backend::Cuda),
-                                              method_for(p, options.method, Backend::Cuda, context.device), deliver,
-                                              context, tracker);
+                    progress.add(std::uint64_t{tile.rows} * tile.cols);
+                };
+                detail::similarity::cuda_run_host(p, plan, method, deliver, context, tracker);
+            } else {
+                const std::function<void(std::uint64_t)> delivered = [&](std::uint64_t n) { progress.add(n); };
+                detail::similarity::cuda_run_host_into(p, plan, method, static_cast<unsigned char*>(out), delivered,
+                                                       context, tracker);
+            }
         });
     progress.finish();
     return stats;

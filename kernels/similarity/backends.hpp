@@ -115,6 +115,14 @@ using PassingSink = std::function<void(const Region& region, const PassingElemen
 // diagonal, then a mirror kernel).
 void cuda_run_host(const Problem& problem, const TilePlan& plan, Method method, const SimilarityTileSink& sink,
                    const Context& context, detail::MemoryTracker& tracker);
+// The same into the caller's n x m output `out` (host memory, packed): where it is page-locked
+// (cudaHostAlloc, cudaHostRegister, a pinned torch tensor: the runtime is asked) each group is
+// copied from the device straight into it; otherwise through the pinned buffers, copied out by
+// several threads (host_copy_rows) while the next groups compute. `delivered` is told each
+// group's elements once they are in `out`, on the calling thread.
+void cuda_run_host_into(const Problem& problem, const TilePlan& plan, Method method, unsigned char* out,
+                        const std::function<void(std::uint64_t)>& delivered, const Context& context,
+                        detail::MemoryTracker& tracker);
 void cuda_run_device(const Problem& problem, const TilePlan& plan, Method method, void* out, const Context& context,
                      detail::MemoryTracker& tracker);
 // A pair list from host inputs (copied to the device once) or device inputs (on_device; the

@@ -1,9 +1,12 @@
 // The CUDA backend's host side: copies inputs in, groups output tiles into launches large
-// enough to fill the GPU, and streams finished tiles back to the host through two pinned
-// buffers on two streams, so that one group's device-to-host copy (and the sink's work on the
-// group before it) overlaps the next group's kernel.
+// enough to fill the GPU, and streams finished tiles back to the host on two streams, so that
+// one group's device-to-host copy (and the host's work on the group before it) overlaps the
+// next group's kernel: into the caller's page-locked output directly, else through two pinned
+// buffers.
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -102,8 +105,39 @@ std::size_t cuda_max_shared_per_block(int device) {
     return static_cast<std::size_t>(bytes);
 }
 
-void cuda_run_host(const Problem& host, const TilePlan& plan, Method method, const SimilarityTileSink& sink,
-                   const Context& context, detail::MemoryTracker& tracker) {
+namespace {
+
+// Where the host path's results go: tiles to a sink, in row-major order, or the caller's n x m
+// output, straight from the device where it is page-locked (copied into by the copy engine at
+// the link's rate), else through pinned slots copied out by several threads (host_copy_rows).
+struct HostDestination {
+    const SimilarityTileSink* sink = nullptr;
+    unsigned char* out = nullptr;
+    std::size_t out_row_bytes = 0;
+    bool out_page_locked = false;
+    const std::function<void(std::uint64_t)>* delivered = nullptr;  // elements in `out`, calling thread
+};
+
+// Whether the runtime knows [data, data + bytes) as page-locked host memory (cudaHostAlloc,
+// cudaHostRegister, a pinned torch tensor): both ends, so that a buffer registered in part is
+// staged instead.
+bool page_locked(const unsigned char* data, std::size_t bytes) {
+    for (const unsigned char* at : {data, data + bytes - 1}) {
+        cudaPointerAttributes attributes{};
+        if (cudaPointerGetAttributes(&attributes, at) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return false;
+        }
+        if (attributes.type != cudaMemoryTypeHost) return false;
+    }
+    return true;
+}
+
+// The host path: x and y uploaded once, groups of tiles computed on two streams in turn, each
+// group's output copied to the host on its stream while the host hands on the group before
+// (on the calling thread: the sink's tiles, the copy-out, the progress).
+void run_host(const Problem& host, const TilePlan& plan, Method method, const HostDestination& to,
+              const Context& context, detail::MemoryTracker& tracker) {
     if (host.n == 0 || host.m == 0) return;
     const detail::DeviceGuard guard(context.device);
     std::array<Stream, 2> streams;
@@ -116,6 +150,7 @@ void cuda_run_host(const Problem& host, const TilePlan& plan, Method method, con
     const std::vector<Region> regions = launch_regions(host, plan, group);
     const std::size_t slot_bytes =
         detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols * group, host.output), "tile group");
+    const bool staged_out = !to.out || !to.out_page_locked;
     std::array<detail::DeviceBuffer<unsigned char>, 2> device_out;
     std::array<detail::PinnedBuffer<unsigned char>, 2> staged;
     // On every exit (a throwing sink or launch included), both streams finish before the
@@ -125,21 +160,29 @@ void cuda_run_host(const Problem& host, const TilePlan& plan, Method method, con
     for (int slot = 0; slot < 2 && static_cast<std::size_t>(slot) < regions.size(); ++slot) {
         device_out[slot] =
             detail::DeviceBuffer<unsigned char>(tracker, slot_bytes, streams[slot].get(), "similarity output tiles");
-        staged[slot] = detail::PinnedBuffer<unsigned char>(tracker, slot_bytes, "similarity pinned output tiles");
+        if (staged_out)
+            staged[slot] = detail::PinnedBuffer<unsigned char>(tracker, slot_bytes, "similarity pinned output tiles");
     }
 
-    // Hands the tiles of region k to the sink once its copy has landed in pinned memory.
+    // Hands region k on once its copy has landed in pinned memory (or in `out`).
     auto deliver = [&](std::size_t k) {
         const Region& region = regions[k];
         const int slot = static_cast<int>(k % 2);
         const detail::NvtxRange range(
-            [&] { return "hpcml::similarity download and tile sink, group " + std::to_string(k); });
+            [&] { return "hpcml::similarity download and hand-on, group " + std::to_string(k); });
         HPCML_CUDA_CHECK(cudaEventSynchronize(copied[slot].get()));
         const std::size_t stride = row_bytes(region.cols, host.output);
-        for (std::size_t c = 0; c < region.cols; c += plan.tile_cols) {
-            sink(SimilarityTile{region.row0, region.col0 + c, region.rows, std::min(plan.tile_cols, region.cols - c),
-                                staged[slot].data() + row_bytes(c, host.output), stride, host.output});
+        if (to.sink) {
+            for (std::size_t c = 0; c < region.cols; c += plan.tile_cols) {
+                (*to.sink)(SimilarityTile{region.row0, region.col0 + c, region.rows,
+                                          std::min(plan.tile_cols, region.cols - c),
+                                          staged[slot].data() + row_bytes(c, host.output), stride, host.output});
+            }
+        } else if (staged_out) {
+            detail::host_copy_rows(to.out + region.row0 * to.out_row_bytes + row_bytes(region.col0, host.output),
+                                   to.out_row_bytes, staged[slot].data(), stride, stride, region.rows);
         }
+        if (to.delivered) (*to.delivered)(std::uint64_t{region.rows} * region.cols);
     };
     for (std::size_t k = 0; k < regions.size(); ++k) {
         const int slot = static_cast<int>(k % 2);
@@ -155,12 +198,39 @@ void cuda_run_host(const Problem& host, const TilePlan& plan, Method method, con
             });
             launch(dev, region, RegionOutput{device_out[slot].data(), stride}, method, tracker, stream);
         }
-        HPCML_CUDA_CHECK(cudaMemcpyAsync(staged[slot].data(), device_out[slot].data(), region.rows * stride,
-                                         cudaMemcpyDeviceToHost, stream));
+        if (staged_out) {
+            HPCML_CUDA_CHECK(cudaMemcpyAsync(staged[slot].data(), device_out[slot].data(), region.rows * stride,
+                                             cudaMemcpyDeviceToHost, stream));
+        } else {
+            HPCML_CUDA_CHECK(cudaMemcpy2DAsync(
+                to.out + region.row0 * to.out_row_bytes + row_bytes(region.col0, host.output), to.out_row_bytes,
+                device_out[slot].data(), stride, stride, region.rows, cudaMemcpyDeviceToHost, stream));
+        }
         HPCML_CUDA_CHECK(cudaEventRecord(copied[slot].get(), stream));
         if (k > 0) deliver(k - 1);
     }
     if (!regions.empty()) deliver(regions.size() - 1);
+}
+
+}  // namespace
+
+void cuda_run_host(const Problem& host, const TilePlan& plan, Method method, const SimilarityTileSink& sink,
+                   const Context& context, detail::MemoryTracker& tracker) {
+    run_host(host, plan, method, HostDestination{.sink = &sink}, context, tracker);
+}
+
+void cuda_run_host_into(const Problem& host, const TilePlan& plan, Method method, unsigned char* out,
+                        const std::function<void(std::uint64_t)>& delivered, const Context& context,
+                        detail::MemoryTracker& tracker) {
+    if (host.n == 0 || host.m == 0) return;
+    const std::size_t out_row_bytes = row_bytes(host.m, host.output);
+    const detail::DeviceGuard guard(context.device);
+    run_host(host, plan, method,
+             HostDestination{.out = out,
+                             .out_row_bytes = out_row_bytes,
+                             .out_page_locked = page_locked(out, host.n * out_row_bytes),
+                             .delivered = &delivered},
+             context, tracker);
 }
 
 void cuda_run_device(const Problem& p, const TilePlan& plan, Method method, void* out, const Context& context,

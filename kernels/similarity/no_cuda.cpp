@@ -11,6 +11,10 @@ std::size_t cuda_max_shared_per_block(int) { return 0; }
 void cuda_run_host(const Problem&, const TilePlan&, Method, const SimilarityTileSink&, const Context&, MemoryTracker&) {
     no_cuda("similarity");
 }
+void cuda_run_host_into(const Problem&, const TilePlan&, Method, unsigned char*,
+                        const std::function<void(std::uint64_t)>&, const Context&, MemoryTracker&) {
+    no_cuda("similarity");
+}
 void cuda_run_device(const Problem&, const TilePlan&, Method, void*, const Context&, MemoryTracker&) {
     no_cuda("similarity_device");
 }
