@@ -168,9 +168,10 @@ TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
         }
 }
 
-TEST(SimilarityCuda, HostPointersToTheDeviceApiAreRefused) {
-    // A host pointer would fault in a kernel and leave the context unusable: it must raise
-    // InvalidArgument naming the argument, and the device must work afterwards.
+TEST(SimilarityCuda, HostInputsToTheDeviceApiAreRefused) {
+    // A host input would fault in a kernel and leave the context unusable: it must raise
+    // InvalidArgument naming the argument, and the device must work afterwards. (A host output
+    // is taken: SimilarityCuda.DeviceInputsIntoAHostOutput.)
     HPCML_SKIP_WITHOUT_GPU();
     const std::vector<float> x(8 * 16, 0.5f);
     DeviceArray<float> dx(x.size(), "x");
@@ -181,7 +182,6 @@ TEST(SimilarityCuda, HostPointersToTheDeviceApiAreRefused) {
     o.backend = Backend::Cuda;
     expect_invalid([&] { hpcml::similarity_device({x.data(), 8, 16}, {}, out.data(), o); }, "x:");
     expect_invalid([&] { hpcml::similarity_device({dx.data(), 8, 16}, {x.data(), 8, 16}, out.data(), o); }, "y:");
-    expect_invalid([&] { hpcml::similarity_device({dx.data(), 8, 16}, {}, host_out.data(), o); }, "out:");
     hpcml::similarity_device({dx.data(), 8, 16}, {}, out.data(), o);
     ASSERT_EQ(cudaMemcpy(host_out.data(), out.data(), host_out.size() * sizeof(std::int32_t), cudaMemcpyDeviceToHost),
               cudaSuccess);
@@ -317,6 +317,62 @@ TEST(SimilarityCuda, HostOutputPageableOrPageLockedEqualsTheReference) {
                 if (memory == Memory::Allocated) cudaFreeHost(out);
                 if (memory == Memory::Registered || memory == Memory::RegisteredInPart) cudaHostUnregister(out);
             }
+}
+
+// similarity_device into host memory: pageable (staged, copied out by threads) and page-locked
+// (copied into from the device), after inputs written late on the caller's stream (a call that
+// did not follow it would count NaN); y = x and a separate y, counts and bitmask. Under CUDA
+// graph capture a host output is refused naming out, and the stream still captures.
+TEST(SimilarityCuda, DeviceInputsIntoAHostOutput) {
+    HPCML_SKIP_WITHOUT_GPU();
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    const Shape shape{24, 700, 530};
+    const auto x = make_data(shape.samples * shape.n, 31);
+    const auto y = make_data(shape.samples * shape.m, 32);
+    DeviceArray<float> dx(x.size(), "x"), dy(y.size(), "y");
+    ASSERT_EQ(cudaMemcpy(dy.data(), y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    for (const bool self : {true, false})
+        for (const SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::Bitmask})
+            for (const bool pinned : {false, true}) {
+                const std::size_t m = self ? shape.n : shape.m;
+                const auto expected = encode(reference_counts(x, self ? x : y, shape.samples, shape.n, m, 1.0f),
+                                             shape.n, m, shape.samples, output);
+                std::vector<unsigned char> pageable(pinned ? 0 : expected.size());
+                unsigned char* out = pageable.data();
+                if (pinned) ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&out), expected.size()), cudaSuccess);
+                std::memset(out, 0xAB, expected.size());
+                SimilarityOptions o;
+                o.mode = output == SimilarityOutput::Bitmask ? SimilarityMode::All : SimilarityMode::Count;
+                o.output = output;
+                o.backend = Backend::Cuda;
+                o.stream = stream;
+                o.tile = 256;
+                {
+                    const hpcml_test::LateUpload late(stream, dx.data(), x.data(), x.size() * sizeof(float));
+                    hpcml::similarity_device({dx.data(), shape.samples, shape.n},
+                                             self ? MatrixView{} : MatrixView{dy.data(), shape.samples, shape.m}, out,
+                                             o);
+                }
+                EXPECT_EQ(std::vector<unsigned char>(out, out + expected.size()), expected)
+                    << (self ? "y = x, " : "y, ") << std::string(hpcml::to_string(output))
+                    << (pinned ? ", page-locked" : ", pageable");
+                if (pinned) cudaFreeHost(out);
+            }
+    std::vector<std::int32_t> host_out(shape.n * shape.n);
+    SimilarityOptions o;
+    o.backend = Backend::Cuda;
+    o.stream = stream;
+    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    expect_invalid(
+        [&] {
+            hpcml::similarity_device({dx.data(), shape.samples, shape.n}, {}, host_out.data(), o);
+        },
+        "out: host memory cannot take a result while the stream is being captured");
+    cudaGraph_t graph = nullptr;
+    EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+    if (graph) cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
 }
 
 #endif

@@ -171,8 +171,13 @@ void similarity_transpose(const SimilarityTile& tile, void* dst, std::size_t dst
 /// The CUDA backend on device memory: x, y and out are device pointers on options.device; work
 /// is queued on options.stream and the call returns once it is complete, or at once while that
 /// stream is being captured into a CUDA graph (the work is then the graph's; with the fused
-/// method it allocates nothing, so torch.compile's "reduce-overhead" can capture it). Needs a
-/// CUDA build and device; throws NoDevice otherwise.
+/// method it allocates nothing, so torch.compile's "reduce-overhead" can capture it). `out` may
+/// also be host memory: the result is then computed tile group by tile group and copied there
+/// after the work already on options.stream (straight from the device where `out` is
+/// page-locked: cudaHostAlloc, cudaHostRegister, a pinned torch tensor; through pinned buffers
+/// and several threads where it is pageable), complete when the call returns; refused
+/// (InvalidArgument naming out) while the stream is being captured. Needs a CUDA build and
+/// device; throws NoDevice otherwise.
 RunStats similarity_device(MatrixView x, MatrixView y, void* out, const SimilarityOptions& options = {});
 
 }  // namespace hpcml

@@ -221,6 +221,15 @@ void require_device_pointer(const void* pointer, int device, const std::string& 
     }
 }
 
+void require_output_pointer(const void* pointer, int device, const std::string& what) {
+    cudaPointerAttributes attributes{};
+    if (!pointer || cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;  // pageable host memory the runtime has never seen
+    }
+    if (attributes.type == cudaMemoryTypeDevice) require_device_pointer(pointer, device, what);
+}
+
 DeviceGuard::DeviceGuard(int device) {
     HPCML_CUDA_CHECK(cudaGetDevice(&previous_));
     if (device != previous_) HPCML_CUDA_CHECK(cudaSetDevice(device));

@@ -20,6 +20,9 @@ namespace hpcml::detail {
 // library sharing it, torch included); a null pointer passes (sizes decide whether it is read).
 // (CUDA side: cuda_support.cpp; a build without CUDA never reaches it, no_cuda.cpp.)
 void require_device_pointer(const void* pointer, int device, const std::string& what);
+// An output the device API may fill: memory of `device`, managed memory, or host memory (pageable
+// or page-locked: the call copies the result there); device memory of another device is refused.
+void require_output_pointer(const void* pointer, int device, const std::string& what);
 
 // The CUDA calls behind the public DeviceMemory, DeviceMatrix and StreamTimer
 // (hpcml/device_memory.hpp, common/device_memory.cpp), each checked and raising an Error that

@@ -31,6 +31,7 @@ void no_cuda(const char* what) {
 }
 
 void require_device_pointer(const void*, int, const std::string&) { no_cuda("require_device_pointer"); }
+void require_output_pointer(const void*, int, const std::string&) { no_cuda("require_output_pointer"); }
 void* device_allocate(std::size_t, int, const std::string& what) { no_cuda(what.c_str()); }
 void device_free(void*) noexcept {}
 void device_copy(void*, const void*, std::size_t, const std::string& what) { no_cuda(what.c_str()); }

@@ -407,7 +407,7 @@ RunStats similarity_device(MatrixView x, MatrixView y, void* out, const Similari
         [&](const Context& context, detail::MemoryTracker& tracker) {
             detail::require_device_pointer(x.data, context.device, "x");
             detail::require_device_pointer(y.data, context.device, "y");
-            detail::require_device_pointer(out, context.device, "out");
+            detail::require_output_pointer(out, context.device, "out");
             detail::similarity::cuda_run_device(p, make_plan(p, options, Backend::Cuda),
                                                 method_for(p, options.method, Backend::Cuda, context.device), out,
                                                 context, tracker);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/cuda_check.hpp"
+#include "common/error.hpp"
 #include "common/cuda_memory.hpp"
 #include "common/cuda_stream.hpp"
 #include "common/nvtx.hpp"
@@ -133,17 +134,37 @@ bool page_locked(const unsigned char* data, std::size_t bytes) {
     return true;
 }
 
+// Whether `out` is host memory (pageable, or page-locked), not device or managed memory.
+bool host_memory(const void* out) {
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, out) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return true;
+    }
+    return attributes.type == cudaMemoryTypeUnregistered || attributes.type == cudaMemoryTypeHost;
+}
+
 // The host path: x and y uploaded once, groups of tiles computed on two streams in turn, each
 // group's output copied to the host on its stream while the host hands on the group before
 // (on the calling thread: the sink's tiles, the copy-out, the progress).
+// With inputs_on_device, x and y are device memory already, written on context.stream, which
+// both streams follow.
 void run_host(const Problem& host, const TilePlan& plan, Method method, const HostDestination& to,
-              const Context& context, detail::MemoryTracker& tracker) {
+              const Context& context, detail::MemoryTracker& tracker, bool inputs_on_device = false) {
     if (host.n == 0 || host.m == 0) return;
     const detail::DeviceGuard guard(context.device);
     std::array<Stream, 2> streams;
     std::array<Event, 2> copied;
 
-    const DeviceInputs inputs = upload(host, streams[0].get(), tracker);
+    DeviceInputs inputs;
+    if (inputs_on_device) {
+        inputs.problem = host;
+        const Event written;
+        HPCML_CUDA_CHECK(cudaEventRecord(written.get(), static_cast<cudaStream_t>(context.stream)));
+        for (const Stream& s : streams) HPCML_CUDA_CHECK(cudaStreamWaitEvent(s.get(), written.get(), 0));
+    } else {
+        inputs = upload(host, streams[0].get(), tracker);
+    }
     const Problem& dev = inputs.problem;
 
     const std::size_t group = tiles_per_launch(dev, plan, method);
@@ -238,6 +259,26 @@ void cuda_run_device(const Problem& p, const TilePlan& plan, Method method, void
     if (p.n == 0 || p.m == 0) return;
     const detail::DeviceGuard guard(context.device);
     const cudaStream_t stream = static_cast<cudaStream_t>(context.stream);
+    if (host_memory(out)) {
+        // A host result: computed tile group by tile group on the host path's two streams and
+        // copied into `out` (straight where it is page-locked), never written or read over the
+        // link by a kernel. The call returns with `out` filled, so a stream being captured into
+        // a graph cannot take it.
+        cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+        HPCML_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+        if (capture != cudaStreamCaptureStatusNone)
+            raise(ErrorKind::InvalidArgument,
+                  "out: host memory cannot take a result while the stream is being captured into a CUDA graph "
+                  "(the call would return before the graph runs); pass device memory");
+        auto* host_out = static_cast<unsigned char*>(out);
+        const std::size_t out_bytes = p.n * row_bytes(p.m, p.output);
+        run_host(p, plan, method,
+                 HostDestination{.out = host_out,
+                                 .out_row_bytes = row_bytes(p.m, p.output),
+                                 .out_page_locked = page_locked(host_out, out_bytes)},
+                 context, tracker, true);
+        return;
+    }
     const std::size_t out_row_bytes = row_bytes(p.m, p.output);
     auto at = [&](std::size_t row0, std::size_t col0) {
         return RegionOutput{static_cast<unsigned char*>(out) + row0 * out_row_bytes + row_bytes(col0, p.output),
