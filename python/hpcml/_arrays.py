@@ -199,14 +199,22 @@ def _byte_range(a):
     return start, start + a.nbytes
 
 
-def check_output(out, shape, dtype: str, device, inputs: dict, argument="out"):
+def check_output(out, shape, dtype: str, device, inputs: dict, argument="out", host_for_cuda=False):
     """Checks a caller's output array: `shape` and `dtype` (a NumPy name), C-contiguous and
     writable, a NumPy array for host inputs (device None) or a CUDA array on `device`, sharing no
-    memory with the inputs ({argument: array}, as the kernels read them). It is written in place,
-    so nothing is converted: a copy would silently take the results."""
+    memory with the inputs ({argument: array}, as the kernels read them). With host_for_cuda, CUDA
+    inputs may also have a host output: a NumPy array or a torch CPU tensor (pinned or not). It is
+    written in place, so nothing is converted: a copy would silently take the results."""
     on_device = device is not None
-    if on_device != is_cuda(out) or (not on_device and not isinstance(out, np.ndarray)):
-        kind = "a CUDA array (torch, CuPy), as the inputs are" if on_device else "a NumPy array, as the inputs are host arrays"
+    host_out = isinstance(out, np.ndarray) or (library(out) == "torch" and not is_cuda(out))
+    if on_device and host_for_cuda and host_out:
+        on_device = False  # a host result of CUDA inputs: no device to match
+    elif on_device != is_cuda(out) or (not on_device and not isinstance(out, np.ndarray)):
+        if on_device:
+            kind = ("a CUDA array (torch, CuPy) or a host array (NumPy, a torch CPU tensor), as the inputs are CUDA "
+                    "arrays" if host_for_cuda else "a CUDA array (torch, CuPy), as the inputs are")
+        else:
+            kind = "a NumPy array, as the inputs are host arrays"
         raise TypeError(f"{argument}: must be {kind}; got {type(out).__module__}.{type(out).__name__}")
     if on_device and int(out.__dlpack_device__()[1]) != device:
         raise ValueError(f"{argument}: is on CUDA device {int(out.__dlpack_device__()[1])}, the inputs on {device}")

@@ -74,9 +74,12 @@ def similarity(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: float = 1.
     Arrays on a CUDA device (torch, CuPy: anything with DLPack) are used in place and the
     result is returned on the same device, computed on the library's current stream there
     (``torch.cuda.current_stream()``, CuPy's current stream), so it is ordered with your own work.
-    out: an array to write S into (returned), of S's shape and dtype, C-contiguous, where the
-    inputs are (NumPy for host inputs); reusing one saves allocating and first touching a large
-    result on every call.
+    out: an array to write S into (returned), of S's shape and dtype, C-contiguous: where the
+    inputs are (NumPy for host inputs), or for CUDA inputs also on the host (a NumPy array, a
+    torch CPU tensor), which the GPU's result is copied into after the work on the current
+    stream, at the host link's rate where it is page-locked (``torch.empty(..., pin_memory=True)``),
+    complete on return (refused during CUDA graph capture); reusing one saves allocating and
+    first touching a large result on every call.
     With return_stats=True, returns (S, stats) where stats has backend, method, seconds,
     peak_device_bytes, peak_host_bytes, and cpu_energy_j (the CPUs' package and DRAM energy over
     the call, None where not measured) with cpu_energy (its source, or why not).
@@ -106,7 +109,8 @@ def similarity(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: float = 1.
     if out is None:
         out = _arrays.empty(xs, shape, element)
     else:
-        _arrays.check_output(out, shape, element, device if on_device else None, {"x": xs, "y": ys})
+        _arrays.check_output(out, shape, element, device if on_device else None, {"x": xs, "y": ys},
+                             host_for_cuda=True)
     energy = telemetry.cpu_energy()
     with energy if return_stats else contextlib.nullcontext():
         stats = _hpcml._similarity(xs, ys, out, threshold, mode, tile_size, backend, method, output, device,

@@ -222,12 +222,49 @@ def test_cuda_out():
     out = torch.full((70, 70), -1, dtype=torch.int32, device="cuda")
     assert hpcml.similarity(xd, out=out) is out
     np.testing.assert_array_equal(out.cpu().numpy(), numpy_counts(x, x))
-    with pytest.raises(TypeError, match="out: must be a CUDA array"):
-        hpcml.similarity(xd, out=np.zeros((70, 70), np.int32))
+    with pytest.raises(TypeError, match="out: must be a CUDA array .* or a host array"):
+        hpcml.similarity(xd, out=[[0] * 70] * 70)
     with pytest.raises(TypeError, match="out: must be a NumPy array"):
         hpcml.similarity(x, out=out)
     with pytest.raises(ValueError, match="out: must be C-contiguous"):
         hpcml.similarity(xd, out=torch.zeros((70, 140), dtype=torch.int32, device="cuda")[:, ::2])
+    with pytest.raises(ValueError, match="out: must be C-contiguous"):
+        hpcml.similarity(xd, out=np.zeros((70, 140), np.int32)[:, ::2])
+    with pytest.raises(ValueError, match="out: has shape \\(70, 69\\)"):
+        hpcml.similarity(xd, out=np.zeros((70, 69), np.int32))
+
+
+@needs_cuda
+def test_cuda_inputs_into_a_host_out():
+    # The GPU's result copied into host memory: NumPy (pageable), a torch CPU tensor pinned and
+    # not, after x is written on torch's current stream; every output type's bytes; refused
+    # during CUDA graph capture, naming out.
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(15)
+    x, y = data(rng, (48, 700)), data(rng, (48, 530))
+    xd, yd = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
+    for other, yh in [(None, x), (yd, y)]:
+        m = yh.shape[1]
+        counts = numpy_counts(x, yh)
+        for dtype, mode, expected in [("int32", "count", counts), ("bool", "all", counts == 48),
+                                      ("bitmask", "all", np.packbits(counts == 48, axis=1, bitorder="little"))]:
+            for kind in ["numpy", "torch", "pinned"]:
+                shape, np_dtype = expected.shape, expected.dtype
+                if kind == "numpy":
+                    out = np.full(shape, 7, np_dtype)
+                else:
+                    out = torch.full(shape, 7, dtype=getattr(torch, np_dtype.name), pin_memory=kind == "pinned")
+                got = hpcml.similarity(xd, other, mode=mode, dtype=dtype, tile=256, out=out)
+                assert got is out
+                np.testing.assert_array_equal(np.asarray(out), expected, err_msg=f"{dtype} {kind} y={m}")
+    host = np.zeros((700, 700), np.int32)
+    stream = torch.cuda.Stream()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(stream):
+        hpcml.similarity(xd, out=torch.empty((700, 700), dtype=torch.int32, device="cuda"))  # warm up
+    with pytest.raises(ValueError, match="out: host memory cannot take a result while the stream is being captured"):
+        with torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local"):
+            hpcml.similarity(xd, out=host)
 
 
 @needs_cuda
