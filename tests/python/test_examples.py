@@ -68,3 +68,4 @@ def test_similarity_beside_the_seeds_compiled_program():
     result = example("similarity", "--device", "cpu", "--samples", "16", "--features", "1200", "--rounds", "1")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "are equal" in result.stdout and "x the seed" in result.stdout
+    assert "hpcml.similarity into a host tensor made once" in result.stdout
