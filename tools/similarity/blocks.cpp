@@ -64,16 +64,13 @@ MatrixView BlockComputer::y_columns(std::size_t first, std::size_t count) const 
 const unsigned char* BlockComputer::compute(const Block& b) {
     const std::size_t bytes = b.rows * similarity_output_bytes(1, b.cols, output_);
     host_out_.resize(std::max(host_out_.size(), bytes));
-    if (!on_device_) {
+    // On a GPU from the inputs uploaded once, straight into host memory: the library copies each
+    // group of tiles out while the next computes (docs/similarity.md, host results on the GPU).
+    if (on_device_) {
+        similarity_device(x_columns(b.r0, b.rows), y_columns(b.c0, b.cols), host_out_.data(), options_);
+    } else {
         similarity(x_columns(b.r0, b.rows), y_columns(b.c0, b.cols), host_out_.data(), options_);
-        return host_out_.data();
     }
-    if (device_out_.bytes() < bytes) {
-        device_out_ = {};  // freed before the larger one is allocated
-        device_out_ = DeviceMemory(bytes, options_.device, "the block's output on the GPU");
-    }
-    similarity_device(x_columns(b.r0, b.rows), y_columns(b.c0, b.cols), device_out_.data(), options_);
-    device_out_.download(host_out_.data(), bytes);
     return host_out_.data();
 }
 

@@ -79,10 +79,9 @@ private:
     SimilarityOptions options_;
     SimilarityOutput output_;
     std::vector<unsigned char> host_out_, mirror_out_;
-    // On the CUDA backend: x and y on the device (y empty where y is x) and the block's output.
+    // On the CUDA backend: x and y on the device (y empty where y is x).
     bool on_device_ = false;
     DeviceMatrix device_x_, device_y_;
-    DeviceMemory device_out_;
 };
 
 }  // namespace hpcml::tools
