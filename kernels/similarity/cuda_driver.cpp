@@ -326,7 +326,7 @@ void cuda_run_pairs(const Problem& host, bool on_device, const TilePlan& plan, M
     detail::DeviceBuffer<unsigned char> temp(tracker, std::max<std::size_t>(temp_bytes, 1), stream,
                                              "similarity selection scratch");
     detail::PinnedBuffer<unsigned long long> count_host(tracker, 1, "similarity selected count");
-    std::vector<PassingElement> passing;
+    detail::PinnedBuffer<PassingElement> passing;  // a region's pairs, copied at the link's rate; grown as needed
     // On every exit (a throwing sink included) the stream finishes before the buffers above
     // are freed: a copy may still be writing into the pinned count.
     const Drain drain{{stream}};
@@ -339,7 +339,11 @@ void cuda_run_pairs(const Problem& host, bool on_device, const TilePlan& plan, M
                                          cudaMemcpyDeviceToHost, stream));
         HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
         const std::size_t count = static_cast<std::size_t>(*count_host.data());
-        passing.resize(count);
+        if (passing.size() < count) {  // the stream is idle: nothing is copying into it
+            const std::size_t grown = std::max(count, passing.size() * 2);
+            passing = {};  // handed back before a larger one is taken
+            passing = detail::PinnedBuffer<PassingElement>(tracker, grown, "similarity pairs on the host");
+        }
         if (count)
             HPCML_CUDA_CHECK(cudaMemcpyAsync(passing.data(), selected.data(), count * sizeof(PassingElement),
                                              cudaMemcpyDeviceToHost, stream));
