@@ -11,6 +11,7 @@ tensors' memory (no copy for contiguous float32/float64 inputs).
 
 The operators, in the namespace ``hpcml`` (``torch.ops.hpcml.NAME``):
 - similarity(x, y, threshold, mode, dtype, tile) -> S, as hpcml.similarity (tile 0: the backend's);
+- similarity_host(x, y, threshold, mode, dtype, tile) -> S in host memory (pinned for CUDA inputs);
 - similarity_pairs(x, y, threshold, mode, min_count, tile) -> (i, j, count): int64 indices, count
   int32 (empty in mode "all"); their length depends on the data (a dynamic size in the fake);
 - invgauss(function, x, mu, lam) -> values of x's dtype and the broadcast shape, for every name in
@@ -73,22 +74,53 @@ def _similarity(x: torch.Tensor, y: torch.Tensor | None, threshold: float, mode:
     return torch.from_numpy(S)
 
 
-@_similarity.register_fake
-def _(x, y, threshold, mode, dtype, tile):
+def _similarity_layout(x, y, mode, dtype):
+    """S's shape and torch dtype."""
     n = x.shape[1]
     m = n if y is None else y.shape[1]
     # The element type and how many columns an element holds (m may be symbolic: no call with it).
     _, _, element, per_element = _hpcml._similarity_layout(mode, dtype, 1, 1)
-    columns = (m + per_element - 1) // per_element
-    return x.new_empty((n, columns), dtype=_torch_dtype(element))
+    return (n, (m + per_element - 1) // per_element), _torch_dtype(element)
+
+
+@_similarity.register_fake
+def _(x, y, threshold, mode, dtype, tile):
+    shape, element = _similarity_layout(x, y, mode, dtype)
+    return x.new_empty(shape, dtype=element)
+
+
+@torch.library.custom_op("hpcml::similarity_host", mutates_args=())
+def _similarity_host(x: torch.Tensor, y: torch.Tensor | None, threshold: float, mode: str, dtype: str,
+                     tile: int) -> torch.Tensor:
+    if not _on_cuda(x, y):
+        return _similarity(x, y, threshold, mode, dtype, tile)
+    # The GPU's result copied straight into page-locked host memory (torch's caching pinned
+    # allocator), after the work on the current stream; complete on return.
+    shape, element = _similarity_layout(x, y, mode, dtype)
+    out = torch.empty(shape, dtype=element, pin_memory=True)
+    options: dict[str, Any] = dict(threshold=threshold, mode=mode, dtype=None if dtype == "default" else dtype,
+                                   tile=tile or None)
+    hpcml.similarity(x, y, backend="cuda", out=out, **options)
+    return out
+
+
+@_similarity_host.register_fake
+def _(x, y, threshold, mode, dtype, tile):
+    shape, element = _similarity_layout(x, y, mode, dtype)
+    return x.new_empty(shape, dtype=element, device="cpu")
 
 
 def similarity(x: torch.Tensor, y: Optional[torch.Tensor] = None, *, threshold: float = 1.0, mode: str = "count",
-               dtype: Union[str, torch.dtype] = "default", tile: int = 0) -> torch.Tensor:
-    """torch.ops.hpcml.similarity with hpcml.similarity's defaults: S for (samples, n) tensors."""
+               dtype: Union[str, torch.dtype] = "default", tile: int = 0, host: bool = False) -> torch.Tensor:
+    """torch.ops.hpcml.similarity with hpcml.similarity's defaults: S for (samples, n) tensors.
+
+    host=True: S in host memory whatever the inputs' device (torch.ops.hpcml.similarity_host):
+    for CUDA inputs a pinned CPU tensor that the GPU's result was copied into at the host link's
+    rate, complete on return (so not inside a CUDA graph: torch.compile's "reduce-overhead" leaves
+    such a graph uncaptured)."""
     tile = _arrays.integer(tile, "tile", 0, _TORCH_INT_MAX)
-    return torch.ops.hpcml.similarity(x, y, _arrays.real(threshold, "threshold"), mode,
-                                      str(dtype).removeprefix("torch."), tile)
+    op = torch.ops.hpcml.similarity_host if _arrays.boolean(host, "host") else torch.ops.hpcml.similarity
+    return op(x, y, _arrays.real(threshold, "threshold"), mode, str(dtype).removeprefix("torch."), tile)
 
 
 @torch.library.custom_op("hpcml::similarity_pairs", mutates_args=())

@@ -35,6 +35,21 @@ def test_similarity_opcheck_and_values(args):
     np.testing.assert_array_equal(got.numpy(), want)
 
 
+@pytest.mark.parametrize("with_y", [False, True])
+def test_similarity_host_opcheck_values_and_compile(with_y):
+    # host=True: S on the host whatever the inputs' device; on the CPU the same as similarity.
+    x, y = features(9, 45), (features(9, 21, seed=1) if with_y else None)
+    torch.library.opcheck(torch.ops.hpcml.similarity_host.default, (x, y, 1.0, "all", "bitmask", 0))
+    got = ht.similarity(x, y, mode="all", dtype="bool", host=True)
+    assert got.device.type == "cpu"
+    torch.testing.assert_close(got, ht.similarity(x, y, mode="all", dtype="bool"), rtol=0, atol=0)
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x, y: ht.similarity(x, y, host=True).sum(), fullgraph=True)
+    assert int(compiled(x, y)) == int(ht.similarity(x, y).sum())
+    with pytest.raises(ValueError, match="host: expected True or False"):
+        ht.similarity(x, host="yes")
+
+
 @pytest.mark.parametrize("mode", ["all", "count"])
 def test_similarity_pairs_opcheck_and_values(mode):
     x = features(6, 70)
@@ -133,6 +148,18 @@ def test_the_operators_on_cuda_tensors_give_the_cpu_results():
     torch.testing.assert_close(ht.invgauss("cdf", v.cuda(), 1.0, 2.0).cpu(), ht.invgauss("cdf", v, 1.0, 2.0))
     i, j = ht.similarity_pairs(x.cuda(), threshold=1.5)
     torch.testing.assert_close(torch.stack([i.cpu(), j.cpu()]), torch.stack(ht.similarity_pairs(x, threshold=1.5)))
+
+
+@cuda
+def test_similarity_host_gives_a_pinned_host_result_of_cuda_inputs():
+    x = features(9, 700)
+    torch.library.opcheck(torch.ops.hpcml.similarity_host.default, (x.cuda(), None, 1.0, "all", "bool", 0))
+    got = ht.similarity(x.cuda(), mode="all", dtype="bool", host=True)
+    assert got.device.type == "cpu" and got.is_pinned()
+    torch.testing.assert_close(got, ht.similarity(x, mode="all", dtype="bool"), rtol=0, atol=0)
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x: ht.similarity(x, mode="all", dtype="bool", host=True), fullgraph=True)
+    torch.testing.assert_close(compiled(x.cuda()), got, rtol=0, atol=0)
 
 
 @cuda
