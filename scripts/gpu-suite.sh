@@ -142,6 +142,7 @@ parts_extra() {
   part 4 60 "real case: bitmask file" real_case_bitmask.log real_case "${real[@]}" --dtype bitmask
   part 3 60 "real case: the seed's program" compare_torch_real_case.log python3 bench/compare_torch_real_case.py \
     --samples "${real[0]}" --dim "${real[1]}" --bands "$real_bands"
+  part 2 15 "profile of the fused kernel" ncu_fused.log ncu_profile
   # test_regret under the other sanitizers outlasted 20, 10 and 11 s in second (2026-11-28, H200).
   part 2 10 "racecheck test_regret" racecheck_test_regret.log sanitize racecheck test_regret
   part 1 5 "synccheck test_regret" synccheck_test_regret.log sanitize synccheck test_regret
@@ -275,6 +276,8 @@ run_part() {
       # A program asked for the CUDA backend exits 2 saying "no CUDA device"; a test program
       # passes with its GPU cases skipped, saying the same: on a GPU machine, both are failures.
       if [ "$expect_gpu" = 1 ]; then outcome="FAIL (no CUDA device)"; failed=1; else outcome="skip (no CUDA device)"; fi
+    elif [ $rc -eq 3 ] && grep -q "^skipped: " "$log"; then  # a part that cannot run here says why
+      outcome="skip ($(grep -m 1 "^skipped: " "$log" | cut -c 10-))"
     elif [ $rc -eq 0 ]; then
       outcome=pass
     else
@@ -365,6 +368,28 @@ real_case() {
   rm -rf "$input" "$output" "$output.journal"
   return $rc
 }
+# One profile of the fused kernel at 256 x 16384 x 16384 with y apart (the run at 0.74 of the
+# issue floor): its clock, issue activity, stall reasons and occupancy, to say why it is not 1.
+# Only the full-size call's launch (its NVTX range), not the check before timing. Where Nsight
+# Compute is absent, or the GPU's counters are not permitted (ERR_NVGPUCTRPERM), a skip saying so.
+ncu_profile() {
+  "$build/bin/hpcml-devicequery" > /dev/null || { echo "no CUDA device (hpcml-devicequery)"; return 2; }
+  command -v ncu > /dev/null || { echo "skipped: Nsight Compute (ncu) is not installed"; return 3; }
+  local out rc
+  out="$(ncu --nvtx --nvtx-include "hpcml::similarity_device cuda 256x16384x16384/" \
+    --kernel-name similarity_fused_kernel --launch-count 1 --section SpeedOfLight --section WarpStateStats \
+    --section SchedulerStats --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis \
+    "$build/bin/bench_similarity" --samples 256 --dim 16384 --dim-y 16384 --tile 4096 --where device \
+    --method fused --backend cuda --benchmark_repetitions=1 --benchmark_min_time=0.001 2>&1)"
+  rc=$?
+  echo "$out"
+  if grep -q "ERR_NVGPUCTRPERM" <<<"$out"; then
+    echo "skipped: ncu: the GPU's performance counters are not permitted here (ERR_NVGPUCTRPERM)"
+    return 3
+  fi
+  if grep -q "No kernels were profiled" <<<"$out"; then echo "ncu profiled no kernel"; return 1; fi
+  return $rc
+}
 examples() {  # the seed programs beside their hpcml versions (examples/), on the GPU
   python3 examples/invgauss/run.py --backend cuda --output "$results/invgauss_figure.png" &&
     python3 examples/devicequery/run.py --tool "$build/bin/hpcml-devicequery" &&
@@ -376,7 +401,7 @@ examples_compiled() {  # the two whose seeds are torch.compile programs (they im
     python3 examples/regret/run.py --device cuda --iterations 100 --compile-mode default
 }
 export bundle build results sanitizer_skips heavy_sanitizer_skips TMPDIR="${TMPDIR:-/tmp}" gpu_case_filter gpu_case_programs
-export -f devicequery cpp_gpu_cases sanitize sass_measured real_case examples examples_compiled
+export -f devicequery cpp_gpu_cases sanitize sass_measured real_case examples examples_compiled ncu_profile
 
 counting=1; "parts_$call"; counting=0
 "parts_$call"
