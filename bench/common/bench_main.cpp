@@ -271,6 +271,17 @@ void check_before_timing(const std::string& program, const std::string& what, bo
                     "the fused result differs from its reference (" + what + "); nothing was timed");
 }
 
+namespace {
+bool a_check_failed = false;  // check_at_start found a difference: the program exits 1
+}  // namespace
+
+std::string check_at_start(const std::string& program, const std::string& what, bool agrees) {
+    std::fprintf(stderr, "%s: checked %s: %s\n", program.c_str(), what.c_str(), agrees ? "agree" : "DIFFER");
+    if (agrees) return "";
+    a_check_failed = true;
+    return "the result differs from its reference (" + what + "); not timed";
+}
+
 int run(int argc, char** argv, const Program& program) {
     Flags flags;
     flags.add("backend", "auto", cli::one_of(backend_names()));
@@ -322,7 +333,9 @@ int run(int argc, char** argv, const Program& program) {
         benchmark::RunSpecifiedBenchmarks(&reporter);
         benchmark::Shutdown();
         if (program.summarize) program.summarize(flags, reporter.results);
-        return 0;
+        if (a_check_failed)
+            std::fprintf(stderr, "%s: error: a method's result differed; it was not timed\n", program.name);
+        return a_check_failed ? 1 : 0;
     } catch (const Error& error) {
         // --backend cuda where none can run: exit 2, which scripts tell from a failure.
         if (error.kind() == ErrorKind::NoDevice || error.kind() == ErrorKind::DriverTooOld) {

@@ -131,6 +131,11 @@ void set_cpu_bandwidth_fraction(benchmark::State& state, double bytes_per_iterat
 // baseline or the CPU) on a small slice of its workload: a line on stderr says what was
 // compared, and a difference ends the program with an error (exit 1) instead of timing it.
 void check_before_timing(const std::string& program, const std::string& what, bool agrees);
+// The same check where one benchmark starts (bench_similarity's, per method, so that one method's
+// failure cannot cost the others' numbers): the same line on stderr; where `agrees` is false,
+// the message to skip that benchmark with (SkipWithError), and the program exits 1 once the
+// others have run. "" where it agrees.
+std::string check_at_start(const std::string& program, const std::string& what, bool agrees);
 
 // Skips the benchmark with hpcml's message (for example a naive run that would not fit).
 void skip_with_error(benchmark::State& state, const std::exception& error);
