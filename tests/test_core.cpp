@@ -490,6 +490,31 @@ TEST(Cuda, ImpossibleDeviceAllocationIsOutOfMemory) {
     EXPECT_EQ(e.kind(), hpcml::ErrorKind::OutOfMemory);
     EXPECT_NE(std::string(e.what()).find("free"), std::string::npos);
 }
+// upload_to_device: every byte where it belongs from pageable memory (straight, and through the
+// pinned chunks: sizes past 32 MiB, one not a multiple of the chunk) and from page-locked memory;
+// the source may change once it returns.
+TEST(Cuda, UploadToDeviceFromPageableAndPageLockedMemory) {
+    HPCML_SKIP_WITHOUT_GPU();
+    for (const std::size_t bytes :
+         {std::size_t{0}, std::size_t{1} << 20, (std::size_t{33} << 20) + 5, std::size_t{48} << 20})
+        for (const bool pinned : {false, true}) {
+            std::vector<unsigned char> pageable(pinned ? 0 : bytes);
+            unsigned char* src = pageable.data();
+            if (pinned)
+                ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&src), std::max<std::size_t>(bytes, 1)), cudaSuccess);
+            for (std::size_t k = 0; k < bytes; ++k) src[k] = static_cast<unsigned char>(k * 2654435761u >> 24);
+            const std::vector<unsigned char> expected(src, src + bytes);
+            hpcml::detail::DeviceArray<unsigned char> device(bytes, "upload");
+            hpcml::detail::upload_to_device(device.data(), src, bytes, nullptr);
+            if (!pinned) std::fill(pageable.begin(), pageable.end(), 0);  // the source may change now
+            ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+            std::vector<unsigned char> got(bytes);
+            if (bytes) ASSERT_EQ(cudaMemcpy(got.data(), device.data(), bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+            EXPECT_TRUE(got == expected) << bytes << " bytes, " << (pinned ? "page-locked" : "pageable");
+            if (pinned) cudaFreeHost(src);
+        }
+}
+
 #endif
 
 // Every call opens one NVTX range named after it, its backend and its shape, and closes it, also

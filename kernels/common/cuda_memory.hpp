@@ -40,6 +40,13 @@ void* pinned_take(std::size_t bytes, std::size_t& capacity);
 void pinned_give(void* block, std::size_t capacity) noexcept;
 // hpcml::release_cached_memory (device.hpp) frees both caches.
 
+// `bytes` from host memory `src` to device memory `dst`, queued on `stream`. Page-locked memory
+// and copies under 32 MiB go to cudaMemcpyAsync as they are; a large pageable source goes
+// through two pinned 16 MiB chunks, each filled by several threads (host_copy_rows) while the
+// other's copy runs, where the driver would stage it with one thread. Returns once `src` may
+// change (the driver's rule for a pageable source), the last copies still queued on `stream`.
+void upload_to_device(void* dst, const void* src, std::size_t bytes, cudaStream_t stream);
+
 // For a process about to reset its devices (the test programs, so that compute-sanitizer's leak
 // check sees only real leaks): frees both caches and destroys the pools and the cached streams
 // and events (cuda_stream.hpp), which the next call would create afresh. Not for use while other threads may be in a

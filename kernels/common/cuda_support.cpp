@@ -1,5 +1,6 @@
 // CUDA-side helpers of the common layer (built only with the CUDA backend).
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -192,6 +193,53 @@ void pinned_give(void* block, std::size_t capacity) noexcept {
     } catch (...) {  // no memory to keep it: free it instead
     }
     (void)cudaFreeHost(block);
+}
+
+void upload_to_device(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
+    constexpr std::size_t kStagedFrom = std::size_t{32} << 20, kChunk = std::size_t{16} << 20;
+    cudaPointerAttributes attributes{};
+    const bool pageable =
+        cudaPointerGetAttributes(&attributes, src) != cudaSuccess || attributes.type == cudaMemoryTypeUnregistered;
+    (void)cudaGetLastError();
+    if (!pageable || bytes < kStagedFrom) {
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
+        return;
+    }
+    const int device = current_device();
+    struct Slot {
+        void* block = nullptr;
+        std::size_t capacity = 0;
+        cudaEvent_t copied = nullptr;
+    };
+    std::array<Slot, 2> slots;
+    // On every exit: the copies out of the chunks finish before the chunks go back.
+    struct Release {
+        std::array<Slot, 2>& slots;
+        int device;
+        ~Release() {
+            for (Slot& s : slots) {
+                if (s.copied) {
+                    (void)cudaEventSynchronize(s.copied);
+                    event_give(device, s.copied);
+                }
+                if (s.block) pinned_give(s.block, s.capacity);
+            }
+        }
+    } release{slots, device};
+    for (Slot& s : slots) {
+        s.block = pinned_take(kChunk, s.capacity);
+        s.copied = event_take(device);
+    }
+    const auto* from = static_cast<const unsigned char*>(src);
+    auto* to = static_cast<unsigned char*>(dst);
+    for (std::size_t at = 0, k = 0; at < bytes; at += kChunk, ++k) {
+        Slot& s = slots[k % 2];
+        const std::size_t n = std::min(kChunk, bytes - at);
+        if (k >= 2) HPCML_CUDA_CHECK(cudaEventSynchronize(s.copied));  // its last copy has left it
+        host_copy_rows(s.block, n, from + at, n, n, 1);
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(to + at, s.block, n, cudaMemcpyHostToDevice, stream));
+        HPCML_CUDA_CHECK(cudaEventRecord(s.copied, stream));
+    }
 }
 
 void require_device_pointer(const void* pointer, int device, const std::string& what) {

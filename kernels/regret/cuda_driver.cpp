@@ -32,8 +32,7 @@ std::vector<GameSolution> solve_batched(const float* A, std::size_t batch, std::
     for (std::size_t first = 0; first < batch; first += chunk) {
         const std::size_t games = std::min(chunk, batch - first);
         const NvtxRange range([&] { return chunk_name("batched", first, games, batch); });
-        HPCML_CUDA_CHECK(cudaMemcpyAsync(payoffs.data(), A + first * n1 * n2, games * n1 * n2 * sizeof(float),
-                                         cudaMemcpyHostToDevice, stream));
+        upload_to_device(payoffs.data(), A + first * n1 * n2, games * n1 * n2 * sizeof(float), stream);
         launch_batched({payoffs.data(), static_cast<int>(games), static_cast<int>(n1), static_cast<int>(n2), first, sc,
                         results.rows.data(), results.cols.data(), results.value(), results.gap(), results.max_regret(),
                         results.curve.data()},

@@ -245,8 +245,7 @@ std::vector<GameSolution> solve_large(const float* A, std::size_t batch, std::si
     for (std::size_t first = 0; first < batch; first += chunk) {
         const std::size_t games = std::min(chunk, batch - first);
         const NvtxRange range([&] { return chunk_name("large-game", first, games, batch); });
-        HPCML_CUDA_CHECK(cudaMemcpyAsync(payoffs, A + first * n1 * n2, games * n1 * n2 * sizeof(float),
-                                         cudaMemcpyHostToDevice, stream));
+        upload_to_device(payoffs, A + first * n1 * n2, games * n1 * n2 * sizeof(float), stream);
         run_large(sc, first, static_cast<int>(games), st, results.pointers(), stream);
         results.unpack(out, first, games, sc, stream);
     }
