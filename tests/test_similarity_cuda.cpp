@@ -266,62 +266,71 @@ TEST(SimilarityCuda, CpuAndGpuAgreeOnALargerProblem) {
 }
 
 // Host output three ways: pageable (staged through pinned slots, copied out by threads),
-// page-locked by cudaMallocHost and by cudaHostRegister (copied into straight from the device),
-// and registered in part only (staged). Int32 and Bitmask, y = x and a separate y, a tile that
-// does not divide the shape; the bytes past the output untouched; progress counts every element.
+// page-locked by cudaMallocHost and by cudaHostRegister (copied into straight from the device:
+// no staging, so no host memory of hpcml's), and registered in part only (staged). Int32 and
+// Bitmask, y = x and a separate y, a tile that does not divide the shape; fused (whole rows per
+// launch) and naive (a tile per launch: regions from columns 384 and 768, narrower than the
+// output); the bytes past the output untouched; progress counts every element.
 TEST(SimilarityCuda, HostOutputPageableOrPageLockedEqualsTheReference) {
     HPCML_SKIP_WITHOUT_GPU();
     const Shape shape{40, 1100, 900};
     const auto x = make_data(shape.samples * shape.n, 21);
     const auto y = make_data(shape.samples * shape.m, 22);
     enum class Memory { Pageable, Allocated, Registered, RegisteredInPart };
-    for (const bool self : {true, false})
-        for (const SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::Bitmask})
-            for (const Memory memory :
-                 {Memory::Pageable, Memory::Allocated, Memory::Registered, Memory::RegisteredInPart}) {
-                const std::size_t m = self ? shape.n : shape.m;
-                const auto counts = reference_counts(x, self ? x : y, shape.samples, shape.n, m, 1.0f);
-                const auto expected = encode(counts, shape.n, m, shape.samples, output);
-                std::vector<unsigned char> pageable;
-                unsigned char* out = nullptr;
-                const std::size_t bytes = expected.size() + 64;  // 64 guard bytes past the output
-                if (memory == Memory::Allocated) {
-                    ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&out), bytes), cudaSuccess);
-                } else {
-                    pageable.resize(bytes);
-                    out = pageable.data();
-                    if (memory != Memory::Pageable)
-                        ASSERT_EQ(cudaHostRegister(out, memory == Memory::Registered ? bytes : bytes / 2,
-                                                   cudaHostRegisterDefault),
-                                  cudaSuccess);
+    for (const Method method : {Method::Fused, Method::Naive})
+        for (const bool self : {true, false})
+            for (const SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::Bitmask})
+                for (const Memory memory :
+                     {Memory::Pageable, Memory::Allocated, Memory::Registered, Memory::RegisteredInPart}) {
+                    const std::size_t m = self ? shape.n : shape.m;
+                    const auto counts = reference_counts(x, self ? x : y, shape.samples, shape.n, m, 1.0f);
+                    const auto expected = encode(counts, shape.n, m, shape.samples, output);
+                    std::vector<unsigned char> pageable;
+                    unsigned char* out = nullptr;
+                    const std::size_t bytes = expected.size() + 64;  // 64 guard bytes past the output
+                    if (memory == Memory::Allocated) {
+                        ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&out), bytes), cudaSuccess);
+                    } else {
+                        pageable.resize(bytes);
+                        out = pageable.data();
+                        if (memory != Memory::Pageable)
+                            ASSERT_EQ(cudaHostRegister(out, memory == Memory::Registered ? bytes : bytes / 2,
+                                                       cudaHostRegisterDefault),
+                                      cudaSuccess);
+                    }
+                    std::memset(out, 0xAB, bytes);
+                    SimilarityOptions o;
+                    o.mode = output == SimilarityOutput::Bitmask ? SimilarityMode::All : SimilarityMode::Count;
+                    o.output = output;
+                    o.backend = Backend::Cuda;
+                    o.method = method;
+                    o.tile = 384;
+                    std::uint64_t done = 0, total = 0;
+                    o.progress = [&](std::uint64_t d, std::uint64_t t) { done = d, total = t; };
+                    const hpcml::RunStats stats =
+                        hpcml::similarity({x.data(), shape.samples, shape.n},
+                                          self ? MatrixView{} : MatrixView{y.data(), shape.samples, shape.m}, out, o);
+                    const std::vector<unsigned char> got(out, out + expected.size());
+                    const std::string where = std::string(hpcml::to_string(method)) + (self ? ", y = x, " : ", y, ") +
+                                              std::string(hpcml::to_string(output)) + ", memory kind " +
+                                              std::to_string(static_cast<int>(memory));
+                    const bool page_locked = memory == Memory::Allocated || memory == Memory::Registered;
+                    EXPECT_EQ(stats.memory.peak_host_bytes == 0, page_locked) << where << " (staged or not)";
+                    EXPECT_EQ(got, expected) << where;
+                    EXPECT_TRUE(std::all_of(out + expected.size(), out + bytes, [](unsigned char b) {
+                        return b == 0xAB;
+                    })) << where;
+                    EXPECT_EQ(done, total) << where;
+                    EXPECT_EQ(total, std::uint64_t{shape.n} * m) << where;
+                    if (memory == Memory::Allocated) cudaFreeHost(out);
+                    if (memory == Memory::Registered || memory == Memory::RegisteredInPart) cudaHostUnregister(out);
                 }
-                std::memset(out, 0xAB, bytes);
-                SimilarityOptions o;
-                o.mode = output == SimilarityOutput::Bitmask ? SimilarityMode::All : SimilarityMode::Count;
-                o.output = output;
-                o.backend = Backend::Cuda;
-                o.tile = 384;
-                std::uint64_t done = 0, total = 0;
-                o.progress = [&](std::uint64_t d, std::uint64_t t) { done = d, total = t; };
-                hpcml::similarity({x.data(), shape.samples, shape.n},
-                                  self ? MatrixView{} : MatrixView{y.data(), shape.samples, shape.m}, out, o);
-                const std::vector<unsigned char> got(out, out + expected.size());
-                const std::string where = std::string(self ? "y = x, " : "y, ") +
-                                          std::string(hpcml::to_string(output)) + ", memory kind " +
-                                          std::to_string(static_cast<int>(memory));
-                EXPECT_EQ(got, expected) << where;
-                EXPECT_TRUE(std::all_of(out + expected.size(), out + bytes, [](unsigned char b) { return b == 0xAB; }))
-                    << where;
-                EXPECT_EQ(done, total) << where;
-                EXPECT_EQ(total, std::uint64_t{shape.n} * m) << where;
-                if (memory == Memory::Allocated) cudaFreeHost(out);
-                if (memory == Memory::Registered || memory == Memory::RegisteredInPart) cudaHostUnregister(out);
-            }
 }
 
 // similarity_device into host memory: pageable (staged, copied out by threads) and page-locked
 // (copied into from the device), after inputs written late on the caller's stream (a call that
-// did not follow it would count NaN); y = x and a separate y, counts and bitmask. Under CUDA
+// did not follow it would count NaN); y = x and a separate y, counts and bitmask, fused and naive
+// (regions narrower than the output). Under CUDA
 // graph capture a host output is refused naming out, and the stream still captures.
 TEST(SimilarityCuda, DeviceInputsIntoAHostOutput) {
     HPCML_SKIP_WITHOUT_GPU();
@@ -332,33 +341,35 @@ TEST(SimilarityCuda, DeviceInputsIntoAHostOutput) {
     const auto y = make_data(shape.samples * shape.m, 32);
     DeviceArray<float> dx(x.size(), "x"), dy(y.size(), "y");
     ASSERT_EQ(cudaMemcpy(dy.data(), y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-    for (const bool self : {true, false})
-        for (const SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::Bitmask})
-            for (const bool pinned : {false, true}) {
-                const std::size_t m = self ? shape.n : shape.m;
-                const auto expected = encode(reference_counts(x, self ? x : y, shape.samples, shape.n, m, 1.0f),
-                                             shape.n, m, shape.samples, output);
-                std::vector<unsigned char> pageable(pinned ? 0 : expected.size());
-                unsigned char* out = pageable.data();
-                if (pinned) ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&out), expected.size()), cudaSuccess);
-                std::memset(out, 0xAB, expected.size());
-                SimilarityOptions o;
-                o.mode = output == SimilarityOutput::Bitmask ? SimilarityMode::All : SimilarityMode::Count;
-                o.output = output;
-                o.backend = Backend::Cuda;
-                o.stream = stream;
-                o.tile = 256;
-                {
-                    const hpcml_test::LateUpload late(stream, dx.data(), x.data(), x.size() * sizeof(float));
-                    hpcml::similarity_device({dx.data(), shape.samples, shape.n},
-                                             self ? MatrixView{} : MatrixView{dy.data(), shape.samples, shape.m}, out,
-                                             o);
+    for (const Method method : {Method::Fused, Method::Naive})
+        for (const bool self : {true, false})
+            for (const SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::Bitmask})
+                for (const bool pinned : {false, true}) {
+                    const std::size_t m = self ? shape.n : shape.m;
+                    const auto expected = encode(reference_counts(x, self ? x : y, shape.samples, shape.n, m, 1.0f),
+                                                 shape.n, m, shape.samples, output);
+                    std::vector<unsigned char> pageable(pinned ? 0 : expected.size());
+                    unsigned char* out = pageable.data();
+                    if (pinned) ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&out), expected.size()), cudaSuccess);
+                    std::memset(out, 0xAB, expected.size());
+                    SimilarityOptions o;
+                    o.mode = output == SimilarityOutput::Bitmask ? SimilarityMode::All : SimilarityMode::Count;
+                    o.output = output;
+                    o.backend = Backend::Cuda;
+                    o.stream = stream;
+                    o.method = method;
+                    o.tile = 256;
+                    {
+                        const hpcml_test::LateUpload late(stream, dx.data(), x.data(), x.size() * sizeof(float));
+                        hpcml::similarity_device({dx.data(), shape.samples, shape.n},
+                                                 self ? MatrixView{} : MatrixView{dy.data(), shape.samples, shape.m},
+                                                 out, o);
+                    }
+                    EXPECT_EQ(std::vector<unsigned char>(out, out + expected.size()), expected)
+                        << std::string(hpcml::to_string(method)) << (self ? ", y = x, " : ", y, ")
+                        << std::string(hpcml::to_string(output)) << (pinned ? ", page-locked" : ", pageable");
+                    if (pinned) cudaFreeHost(out);
                 }
-                EXPECT_EQ(std::vector<unsigned char>(out, out + expected.size()), expected)
-                    << (self ? "y = x, " : "y, ") << std::string(hpcml::to_string(output))
-                    << (pinned ? ", page-locked" : ", pageable");
-                if (pinned) cudaFreeHost(out);
-            }
     std::vector<std::int32_t> host_out(shape.n * shape.n);
     SimilarityOptions o;
     o.backend = Backend::Cuda;

@@ -270,10 +270,12 @@ void require_device_pointer(const void* pointer, int device, const std::string& 
 }
 
 void require_output_pointer(const void* pointer, int device, const std::string& what) {
+    if (!pointer) return;
     cudaPointerAttributes attributes{};
-    if (!pointer || cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
+    const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
+    if (status != cudaSuccess) {  // pageable memory is cudaMemoryTypeUnregistered, not an error
         (void)cudaGetLastError();
-        return;  // pageable host memory the runtime has never seen
+        raise(ErrorKind::InvalidArgument, what + ": not a pointer CUDA can place (" + cudaGetErrorName(status) + ")");
     }
     if (attributes.type == cudaMemoryTypeDevice) require_device_pointer(pointer, device, what);
 }

@@ -18,25 +18,20 @@ void host_copy_rows(void* dst, std::size_t dst_stride, const void* src, std::siz
     if (rows == 0 || row_bytes == 0) return;
     auto* d = static_cast<unsigned char*>(dst);
     const auto* s = static_cast<const unsigned char*>(src);
-    if (dst_stride == row_bytes && src_stride == row_bytes) {  // one block: split it by bytes
-        row_bytes *= rows;
-        rows = 1;
-    }
-    // A thread per MiB or more, in pieces of whole rows or of one row's bytes.
+    // A thread per MiB or more, each a range of the rows' bytes (whole rows, or parts of a few
+    // long ones), as one memcpy per row it touches.
     constexpr std::size_t kBytesPerThread = std::size_t{1} << 20;
     const std::size_t total = row_bytes * rows;
-    const std::ptrdiff_t pieces =
-        static_cast<std::ptrdiff_t>(rows > 1 ? std::min(rows, std::max<std::size_t>(total / kBytesPerThread, 1))
-                                             : std::max<std::size_t>(total / kBytesPerThread, 1));
+    const auto pieces = static_cast<std::ptrdiff_t>(std::max<std::size_t>(total / kBytesPerThread, 1));
 #pragma omp parallel for schedule(static) if (pieces > 1)
     for (std::ptrdiff_t k = 0; k < pieces; ++k) {
-        const std::size_t piece = static_cast<std::size_t>(k), count = static_cast<std::size_t>(pieces);
-        if (rows > 1) {
-            for (std::size_t r = rows * piece / count; r < rows * (piece + 1) / count; ++r)
-                std::memcpy(d + r * dst_stride, s + r * src_stride, row_bytes);
-        } else {
-            const std::size_t begin = total * piece / count, end = total * (piece + 1) / count;
-            std::memcpy(d + begin, s + begin, end - begin);
+        const auto piece = static_cast<std::size_t>(k), count = static_cast<std::size_t>(pieces);
+        const std::size_t end = total / count * (piece + 1) + total % count * (piece + 1) / count;
+        for (std::size_t at = total / count * piece + total % count * piece / count; at < end;) {
+            const std::size_t row = at / row_bytes, offset = at % row_bytes;
+            const std::size_t n = std::min(row_bytes - offset, end - at);
+            std::memcpy(d + row * dst_stride + offset, s + row * src_stride + offset, n);
+            at += n;
         }
     }
 }

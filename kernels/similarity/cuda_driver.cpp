@@ -134,13 +134,11 @@ bool page_locked(const unsigned char* data, std::size_t bytes) {
     return true;
 }
 
-// Whether `out` is host memory (pageable, or page-locked), not device or managed memory.
+// Whether `out` is host memory (pageable, or page-locked), not device or managed memory
+// (require_output_pointer has refused a pointer the runtime cannot place).
 bool host_memory(const void* out) {
     cudaPointerAttributes attributes{};
-    if (cudaPointerGetAttributes(&attributes, out) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return true;
-    }
+    HPCML_CUDA_CHECK(cudaPointerGetAttributes(&attributes, out));
     return attributes.type == cudaMemoryTypeUnregistered || attributes.type == cudaMemoryTypeHost;
 }
 
@@ -222,6 +220,9 @@ void run_host(const Problem& host, const TilePlan& plan, Method method, const Ho
         if (staged_out) {
             HPCML_CUDA_CHECK(cudaMemcpyAsync(staged[slot].data(), device_out[slot].data(), region.rows * stride,
                                              cudaMemcpyDeviceToHost, stream));
+        } else if (stride == to.out_row_bytes) {  // whole rows: one block
+            HPCML_CUDA_CHECK(cudaMemcpyAsync(to.out + region.row0 * to.out_row_bytes, device_out[slot].data(),
+                                             region.rows * stride, cudaMemcpyDeviceToHost, stream));
         } else {
             HPCML_CUDA_CHECK(cudaMemcpy2DAsync(
                 to.out + region.row0 * to.out_row_bytes + row_bytes(region.col0, host.output), to.out_row_bytes,
@@ -340,7 +341,7 @@ void cuda_run_pairs(const Problem& host, bool on_device, const TilePlan& plan, M
         HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
         const std::size_t count = static_cast<std::size_t>(*count_host.data());
         if (passing.size() < count) {  // the stream is idle: nothing is copying into it
-            const std::size_t grown = std::max(count, passing.size() * 2);
+            const std::size_t grown = std::min(most, std::max(count, passing.size() * 2));
             passing = {};  // handed back before a larger one is taken
             passing = detail::PinnedBuffer<PassingElement>(tracker, grown, "similarity pairs on the host");
         }

@@ -206,7 +206,7 @@ def check_output(out, shape, dtype: str, device, inputs: dict, argument="out", h
     inputs may also have a host output: a NumPy array or a torch CPU tensor (pinned or not). It is
     written in place, so nothing is converted: a copy would silently take the results."""
     on_device = device is not None
-    host_out = isinstance(out, np.ndarray) or (library(out) == "torch" and not is_cuda(out))
+    host_out = isinstance(out, np.ndarray) or (library(out) == "torch" and out.device.type == "cpu")
     if on_device and host_for_cuda and host_out:
         on_device = False  # a host result of CUDA inputs: no device to match
     elif on_device != is_cuda(out) or (not on_device and not isinstance(out, np.ndarray)):

@@ -257,6 +257,15 @@ def test_cuda_inputs_into_a_host_out():
                 got = hpcml.similarity(xd, other, mode=mode, dtype=dtype, tile=256, out=out)
                 assert got is out
                 np.testing.assert_array_equal(np.asarray(out), expected, err_msg=f"{dtype} {kind} y={m}")
+    # x written on a side stream that is busy first, and consumed there without a
+    # synchronisation: the copy into the host out must follow torch's current stream.
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        late = torch.empty(x.shape, dtype=torch.float32, device="cuda")
+        torch.cuda._sleep(50_000_000)
+        late.copy_(torch.from_numpy(x).pin_memory(), non_blocking=True)
+        got = hpcml.similarity(late, mode="all", dtype="bitmask", out=np.zeros((700, 88), np.uint8))
+    np.testing.assert_array_equal(got, np.packbits(numpy_counts(x, x) == 48, axis=1, bitorder="little"))
     host = np.zeros((700, 700), np.int32)
     stream = torch.cuda.Stream()
     graph = torch.cuda.CUDAGraph()
