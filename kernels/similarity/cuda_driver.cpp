@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "common/cuda_check.hpp"
-#include "common/error.hpp"
 #include "common/cuda_memory.hpp"
 #include "common/cuda_stream.hpp"
+#include "common/error.hpp"
 #include "common/nvtx.hpp"
 #include "cuda_launchers.hpp"
 #include "cuda_methods.hpp"
