@@ -236,7 +236,7 @@ void upload_to_device(void* dst, const void* src, std::size_t bytes, cudaStream_
         Slot& s = slots[k % 2];
         const std::size_t n = std::min(kChunk, bytes - at);
         if (k >= 2) HPCML_CUDA_CHECK(cudaEventSynchronize(s.copied));  // its last copy has left it
-        host_copy_rows(s.block, n, from + at, n, n, 1);
+        host_copy(s.block, from + at, n);
         HPCML_CUDA_CHECK(cudaMemcpyAsync(to + at, s.block, n, cudaMemcpyHostToDevice, stream));
         HPCML_CUDA_CHECK(cudaEventRecord(s.copied, stream));
     }

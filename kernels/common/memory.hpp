@@ -64,6 +64,9 @@ private:
 // buffer at the host link's rate (the CUDA host path's copy-out).
 void host_copy_rows(void* dst, std::size_t dst_stride, const void* src, std::size_t src_stride, std::size_t row_bytes,
                     std::size_t rows);
+inline void host_copy(void* dst, const void* src, std::size_t bytes) {
+    host_copy_rows(dst, bytes, src, bytes, bytes, 1);
+}
 
 // Physical memory the kernel reports available (MemAvailable), in bytes.
 std::size_t host_available_bytes();

@@ -1,8 +1,8 @@
 // The inverse-Gaussian CUDA backend's host side: copies host arrays to the device through pinned
 // chunks on two streams of the call's own, runs the launchers of fused.cu and naive.cu, and
-// copies the results back. Device-array calls run on the caller's stream.
+// copies the results back (into and out of the pinned chunks by several threads: host_copy).
+// Device-array calls run on the caller's stream.
 #include <algorithm>
-#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -65,7 +65,7 @@ void run_on_device_copy(const Elementwise<T>& h, bool with_x, const Context& con
     const auto collect = [&](Slot<T>& slot) {  // the slot's previous chunk, into h.out
         if (slot.count == 0) return;
         HPCML_CUDA_CHECK(cudaEventSynchronize(slot.done.get()));
-        std::memcpy(h.out + slot.first, slot.host_out.data(), slot.count * sizeof(T));
+        host_copy(h.out + slot.first, slot.host_out.data(), slot.count * sizeof(T));
         slot.count = 0;
     };
     for (std::size_t c = 0; c < chunks; ++c) {
@@ -80,7 +80,7 @@ void run_on_device_copy(const Elementwise<T>& h, bool with_x, const Context& con
             if (!present[k]) continue;
             device[k] = slot.device_in.data() + at[k];
             if (!each[k]) continue;
-            std::memcpy(slot.host_in.data() + at[k], host[k] + first, count * sizeof(T));
+            host_copy(slot.host_in.data() + at[k], host[k] + first, count * sizeof(T));
             HPCML_CUDA_CHECK(cudaMemcpyAsync(slot.device_in.data() + at[k], slot.host_in.data() + at[k],
                                              count * sizeof(T), cudaMemcpyHostToDevice, s));
         }
