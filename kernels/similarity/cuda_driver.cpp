@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -327,7 +328,12 @@ void cuda_run_pairs(const Problem& host, bool on_device, const TilePlan& plan, M
     detail::DeviceBuffer<unsigned char> temp(tracker, std::max<std::size_t>(temp_bytes, 1), stream,
                                              "similarity selection scratch");
     detail::PinnedBuffer<unsigned long long> count_host(tracker, 1, "similarity selected count");
-    detail::PinnedBuffer<PassingElement> passing;  // a region's pairs, copied at the link's rate; grown as needed
+    // A region's pairs, copied at the link's rate: the first `ahead` with the count, in the same
+    // wait (a sparse list needs no second one), the rest after it; grown as needed.
+    const std::size_t ahead = std::min<std::size_t>(most, 65536);
+    detail::PinnedBuffer<PassingElement> passing(tracker, ahead, "similarity pairs on the host");
+    // What is copied ahead past the count is never read, but must be initialised memory.
+    HPCML_CUDA_CHECK(cudaMemsetAsync(selected.data(), 0, ahead * sizeof(PassingElement), stream));
     // On every exit (a throwing sink included) the stream finishes before the buffers above
     // are freed: a copy may still be writing into the pinned count.
     const Drain drain{{stream}};
@@ -338,17 +344,23 @@ void cuda_run_pairs(const Problem& host, bool on_device, const TilePlan& plan, M
                        temp.data(), temp.size(), stream);
         HPCML_CUDA_CHECK(cudaMemcpyAsync(count_host.data(), selected_count.data(), sizeof(unsigned long long),
                                          cudaMemcpyDeviceToHost, stream));
-        HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
-        const std::size_t count = static_cast<std::size_t>(*count_host.data());
-        if (passing.size() < count) {  // the stream is idle: nothing is copying into it
-            const std::size_t grown = std::min(most, std::max(count, passing.size() * 2));
-            passing = {};  // handed back before a larger one is taken
-            passing = detail::PinnedBuffer<PassingElement>(tracker, grown, "similarity pairs on the host");
-        }
-        if (count)
-            HPCML_CUDA_CHECK(cudaMemcpyAsync(passing.data(), selected.data(), count * sizeof(PassingElement),
+        const std::size_t first = std::min(ahead, elements);
+        if (first)
+            HPCML_CUDA_CHECK(cudaMemcpyAsync(passing.data(), selected.data(), first * sizeof(PassingElement),
                                              cudaMemcpyDeviceToHost, stream));
         HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
+        const std::size_t count = static_cast<std::size_t>(*count_host.data());
+        if (count > first) {
+            if (passing.size() < count) {  // the stream is idle: nothing is copying into it
+                const std::size_t grown = std::min(most, std::max(count, passing.size() * 2));
+                detail::PinnedBuffer<PassingElement> larger(tracker, grown, "similarity pairs on the host");
+                std::memcpy(larger.data(), passing.data(), first * sizeof(PassingElement));
+                passing = std::move(larger);
+            }
+            HPCML_CUDA_CHECK(cudaMemcpyAsync(passing.data() + first, selected.data() + first,
+                                             (count - first) * sizeof(PassingElement), cudaMemcpyDeviceToHost, stream));
+            HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
+        }
         sink(region, passing.data(), count);
     }
 }
