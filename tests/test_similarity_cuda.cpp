@@ -269,8 +269,9 @@ TEST(SimilarityCuda, CpuAndGpuAgreeOnALargerProblem) {
 // page-locked by cudaMallocHost and by cudaHostRegister (copied into straight from the device:
 // no staging, so no host memory of hpcml's), and registered in part only (staged). Int32 and
 // Bitmask, y = x and a separate y, a tile that does not divide the shape; fused (whole rows per
-// launch) and naive (a tile per launch: regions from columns 384 and 768, narrower than the
-// output); the bytes past the output untouched; progress counts every element.
+// launch; with y = x, bands of 384 rows from their diagonal on, mirrored on the device) and naive
+// (a tile per launch: regions from columns 384 and 768, narrower than the output); the bytes
+// past the output untouched; progress counts every element.
 TEST(SimilarityCuda, HostOutputPageableOrPageLockedEqualsTheReference) {
     HPCML_SKIP_WITHOUT_GPU();
     const Shape shape{40, 1100, 900};
@@ -316,6 +317,8 @@ TEST(SimilarityCuda, HostOutputPageableOrPageLockedEqualsTheReference) {
                                               std::to_string(static_cast<int>(memory));
                     const bool page_locked = memory == Memory::Allocated || memory == Memory::Registered;
                     EXPECT_EQ(stats.memory.peak_host_bytes == 0, page_locked) << where << " (staged or not)";
+                    if (self && method == Method::Fused)  // the mirrored path: the whole output on the device
+                        EXPECT_GE(stats.memory.peak_device_bytes, expected.size()) << where;
                     EXPECT_EQ(got, expected) << where;
                     EXPECT_TRUE(std::all_of(out + expected.size(), out + bytes, [](unsigned char b) {
                         return b == 0xAB;

@@ -1,9 +1,16 @@
 // Similarity by tiles: the mirror of a tile, tiles handed to a sink (each once; with y = x, a tile
-// above the diagonal then its mirror), a sink that throws, and host threads calling at once.
+// above the diagonal then its mirror), a sink that throws, host threads calling at once, and the
+// CUDA host path's staging with the device faked.
+#include <chrono>
+#include <functional>
+#include <future>
 #include <memory>
 #include <stdexcept>
 #include <thread>
 
+#include "common/hd.hpp"
+#include "common/pipeline.hpp"
+#include "similarity/host_staging.hpp"
 #include "support/similarity.hpp"
 
 using namespace hpcml_test::similarity;
@@ -214,4 +221,105 @@ TEST_P(SimilarityOnBackend, HostThreadsCallAtOnce) {
         EXPECT_EQ(std::vector<std::int64_t>(got[t].begin(), got[t].end()), expected[t])
             << hpcml::to_string(backend) << " thread " << t;
     }
+}
+
+// The CUDA host path's staging (cuda_driver.cpp's run_host: two_slot_pipeline over
+// launch_regions or mirrored_bands, hand_on) with the device faked on the host: a step's
+// "kernels and copy" run on another thread, after a delay that varies, and copy the region's
+// bytes from a known matrix into its slot's pinned buffer, or straight into a page-locked `out`.
+// Every byte lands where it belongs, a sink gets the plan's tiles in row-major order, each once,
+// no slot is written before the host has handed on its last step, and every element is reported
+// delivered once. Ragged shapes, every output width, bitmask columns.
+TEST(HostStaging, FakedDeviceCopiesDeliverEveryRegionInOrder) {
+    namespace sim = hpcml::detail::similarity;
+    std::mt19937 rng(49);
+    for (SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::UInt8, SimilarityOutput::Bitmask})
+        for (const int destination : {0, 1, 2})  // a sink, a pageable out, a page-locked out
+            for (const bool bands : {false, true}) {
+                if (bands && destination == 0) continue;  // sinks get the groups (run_host)
+                const std::size_t n = 301, m = 263;
+                const sim::TilePlan plan{64, 48};
+                sim::Problem p;
+                p.n = n;
+                p.m = m;
+                p.output = output;
+                const std::vector<sim::Region> steps =
+                    bands ? sim::mirrored_bands(n, m, 128) : sim::launch_regions(p, plan, 3);
+                const std::size_t out_row = sim::row_bytes(m, output);
+                std::vector<unsigned char> truth(n * out_row), out(n * out_row + 1, 0xA5);
+                for (unsigned char& b : truth) b = static_cast<unsigned char>(rng());
+                std::size_t slot_bytes = 0;
+                for (const sim::Region& r : steps)
+                    slot_bytes = std::max(slot_bytes, r.rows * sim::row_bytes(r.cols, output));
+                std::vector<unsigned char> staged[2] = {std::vector<unsigned char>(slot_bytes),
+                                                        std::vector<unsigned char>(slot_bytes)};
+
+                std::vector<hpcml::SimilarityTile> tiles;
+                std::vector<unsigned char> assembled(n * out_row, 0);
+                const hpcml::SimilarityTileSink sink = [&](const hpcml::SimilarityTile& t) {
+                    tiles.push_back(t);
+                    for (std::size_t r = 0; r < t.rows; ++r)
+                        std::memcpy(&assembled[(t.row0 + r) * out_row + sim::row_bytes(t.col0, output)],
+                                    t.data + r * t.row_stride_bytes, sim::row_bytes(t.cols, output));
+                };
+                std::uint64_t delivered = 0;
+                const std::function<void(std::uint64_t)> count = [&](std::uint64_t e) { delivered += e; };
+                sim::HostDestination to;
+                if (destination == 0) {
+                    to.sink = &sink;
+                } else {
+                    to = {.out = out.data(),
+                          .out_row_bytes = out_row,
+                          .out_page_locked = destination == 2,
+                          .delivered = &count};
+                }
+
+                std::future<void> in_flight[2];
+                std::ptrdiff_t handed_on[2] = {-2, -1};  // the last step each slot handed on
+                auto issue = [&](std::size_t k, int slot) {
+                    ASSERT_EQ(static_cast<std::ptrdiff_t>(k) - 2, handed_on[slot])
+                        << "slot " << slot << " reused early";
+                    const sim::Region region = steps[k];
+                    const unsigned delay = rng() % 300;
+                    in_flight[slot] = std::async(std::launch::async, [&, region, slot, delay] {
+                        std::this_thread::sleep_for(std::chrono::microseconds(delay));
+                        const std::size_t stride = sim::row_bytes(region.cols, output);
+                        for (std::size_t r = 0; r < region.rows; ++r) {
+                            const unsigned char* from =
+                                &truth[(region.row0 + r) * out_row + sim::row_bytes(region.col0, output)];
+                            unsigned char* into = to.staged() ? staged[slot].data() + r * stride
+                                                              : to.out + (region.row0 + r) * out_row +
+                                                                    sim::row_bytes(region.col0, output);
+                            std::memcpy(into, from, stride);
+                        }
+                    });
+                };
+                auto retire = [&](std::size_t k, int slot) {
+                    in_flight[slot].get();
+                    sim::hand_on(steps[k], staged[slot].data(), output, plan, to);
+                    handed_on[slot] = static_cast<std::ptrdiff_t>(k);
+                };
+                hpcml::detail::two_slot_pipeline(steps.size(), issue, retire);
+
+                const std::string label = std::to_string(static_cast<int>(output)) + " destination " +
+                                          std::to_string(destination) + (bands ? " bands" : " groups");
+                if (destination == 0) {
+                    EXPECT_EQ(assembled, truth) << label;
+                    for (std::size_t t = 0; t < tiles.size(); ++t) {
+                        EXPECT_TRUE(tiles[t].rows == std::min(plan.tile_rows, n - tiles[t].row0) &&
+                                    tiles[t].cols == std::min(plan.tile_cols, m - tiles[t].col0))
+                            << label << ": tile " << t << " is not the plan's";
+                        if (t > 0)
+                            EXPECT_LT(std::pair(tiles[t - 1].row0, tiles[t - 1].col0),
+                                      std::pair(tiles[t].row0, tiles[t].col0))
+                                << label << ": tile " << t << " out of row-major order";
+                    }
+                    EXPECT_EQ(tiles.size(),
+                              hpcml::detail::ceil_div(n, plan.tile_rows) * hpcml::detail::ceil_div(m, plan.tile_cols));
+                } else {
+                    EXPECT_TRUE(std::equal(truth.begin(), truth.end(), out.begin())) << label;
+                    EXPECT_EQ(out.back(), 0xA5) << label << ": past the output";
+                    EXPECT_EQ(delivered, std::uint64_t{n} * m) << label;
+                }
+            }
 }

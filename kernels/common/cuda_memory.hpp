@@ -26,6 +26,14 @@ void ensure_device_fits(std::size_t bytes, const std::string& what);
 
 // require_device_pointer: memory.hpp (declared for every build).
 
+// cudaPointerGetAttributes with its error cleared (pageable host memory is a success, of type
+// cudaMemoryTypeUnregistered): where each call that must know a pointer's memory asks.
+cudaError_t query_pointer(const void* pointer, cudaPointerAttributes& attributes);
+// Whether [data, data + bytes) is page-locked host memory the runtime knows (cudaHostAlloc,
+// cudaHostRegister, a pinned torch tensor), at both ends, so that a buffer registered in part
+// counts as pageable: a copy engine may read or write it directly.
+bool page_locked(const void* data, std::size_t bytes);
+
 // hpcml's stream-ordered memory pool on the current device. Unlike the default pool, which
 // returns its memory to the driver at every synchronisation (so each call maps it again), it
 // keeps up to 1 GiB reserved between calls; more than that goes back at the next

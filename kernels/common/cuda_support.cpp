@@ -11,7 +11,9 @@
 
 #include "cuda_check.hpp"
 #include "cuda_memory.hpp"
+#include "hd.hpp"
 #include "cuda_stream.hpp"
+#include "pipeline.hpp"
 
 namespace hpcml::detail {
 
@@ -197,11 +199,7 @@ void pinned_give(void* block, std::size_t capacity) noexcept {
 
 void upload_to_device(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
     constexpr std::size_t kStagedFrom = std::size_t{32} << 20, kChunk = std::size_t{16} << 20;
-    cudaPointerAttributes attributes{};
-    const bool pageable =
-        cudaPointerGetAttributes(&attributes, src) != cudaSuccess || attributes.type == cudaMemoryTypeUnregistered;
-    (void)cudaGetLastError();
-    if (!pageable || bytes < kStagedFrom) {
+    if (bytes < kStagedFrom || page_locked(src, bytes)) {
         HPCML_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
         return;
     }
@@ -232,22 +230,38 @@ void upload_to_device(void* dst, const void* src, std::size_t bytes, cudaStream_
     }
     const auto* from = static_cast<const unsigned char*>(src);
     auto* to = static_cast<unsigned char*>(dst);
-    for (std::size_t at = 0, k = 0; at < bytes; at += kChunk, ++k) {
-        Slot& s = slots[k % 2];
-        const std::size_t n = std::min(kChunk, bytes - at);
-        if (k >= 2) HPCML_CUDA_CHECK(cudaEventSynchronize(s.copied));  // its last copy has left it
-        host_copy(s.block, from + at, n);
-        HPCML_CUDA_CHECK(cudaMemcpyAsync(to + at, s.block, n, cudaMemcpyHostToDevice, stream));
-        HPCML_CUDA_CHECK(cudaEventRecord(s.copied, stream));
+    two_slot_pipeline(
+        ceil_div(bytes, kChunk),
+        [&](std::size_t k, int slot) {  // chunk k into pinned memory by several threads, then on its way
+            const std::size_t at = k * kChunk, n = std::min(kChunk, bytes - at);
+            host_copy(slots[slot].block, from + at, n);
+            HPCML_CUDA_CHECK(cudaMemcpyAsync(to + at, slots[slot].block, n, cudaMemcpyHostToDevice, stream));
+            HPCML_CUDA_CHECK(cudaEventRecord(slots[slot].copied, stream));
+        },
+        [&](std::size_t, int slot) { HPCML_CUDA_CHECK(cudaEventSynchronize(slots[slot].copied)); });
+}
+
+cudaError_t query_pointer(const void* pointer, cudaPointerAttributes& attributes) {
+    attributes = {};
+    const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
+    if (status != cudaSuccess) (void)cudaGetLastError();
+    return status;
+}
+
+bool page_locked(const void* data, std::size_t bytes) {
+    if (bytes == 0) return false;
+    for (const void* at : {data, static_cast<const void*>(static_cast<const unsigned char*>(data) + bytes - 1)}) {
+        cudaPointerAttributes attributes;
+        if (query_pointer(at, attributes) != cudaSuccess || attributes.type != cudaMemoryTypeHost) return false;
     }
+    return true;
 }
 
 void require_device_pointer(const void* pointer, int device, const std::string& what) {
     if (!pointer) return;
-    cudaPointerAttributes attributes{};
-    const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
+    cudaPointerAttributes attributes;
+    const cudaError_t status = query_pointer(pointer, attributes);
     if (status != cudaSuccess) {
-        (void)cudaGetLastError();
         raise(ErrorKind::InvalidArgument, what + ": not a pointer CUDA knows (" + cudaGetErrorName(status) + ")");
     }
     switch (attributes.type) {
@@ -271,10 +285,9 @@ void require_device_pointer(const void* pointer, int device, const std::string& 
 
 void require_output_pointer(const void* pointer, int device, const std::string& what) {
     if (!pointer) return;
-    cudaPointerAttributes attributes{};
-    const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
+    cudaPointerAttributes attributes;
+    const cudaError_t status = query_pointer(pointer, attributes);
     if (status != cudaSuccess) {  // pageable memory is cudaMemoryTypeUnregistered, not an error
-        (void)cudaGetLastError();
         raise(ErrorKind::InvalidArgument, what + ": not a pointer CUDA can place (" + cudaGetErrorName(status) + ")");
     }
     if (attributes.type == cudaMemoryTypeDevice) require_device_pointer(pointer, device, what);

@@ -10,6 +10,7 @@
 #include "common/cuda_memory.hpp"
 #include "common/cuda_stream.hpp"
 #include "common/nvtx.hpp"
+#include "common/pipeline.hpp"
 #include "cuda_launchers.hpp"
 
 namespace hpcml::detail::invgauss {
@@ -24,7 +25,7 @@ constexpr std::size_t kChunk = std::size_t{1} << 20;
 
 // One of the two: its stream, the event after its last download, its device and pinned buffers
 // (the inputs, x, mu and lambda one after another: a chunk of each that varies per element, one
-// value of each that is broadcast), and the chunk whose results it still holds.
+// value of each that is broadcast).
 template <class T>
 struct Slot {
     Slot(MemoryTracker& tracker, std::size_t inputs, std::size_t chunk)
@@ -37,7 +38,6 @@ struct Slot {
     Event done;
     DeviceBuffer<T> device_in, device_out;
     PinnedBuffer<T> host_in, host_out;
-    std::size_t first = 0, count = 0;
 };
 
 // Runs launch(device view, stream) over a host elementwise problem (x only when with_x), chunk
@@ -62,16 +62,11 @@ void run_on_device_copy(const Elementwise<T>& h, bool with_x, const Context& con
                 HPCML_CUDA_CHECK(cudaMemcpyAsync(slot.device_in.data() + at[k], host[k], sizeof(T),
                                                  cudaMemcpyHostToDevice, slot.stream.get()));
 
-    const auto collect = [&](Slot<T>& slot) {  // the slot's previous chunk, into h.out
-        if (slot.count == 0) return;
-        HPCML_CUDA_CHECK(cudaEventSynchronize(slot.done.get()));
-        host_copy(h.out + slot.first, slot.host_out.data(), slot.count * sizeof(T));
-        slot.count = 0;
-    };
-    for (std::size_t c = 0; c < chunks; ++c) {
-        Slot<T>& slot = slots[c % 2];
+    // Chunk c: its inputs into pinned memory by several threads, then copied up, computed and
+    // copied down on its slot's stream; once done, its results into h.out by several threads.
+    auto issue = [&](std::size_t c, int which) {
+        Slot<T>& slot = slots[which];
         const cudaStream_t s = slot.stream.get();
-        collect(slot);
         const std::size_t first = c * chunk, count = std::min(chunk, h.n - first);
         const NvtxRange range(
             [&] { return "hpcml::invgauss chunk " + std::to_string(c + 1) + " of " + std::to_string(chunks); });
@@ -90,11 +85,13 @@ void run_on_device_copy(const Elementwise<T>& h, bool with_x, const Context& con
         HPCML_CUDA_CHECK(cudaMemcpyAsync(slot.host_out.data(), slot.device_out.data(), count * sizeof(T),
                                          cudaMemcpyDeviceToHost, s));
         HPCML_CUDA_CHECK(cudaEventRecord(slot.done.get(), s));
-        slot.first = first;
-        slot.count = count;
-    }
-    collect(slots[chunks % 2]);  // the older of the last two first
-    collect(slots[(chunks + 1) % 2]);
+    };
+    auto retire = [&](std::size_t c, int which) {
+        const std::size_t first = c * chunk, count = std::min(chunk, h.n - first);
+        HPCML_CUDA_CHECK(cudaEventSynchronize(slots[which].done.get()));
+        host_copy(h.out + first, slots[which].host_out.data(), count * sizeof(T));
+    };
+    two_slot_pipeline(chunks, issue, retire);
 }
 
 }  // namespace

@@ -16,8 +16,10 @@
 #include "common/cuda_stream.hpp"
 #include "common/error.hpp"
 #include "common/nvtx.hpp"
+#include "common/pipeline.hpp"
 #include "cuda_launchers.hpp"
 #include "cuda_methods.hpp"
+#include "host_staging.hpp"
 
 namespace hpcml::detail::similarity {
 
@@ -39,15 +41,6 @@ std::size_t tiles_per_launch(const Problem& p, const TilePlan& plan, Method meth
     const std::size_t wanted = detail::ceil_div(kWaves * blocks.resident, blocks_per_tile);
     const std::size_t tiles_in_row = (p.m + plan.tile_cols - 1) / plan.tile_cols;
     return std::clamp<std::size_t>(wanted, 1, std::max<std::size_t>(tiles_in_row, 1));
-}
-
-std::vector<Region> launch_regions(const Problem& p, const TilePlan& plan, std::size_t group) {
-    std::vector<Region> regions;
-    const std::size_t width = plan.tile_cols * group;
-    for (std::size_t r = 0; r < p.n; r += plan.tile_rows)
-        for (std::size_t c = 0; c < p.m; c += width)
-            regions.push_back({r, c, std::min(plan.tile_rows, p.n - r), std::min(width, p.m - c)});
-    return regions;
 }
 
 // Waits for its streams when it goes out of scope (a throw included): declared after the
@@ -109,43 +102,33 @@ std::size_t cuda_max_shared_per_block(int device) {
 
 namespace {
 
-// Where the host path's results go: tiles to a sink, in row-major order, or the caller's n x m
-// output, straight from the device where it is page-locked (copied into by the copy engine at
-// the link's rate), else through pinned slots copied out by several threads (host_copy_rows).
-struct HostDestination {
-    const SimilarityTileSink* sink = nullptr;
-    unsigned char* out = nullptr;
-    std::size_t out_row_bytes = 0;
-    bool out_page_locked = false;
-    const std::function<void(std::uint64_t)>* delivered = nullptr;  // elements in `out`, calling thread
-};
-
-// Whether the runtime knows [data, data + bytes) as page-locked host memory (cudaHostAlloc,
-// cudaHostRegister, a pinned torch tensor): both ends, so that a buffer registered in part is
-// staged instead.
-bool page_locked(const unsigned char* data, std::size_t bytes) {
-    for (const unsigned char* at : {data, data + bytes - 1}) {
-        cudaPointerAttributes attributes{};
-        if (cudaPointerGetAttributes(&attributes, at) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return false;
-        }
-        if (attributes.type != cudaMemoryTypeHost) return false;
-    }
-    return true;
-}
-
 // Whether `out` is host memory (pageable, or page-locked), not device or managed memory
 // (require_output_pointer has refused a pointer the runtime cannot place).
 bool host_memory(const void* out) {
-    cudaPointerAttributes attributes{};
-    HPCML_CUDA_CHECK(cudaPointerGetAttributes(&attributes, out));
+    cudaPointerAttributes attributes;
+    HPCML_CUDA_CHECK(detail::query_pointer(out, attributes));
     return attributes.type == cudaMemoryTypeUnregistered || attributes.type == cudaMemoryTypeHost;
 }
 
-// The host path: x and y uploaded once, groups of tiles computed on two streams in turn, each
-// group's output copied to the host on its stream while the host hands on the group before
+// Whether the whole n x m output may live on the device for the mirrored path: at most half
+// the memory free now, so that the call's other buffers and the caller's work keep room.
+bool whole_output_fits(std::size_t bytes) {
+    std::size_t free = 0, total = 0;
+    HPCML_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return bytes <= free / 2;
+}
+
+// The host path: x and y uploaded once, then steps on two streams in turn (two_slot_pipeline),
+// each step's output copied to the host on its stream while the host hands on the step before
 // (on the calling thread: the sink's tiles, the copy-out, the progress).
+//
+// Steps: groups of tiles (launch_regions), each computed into its slot's device buffer; or,
+// where y is x (the fused method, an `out`, the output within whole_output_fits), row bands of
+// whole 128-row blocks into one device copy of the output, each computed from its diagonal on
+// and its part below the diagonal mirrored on the device from the bands above (2 bytes moved
+// per mirrored byte at the device's memory rate, against `samples` compare-counts per element;
+// never a read of host memory over the link). A sink is given the plan's tiles, which bands of
+// whole blocks do not follow, so it gets the groups.
 // With inputs_on_device, x and y are device memory already, written on context.stream, which
 // both streams follow.
 void run_host(const Problem& host, const TilePlan& plan, Method method, const HostDestination& to,
@@ -153,7 +136,7 @@ void run_host(const Problem& host, const TilePlan& plan, Method method, const Ho
     if (host.n == 0 || host.m == 0) return;
     const detail::DeviceGuard guard(context.device);
     std::array<Stream, 2> streams;
-    std::array<Event, 2> copied;
+    std::array<Event, 2> computed, copied;
 
     DeviceInputs inputs;
     if (inputs_on_device) {
@@ -166,73 +149,81 @@ void run_host(const Problem& host, const TilePlan& plan, Method method, const Ho
     }
     const Problem& dev = inputs.problem;
 
-    const std::size_t group = tiles_per_launch(dev, plan, method);
-    const std::vector<Region> regions = launch_regions(host, plan, group);
-    const std::size_t slot_bytes =
-        detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols * group, host.output), "tile group");
-    const bool staged_out = !to.out || !to.out_page_locked;
+    const std::size_t out_row_bytes = row_bytes(host.m, host.output);
+    const bool mirrored = to.out && method == Method::Fused && uses_symmetry(dev, method) &&
+                          whole_output_fits(detail::checked_mul(host.n, out_row_bytes, "similarity output"));
+    const std::vector<Region> steps =
+        mirrored ? mirrored_bands(host.n, host.m, detail::round_up(plan.tile_rows, kFusedBlockRows))
+                 : launch_regions(host, plan, tiles_per_launch(dev, plan, method));
+    std::size_t slot_bytes = 0;
+    for (const Region& r : steps) slot_bytes = std::max(slot_bytes, r.rows * row_bytes(r.cols, host.output));
+    detail::DeviceBuffer<unsigned char> whole;  // the mirrored path's output
     std::array<detail::DeviceBuffer<unsigned char>, 2> device_out;
     std::array<detail::PinnedBuffer<unsigned char>, 2> staged;
     // On every exit (a throwing sink or launch included), both streams finish before the
     // buffers above are freed: a kernel may still read x_dev on the other stream, and a copy
     // may still be writing into a pinned buffer.
     const Drain drain{{streams[0].get(), streams[1].get()}};
-    for (int slot = 0; slot < 2 && static_cast<std::size_t>(slot) < regions.size(); ++slot) {
-        device_out[slot] =
-            detail::DeviceBuffer<unsigned char>(tracker, slot_bytes, streams[slot].get(), "similarity output tiles");
-        if (staged_out)
+    if (mirrored)
+        whole = detail::DeviceBuffer<unsigned char>(tracker, host.n * out_row_bytes, streams[0].get(),
+                                                    "similarity output on device");
+    for (int slot = 0; slot < 2 && static_cast<std::size_t>(slot) < steps.size(); ++slot) {
+        if (!mirrored)
+            device_out[slot] = detail::DeviceBuffer<unsigned char>(tracker, slot_bytes, streams[slot].get(),
+                                                                   "similarity output tiles");
+        if (to.staged())
             staged[slot] = detail::PinnedBuffer<unsigned char>(tracker, slot_bytes, "similarity pinned output tiles");
     }
+    if (mirrored)  // the other stream's first band writes into `whole` too
+        HPCML_CUDA_CHECK(cudaStreamSynchronize(streams[0].get()));
 
-    // Hands region k on once its copy has landed in pinned memory (or in `out`).
-    auto deliver = [&](std::size_t k) {
-        const Region& region = regions[k];
-        const int slot = static_cast<int>(k % 2);
-        const detail::NvtxRange range(
-            [&] { return "hpcml::similarity download and hand-on, group " + std::to_string(k); });
-        HPCML_CUDA_CHECK(cudaEventSynchronize(copied[slot].get()));
-        const std::size_t stride = row_bytes(region.cols, host.output);
-        if (to.sink) {
-            for (std::size_t c = 0; c < region.cols; c += plan.tile_cols) {
-                (*to.sink)(SimilarityTile{region.row0, region.col0 + c, region.rows,
-                                          std::min(plan.tile_cols, region.cols - c),
-                                          staged[slot].data() + row_bytes(c, host.output), stride, host.output});
-            }
-        } else if (staged_out) {
-            detail::host_copy_rows(to.out + region.row0 * to.out_row_bytes + row_bytes(region.col0, host.output),
-                                   to.out_row_bytes, staged[slot].data(), stride, stride, region.rows);
-        }
-        if (to.delivered) (*to.delivered)(std::uint64_t{region.rows} * region.cols);
-    };
-    for (std::size_t k = 0; k < regions.size(); ++k) {
-        const int slot = static_cast<int>(k % 2);
+    // Step k's kernels, then its copy to the host. Same-stream order makes the previous copy
+    // out of this slot finish before the kernel overwrites it; the host handed that slot on
+    // (step k - 2) before getting here.
+    auto issue = [&](std::size_t k, int slot) {
         const cudaStream_t stream = streams[slot].get();
-        const Region& region = regions[k];
+        const Region& region = steps[k];
         const std::size_t stride = row_bytes(region.cols, host.output);
-        // Same-stream order makes the previous copy out of this slot finish before the kernel
-        // overwrites it; the host delivered that slot's tiles (k - 2) before getting here.
+        const unsigned char* result = nullptr;
         {
             const detail::NvtxRange range([&] {
-                return "hpcml::similarity kernels, group " + std::to_string(k) + " of " +
-                       std::to_string(regions.size());
+                return "hpcml::similarity kernels, step " + std::to_string(k) + " of " + std::to_string(steps.size());
             });
-            launch(dev, region, RegionOutput{device_out[slot].data(), stride}, method, tracker, stream);
+            if (mirrored) {
+                // Its mirror reads the bands above, the last of them computed on the other stream.
+                if (k > 0) HPCML_CUDA_CHECK(cudaStreamWaitEvent(stream, computed[1 - slot].get(), 0));
+                const std::size_t r = region.row0;
+                unsigned char* band = whole.data() + r * out_row_bytes;
+                launch_fused(dev, Region{r, r, region.rows, host.m - r},
+                             RegionOutput{band + row_bytes(r, host.output), out_row_bytes}, stream, true);
+                launch_mirror_lower(dev, whole.data(), out_row_bytes, r, r + region.rows, stream);
+                HPCML_CUDA_CHECK(cudaEventRecord(computed[slot].get(), stream));
+                result = band;
+            } else {
+                launch(dev, region, RegionOutput{device_out[slot].data(), stride}, method, tracker, stream);
+                result = device_out[slot].data();
+            }
         }
-        if (staged_out) {
-            HPCML_CUDA_CHECK(cudaMemcpyAsync(staged[slot].data(), device_out[slot].data(), region.rows * stride,
-                                             cudaMemcpyDeviceToHost, stream));
+        if (to.staged()) {
+            HPCML_CUDA_CHECK(
+                cudaMemcpyAsync(staged[slot].data(), result, region.rows * stride, cudaMemcpyDeviceToHost, stream));
         } else if (stride == to.out_row_bytes) {  // whole rows: one block
-            HPCML_CUDA_CHECK(cudaMemcpyAsync(to.out + region.row0 * to.out_row_bytes, device_out[slot].data(),
-                                             region.rows * stride, cudaMemcpyDeviceToHost, stream));
+            HPCML_CUDA_CHECK(cudaMemcpyAsync(to.out + region.row0 * to.out_row_bytes, result, region.rows * stride,
+                                             cudaMemcpyDeviceToHost, stream));
         } else {
             HPCML_CUDA_CHECK(cudaMemcpy2DAsync(
-                to.out + region.row0 * to.out_row_bytes + row_bytes(region.col0, host.output), to.out_row_bytes,
-                device_out[slot].data(), stride, stride, region.rows, cudaMemcpyDeviceToHost, stream));
+                to.out + region.row0 * to.out_row_bytes + row_bytes(region.col0, host.output), to.out_row_bytes, result,
+                stride, stride, region.rows, cudaMemcpyDeviceToHost, stream));
         }
         HPCML_CUDA_CHECK(cudaEventRecord(copied[slot].get(), stream));
-        if (k > 0) deliver(k - 1);
-    }
-    if (!regions.empty()) deliver(regions.size() - 1);
+    };
+    auto retire = [&](std::size_t k, int slot) {
+        const detail::NvtxRange range(
+            [&] { return "hpcml::similarity download and hand-on, step " + std::to_string(k); });
+        HPCML_CUDA_CHECK(cudaEventSynchronize(copied[slot].get()));
+        hand_on(steps[k], staged[slot].data(), host.output, plan, to);
+    };
+    detail::two_slot_pipeline(steps.size(), issue, retire);
 }
 
 }  // namespace
@@ -247,11 +238,11 @@ void cuda_run_host_into(const Problem& host, const TilePlan& plan, Method method
                         detail::MemoryTracker& tracker) {
     if (host.n == 0 || host.m == 0) return;
     const std::size_t out_row_bytes = row_bytes(host.m, host.output);
-    const detail::DeviceGuard guard(context.device);
+    const detail::DeviceGuard guard(context.device);  // the pointer query runs in the call's context
     run_host(host, plan, method,
              HostDestination{.out = out,
                              .out_row_bytes = out_row_bytes,
-                             .out_page_locked = page_locked(out, host.n * out_row_bytes),
+                             .out_page_locked = detail::page_locked(out, host.n * out_row_bytes),
                              .delivered = &delivered},
              context, tracker);
 }
@@ -277,7 +268,7 @@ void cuda_run_device(const Problem& p, const TilePlan& plan, Method method, void
         run_host(p, plan, method,
                  HostDestination{.out = host_out,
                                  .out_row_bytes = row_bytes(p.m, p.output),
-                                 .out_page_locked = page_locked(host_out, out_bytes)},
+                                 .out_page_locked = detail::page_locked(host_out, out_bytes)},
                  context, tracker, true);
         return;
     }
@@ -291,10 +282,10 @@ void cuda_run_device(const Problem& p, const TilePlan& plan, Method method, void
     // it. The output is on the device, so the mirror costs a read and a write per element
     // instead of `samples` compare-counts.
     if (method == Method::Fused && uses_symmetry(p, method)) {
-        const std::size_t band = (plan.tile_rows + kFusedBlockRows - 1) / kFusedBlockRows * kFusedBlockRows;
+        const std::size_t band = detail::round_up(plan.tile_rows, kFusedBlockRows);
         for (std::size_t r = 0; r < p.n; r += band)
             launch_fused(p, Region{r, r, std::min(band, p.n - r), p.m - r}, at(r, r), stream, true);
-        launch_mirror_lower(p, out, out_row_bytes, stream);
+        launch_mirror_lower(p, out, out_row_bytes, 0, p.n, stream);
     } else {
         for (const Region& region : launch_regions(p, plan, tiles_per_launch(p, plan, method)))
             launch(p, region, at(region.row0, region.col0), method, tracker, stream);

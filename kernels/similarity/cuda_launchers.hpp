@@ -13,10 +13,13 @@ namespace hpcml::detail::similarity {
 void launch_fused(const Problem& problem, const Region& region, const RegionOutput& out, cudaStream_t stream,
                   bool upper_blocks_only = false);
 
-// out(a, b) = out(b, a) for every element whose 128-block row a / 128 is below its block
-// column b / 128, in the n x n output `out` (device memory, problem.output, rows of
-// out_row_bytes): the symmetric device path's mirror of the blocks it computed.
-void launch_mirror_lower(const Problem& problem, void* out, std::size_t out_row_bytes, cudaStream_t stream);
+// out(a, b) = out(b, a) for every element of rows a in [row_begin, row_end) whose 128-block row
+// a / 128 is below its block column b / 128, in the n x n output `out` (device memory,
+// problem.output, rows of out_row_bytes): the symmetric paths' mirror of the blocks they
+// computed. row_begin is a multiple of 128; rows [0, row_end) on and above the diagonal blocks
+// must be written.
+void launch_mirror_lower(const Problem& problem, void* out, std::size_t out_row_bytes, std::size_t row_begin,
+                         std::size_t row_end, cudaStream_t stream);
 
 // The sorted method (sorted.cu): a sort pass per operand into scratch from `tracker`, then one
 // block per 256 x 256 output block. Count mode takes at most 1023 samples.

@@ -8,6 +8,7 @@
 // a warp each, transposed by 32 ballots. Cost: 2 bytes moved per mirrored output byte (read
 // once, written once): n^2 / 2 output elements over the memory bandwidth, against the
 // n^2 / 2 x samples compare-counts saved.
+#include <algorithm>
 #include <cstdint>
 
 #include "common/cuda_check.hpp"
@@ -22,13 +23,14 @@ constexpr int kTile = 32, kRowsPerPass = 8;
 constexpr std::size_t kBlock = kFusedBlockRows;
 static_assert(kFusedBlockRows == kFusedBlockCols && kFusedBlockRows % kTile == 0, "a 32-tile lies in one block");
 
-// Grid: x over destination column tiles, y (striding) over destination row tiles.
+// Grid: x over destination column tiles, y (striding) over destination row tiles [tile_begin,
+// tile_end).
 template <class T>
-__global__ void mirror_lower_kernel(unsigned char* out, std::size_t stride, std::size_t n) {
+__global__ void mirror_lower_kernel(unsigned char* out, std::size_t stride, std::size_t n, std::size_t tile_begin,
+                                    std::size_t tile_end) {
     __shared__ T tile[kTile][kTile + 1];  // +1: the transposed read hits 32 banks
     const std::size_t b0 = std::size_t{blockIdx.x} * kTile;
-    const std::size_t tiles = (n + kTile - 1) / kTile;
-    for (std::size_t ty = blockIdx.y; ty < tiles; ty += gridDim.y) {
+    for (std::size_t ty = tile_begin + blockIdx.y; ty < tile_end; ty += gridDim.y) {
         const std::size_t a0 = ty * kTile;
         if (a0 / kBlock <= b0 / kBlock) continue;  // computed by the fused kernel (uniform per block)
         for (int k = static_cast<int>(threadIdx.y); k < kTile; k += kRowsPerPass) {
@@ -48,13 +50,13 @@ __global__ void mirror_lower_kernel(unsigned char* out, std::size_t stride, std:
 // a0..a0+31, and the k-th ballot gathers bit k of every lane, which is destination row a0 + k
 // at columns b0..b0+31 (bit l = column b0 + l, Bitmask's little bit order). Rows and bytes past
 // the output are neither read nor written; their bits are 0. Grid: x over source row tiles
-// (b), y and the block's 8 warps (striding) over destination row tiles (a).
-__global__ void mirror_lower_bits_kernel(unsigned char* out, std::size_t stride, std::size_t n) {
-    const std::size_t row_bytes = detail::similarity::row_bytes(n, SimilarityOutput::Bitmask),
-                      tiles = (n + kTile - 1) / kTile;
+// (b), y and the block's 8 warps (striding) over destination row tiles (a) [tile_begin, tile_end).
+__global__ void mirror_lower_bits_kernel(unsigned char* out, std::size_t stride, std::size_t n, std::size_t tile_begin,
+                                         std::size_t tile_end) {
+    const std::size_t row_bytes = detail::similarity::row_bytes(n, SimilarityOutput::Bitmask);
     const unsigned lane = threadIdx.x;
     const std::size_t b0 = std::size_t{blockIdx.x} * kTile;
-    for (std::size_t ta = std::size_t{blockIdx.y} * blockDim.y + threadIdx.y; ta < tiles;
+    for (std::size_t ta = tile_begin + std::size_t{blockIdx.y} * blockDim.y + threadIdx.y; ta < tile_end;
          ta += std::size_t{gridDim.y} * blockDim.y) {
         const std::size_t a0 = ta * kTile;
         if (a0 / kBlock <= b0 / kBlock) continue;  // computed by the fused kernel (uniform per warp)
@@ -77,20 +79,28 @@ unsigned grid_rows(std::size_t rows) { return static_cast<unsigned>(rows < 65535
 
 }  // namespace
 
-void launch_mirror_lower(const Problem& p, void* out, std::size_t out_row_bytes, cudaStream_t stream) {
+void launch_mirror_lower(const Problem& p, void* out, std::size_t out_row_bytes, std::size_t row_begin,
+                         std::size_t row_end, cudaStream_t stream) {
     const std::size_t n = p.n;
-    if (n <= kBlock) return;  // one block row: nothing below the diagonal blocks
+    row_end = std::min(row_end, n);
+    if (row_begin % kBlock != 0)
+        detail::raise(ErrorKind::Internal, "similarity: a mirrored band starts inside a 128-row block");
+    if (row_end <= std::max(row_begin, kBlock)) return;  // nothing below the diagonal blocks
     auto* bytes = static_cast<unsigned char*>(out);
-    const std::size_t tiles = (n + kTile - 1) / kTile;
+    // Destination row tiles [tile_begin, tile_end); their sources are the column tiles left of
+    // the band's last row, computed by the fused kernel for the bands above and this one.
+    const std::size_t tile_begin = row_begin / kTile, tile_end = (row_end + kTile - 1) / kTile,
+                      rows = tile_end - tile_begin;
     const dim3 block(kTile, kRowsPerPass);
     const bool known = Outputs::visit(p.output, [&](auto entry) {
         using Out = decltype(entry);
         if constexpr (Out::bits) {
-            const dim3 grid(static_cast<unsigned>(tiles), grid_rows((tiles + kRowsPerPass - 1) / kRowsPerPass));
-            mirror_lower_bits_kernel<<<grid, block, 0, stream>>>(bytes, out_row_bytes, n);
+            const dim3 grid(static_cast<unsigned>(tile_end), grid_rows((rows + kRowsPerPass - 1) / kRowsPerPass));
+            mirror_lower_bits_kernel<<<grid, block, 0, stream>>>(bytes, out_row_bytes, n, tile_begin, tile_end);
         } else {  // a move of elements: one instantiation per element type
-            const dim3 grid(static_cast<unsigned>(tiles), grid_rows(tiles));
-            mirror_lower_kernel<typename Out::Element><<<grid, block, 0, stream>>>(bytes, out_row_bytes, n);
+            const dim3 grid(static_cast<unsigned>(tile_end), grid_rows(rows));
+            mirror_lower_kernel<typename Out::Element>
+                <<<grid, block, 0, stream>>>(bytes, out_row_bytes, n, tile_begin, tile_end);
         }
     });
     if (!known) detail::raise(ErrorKind::Internal, "similarity: unresolved output type");

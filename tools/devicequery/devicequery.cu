@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -45,12 +46,14 @@ std::string probe(const hpcml::DeviceInfo& d) {
 
 // --link: the host link's copy rates, the floor of every call whose data crosses it (a host
 // array uploaded, a result downloaded). Both directions, from page-locked memory (cudaHostAlloc:
-// the copy engine reads or writes it directly) and pageable memory (the driver stages it through
-// buffers of its own), at a size a result tile takes and at a large one; each the median of five
-// whole copies by the host's clock, as a user's call sees them.
+// the copy engine reads or writes it directly), pageable memory (the driver stages it through
+// buffers of its own) and pageable memory registered for the copy (cudaHostRegister, the copy,
+// cudaHostUnregister: what a call would pay to make a caller's pageable buffer page-locked, the
+// alternative to hpcml's own staging), at a size a result tile takes and at a large one; each
+// the median of five whole copies by the host's clock, as a user's call sees them.
 struct LinkRate {
     const char* direction;  // "host_to_device" or "device_to_host"
-    const char* memory;     // "pinned" or "pageable"
+    const char* memory;     // "pinned", "pageable" or "registered"
     std::size_t bytes;
     double gbps;  // 1e9 bytes per second; 0 where the copy failed
     std::string error;
@@ -67,14 +70,18 @@ std::vector<LinkRate> measure_link(int device) {
         if (status == cudaSuccess) status = cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault);
         if (status == cudaSuccess) std::memset(pinned, 1, bytes);
         for (const bool to_device : {true, false})
-            for (void* host : {pinned, static_cast<void*>(pageable.data())}) {
-                LinkRate rate{to_device ? "host_to_device" : "device_to_host", host == pinned ? "pinned" : "pageable",
-                              bytes, 0.0, ""};
+            for (const char* memory : {"pinned", "pageable", "registered"}) {
+                void* host = std::string_view(memory) == "pinned" ? pinned : static_cast<void*>(pageable.data());
+                const bool registered = std::string_view(memory) == "registered";
+                LinkRate rate{to_device ? "host_to_device" : "device_to_host", memory, bytes, 0.0, ""};
                 std::vector<double> seconds;
                 for (int repeat = 0; repeat < 6 && status == cudaSuccess; ++repeat) {
                     const auto start = std::chrono::steady_clock::now();
-                    status = to_device ? cudaMemcpy(on_device, host, bytes, cudaMemcpyHostToDevice)
-                                       : cudaMemcpy(host, on_device, bytes, cudaMemcpyDeviceToHost);
+                    if (registered) status = cudaHostRegister(host, bytes, cudaHostRegisterDefault);
+                    if (status == cudaSuccess)
+                        status = to_device ? cudaMemcpy(on_device, host, bytes, cudaMemcpyHostToDevice)
+                                           : cudaMemcpy(host, on_device, bytes, cudaMemcpyDeviceToHost);
+                    if (registered && status == cudaSuccess) status = cudaHostUnregister(host);
                     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
                     if (repeat > 0) seconds.push_back(took.count());  // the first warms the path
                 }
@@ -216,7 +223,8 @@ void usage(std::FILE* out, const hpcml::cli::Flags& flags) {
                  "bandwidth, and whether hpcml's kernels load and launch there (this build has code\n"
                  "for the architectures it prints); the driver and runtime versions and their\n"
                  "compatibility. --link adds each usable device's host link: copies of 16 and 400 MiB\n"
-                 "each way, from page-locked and from pageable memory (the median of five).\n"
+                 "each way, from page-locked memory, pageable memory, and pageable memory registered for\n"
+                 "the copy (the median of five).\n"
                  "\n");
     flags.print(out);
     std::fprintf(out,
