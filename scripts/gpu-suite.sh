@@ -321,7 +321,7 @@ sanitizer_skips+=:SimilaritySortedCuda.EqualsTheCpuOnDataBuiltToBreakIt  # sorte
 # the other regret cases run (2.1 s unsanitized); the host outputs' copies (their kernels are
 # the other cases').
 heavy_sanitizer_skips=RegretCuda.DeviceEntryPointEqualsTheHostCalls:SimilarityCuda.HostOutputPageableOrPageLockedEqualsTheReference
-heavy_sanitizer_skips+=:SimilarityCuda.DeviceInputsIntoAHostOutput
+heavy_sanitizer_skips+=:SimilarityCuda.DeviceInputsIntoAHostOutput:SimilarityCuda.PairsLeftOnTheDeviceSortedAcrossLaunches
 # Each case's line and time are logged, so a part cut at its limit names the case it was in.
 sanitize() {
   local tool=$1 program=$2 skips=$sanitizer_skips

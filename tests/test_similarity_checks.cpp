@@ -99,6 +99,12 @@ TEST(Similarity, DeviceEntryPointsRefuseMisalignedOperands) {
     o.output = SimilarityOutput::UInt16;
     expect_invalid([&] { hpcml::similarity_device({x, 4, 3}, {}, memory + 2049, o); }, "out: its elements need 2-byte");
     expect_invalid([&] { hpcml::similarity_pairs_device({odd, 4, 3}, {}, o); }, "x:");
+    expect_invalid(
+        [&] {
+            hpcml::similarity_pairs_on_device(
+                {odd, 4, 3}, {}, [](std::size_t) { return hpcml::SimilarityDevicePairs{}; }, o);
+        },
+        "x:");
     o.mode = SimilarityMode::All;
     o.output = SimilarityOutput::Bitmask;
     try {  // a byte output takes any address: past the alignment check to the device check

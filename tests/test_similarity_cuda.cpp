@@ -168,6 +168,118 @@ TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
         }
 }
 
+// similarity_pairs_on_device into device arrays its allocator makes (called once, with the
+// number of pairs), brought back as a host list.
+hpcml::SimilarityPairs pairs_left_on_device(MatrixView x, MatrixView y, const SimilarityOptions& o,
+                                            std::size_t min_count) {
+    DeviceArray<std::int64_t> i, j;
+    DeviceArray<std::int32_t> count;
+    int calls = 0;
+    const hpcml::RunStats stats = hpcml::similarity_pairs_on_device(
+        x, y,
+        [&](std::size_t pairs) {
+            ++calls;
+            i = DeviceArray<std::int64_t>(pairs, "i");
+            j = DeviceArray<std::int64_t>(pairs, "j");
+            count = DeviceArray<std::int32_t>(o.mode == SimilarityMode::Count ? pairs : 0, "count");
+            return hpcml::SimilarityDevicePairs{i.data(), j.data(), count.size() ? count.data() : nullptr};
+        },
+        o, min_count);
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(stats.backend, Backend::Cuda);
+    std::vector<std::int64_t> hi(i.size()), hj(j.size());
+    hpcml::SimilarityPairs pairs;
+    pairs.count.resize(count.size());
+    i.download(hi.data());
+    j.download(hj.data());
+    count.download(pairs.count.data());
+    pairs.i.assign(hi.begin(), hi.end());
+    pairs.j.assign(hj.begin(), hj.end());
+    return pairs;
+}
+
+// Pairs left on the device against the host list of the same device inputs (the test above
+// checks that against the CPU's): y = x and not, mode All, Count at several min_count (one
+// above every count: allocate(0)), tiles that do not divide n; launches of whole rows, in
+// row-major order as they come. A null or host allocation is refused naming allocate.
+TEST(SimilarityCuda, PairsLeftOnTheDeviceEqualTheHostList) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const std::size_t samples = 24, n = 700, m = 515;
+    const auto x = clustered_data(samples, n);
+    const auto y = clustered_data(samples, m);
+    DeviceArray<float> dx(x.data(), x.size(), "x"), dy(y.data(), y.size(), "y");
+    const MatrixView xv{dx.data(), samples, n}, yv{dy.data(), samples, m};
+    for (const bool self : {true, false})
+        for (const std::optional<std::size_t> tile : {std::optional<std::size_t>{}, std::optional<std::size_t>{300}})
+            for (const auto& [mode, min_count] :
+                 {std::pair{SimilarityMode::All, std::size_t{1}}, std::pair{SimilarityMode::Count, std::size_t{1}},
+                  std::pair{SimilarityMode::Count, std::size_t{20}}, std::pair{SimilarityMode::Count, samples + 1}}) {
+                SimilarityOptions o;
+                o.mode = mode;
+                o.threshold = 2.0f;
+                o.tile = tile;
+                o.backend = Backend::Cuda;
+                const hpcml::SimilarityPairs host =
+                    hpcml::similarity_pairs_device(xv, self ? MatrixView{} : yv, o, min_count);
+                const hpcml::SimilarityPairs left = pairs_left_on_device(xv, self ? MatrixView{} : yv, o, min_count);
+                const std::string what =
+                    std::string(self ? "y = x" : "y") + " tile " + (tile ? std::to_string(*tile) : "unset") + " mode " +
+                    std::string(hpcml::to_string(mode)) + " min_count " + std::to_string(min_count);
+                if (min_count <= samples) EXPECT_GT(host.i.size(), n) << what;
+                EXPECT_EQ(left.i, host.i) << what;
+                EXPECT_EQ(left.j, host.j) << what;
+                EXPECT_EQ(left.count, host.count) << what;
+            }
+    SimilarityOptions o;
+    o.threshold = 2.0f;
+    o.backend = Backend::Cuda;
+    expect_invalid(
+        [&] {
+            hpcml::similarity_pairs_on_device(
+                xv, {}, [](std::size_t) { return hpcml::SimilarityDevicePairs{}; }, o);
+        },
+        "allocate:");
+    std::vector<std::int64_t> host_i(n * n), host_j(n * n);
+    expect_invalid(
+        [&] {
+            hpcml::similarity_pairs_on_device(
+                xv, {},
+                [&](std::size_t) {
+                    return hpcml::SimilarityDevicePairs{host_i.data(), host_j.data(), nullptr};
+                },
+                o);
+        },
+        "allocate's i:");
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the device still works
+}
+
+// Rows wider than one launch (150 x 250000: 2^25 elements would not fit one launch of whole
+// rows): the pairs arrive out of row-major order and are sorted on the device by key, counts
+// with them. Against the host list. (Only memcheck of the sanitizers runs it: heavy.)
+TEST(SimilarityCuda, PairsLeftOnTheDeviceSortedAcrossLaunches) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const std::size_t samples = 16, rows = 150, wide = 250000;
+    const auto a = clustered_data(samples, rows);
+    const auto b = clustered_data(samples, wide);
+    DeviceArray<float> da(a.data(), a.size(), "a"), db(b.data(), b.size(), "b");
+    for (const SimilarityMode mode : {SimilarityMode::All, SimilarityMode::Count}) {
+        SimilarityOptions o;
+        o.mode = mode;
+        o.threshold = 2.0f;
+        o.tile = 1000;
+        o.backend = Backend::Cuda;
+        const std::size_t min_count = mode == SimilarityMode::Count ? 8 : 1;
+        const MatrixView av{da.data(), samples, rows}, bv{db.data(), samples, wide};
+        const hpcml::SimilarityPairs host = hpcml::similarity_pairs_device(av, bv, o, min_count);
+        const hpcml::SimilarityPairs left = pairs_left_on_device(av, bv, o, min_count);
+        const std::string what(hpcml::to_string(mode));
+        EXPECT_GT(host.i.size(), wide) << what;
+        EXPECT_EQ(left.i, host.i) << what;
+        EXPECT_EQ(left.j, host.j) << what;
+        EXPECT_EQ(left.count, host.count) << what;
+    }
+}
+
 TEST(SimilarityCuda, HostInputsToTheDeviceApiAreRefused) {
     // A host input would fault in a kernel and leave the context unusable: it must raise
     // InvalidArgument naming the argument, and the device must work afterwards. (A host output

@@ -56,6 +56,13 @@ TEST_P(SimilarityOnBackend, PairsAreTheDenseResultsNonzeros) {
     o.backend = Backend::Cpu;
     expect_invalid([&] { hpcml::similarity_pairs({x.data(), 19, 37}, {}, o, 0); }, "min_count");
     expect_invalid([&] { hpcml::similarity_pairs_device({x.data(), 19, 37}, {}, o); }, "backend");
+    // Pairs left on the device: the same checks, before any device is asked for.
+    const hpcml::SimilarityDevicePairsAllocator none = [](std::size_t) { return hpcml::SimilarityDevicePairs{}; };
+    expect_invalid([&] { hpcml::similarity_pairs_on_device({x.data(), 19, 37}, {}, none, o); }, "backend");
+    expect_invalid([&] { hpcml::similarity_pairs_on_device({x.data(), 19, 37}, {}, {}, o); }, "allocate:");
+    o.mode = SimilarityMode::Count;
+    o.backend = Backend::Cuda;
+    expect_invalid([&] { hpcml::similarity_pairs_on_device({x.data(), 19, 37}, {}, none, o, 0); }, "min_count");
 }
 
 // The pair list returns row-major order whatever the arrival order: regions in any order, each

@@ -260,7 +260,8 @@ TEST(HostStaging, FakedDeviceCopiesDeliverEveryRegionInOrder) {
                     tiles.push_back(t);
                     for (std::size_t r = 0; r < t.rows; ++r)
                         std::memcpy(&assembled[(t.row0 + r) * out_row + sim::row_bytes(t.col0, output)],
-                                    t.data + r * t.row_stride_bytes, sim::row_bytes(t.cols, output));
+                                    static_cast<const unsigned char*>(t.data) + r * t.row_stride_bytes,
+                                    sim::row_bytes(t.cols, output));
                 };
                 std::uint64_t delivered = 0;
                 const std::function<void(std::uint64_t)> count = [&](std::uint64_t e) { delivered += e; };

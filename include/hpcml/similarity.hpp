@@ -161,6 +161,26 @@ SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOpt
 SimilarityPairs similarity_pairs_device(MatrixView x, MatrixView y, const SimilarityOptions& options = {},
                                         std::size_t min_count = 1);
 
+/// Where similarity_pairs_on_device writes its pairs: device memory of the call's device for
+/// `pairs` int64 rows, `pairs` int64 columns and (Count mode) `pairs` int32 counts (count may be
+/// null in All mode; every pointer may be null when pairs is 0).
+struct SimilarityDevicePairs {
+    std::int64_t* i = nullptr;      ///< the pairs' rows of S
+    std::int64_t* j = nullptr;      ///< the pairs' columns of S
+    std::int32_t* count = nullptr;  ///< their counts (Count mode; may be null in All mode)
+};
+/// Called once, on the calling thread, when the number of pairs is known, for the memory they go
+/// to (a framework's allocator: torch.empty on the call's stream). It may throw; the call then
+/// throws that.
+using SimilarityDevicePairsAllocator = std::function<SimilarityDevicePairs(std::size_t pairs)>;
+/// The pairs of similarity_pairs_device left on the device: each launch's output is reduced
+/// there and its pairs appended on the device as they pass; only the number of pairs crosses the
+/// link (once per launch). When every launch has run, `allocate` is asked for the memory and the
+/// pairs are written there in row-major order, on options.stream, complete when the call
+/// returns. x and y in device memory, as similarity_device takes them; the CUDA backend only.
+RunStats similarity_pairs_on_device(MatrixView x, MatrixView y, const SimilarityDevicePairsAllocator& allocate,
+                                    const SimilarityOptions& options = {}, std::size_t min_count = 1);
+
 /// The mirror of a host tile, S(j, i) = S(i, j) where y is x: dst(a, b) = tile(b, a) for
 /// a < tile.cols, b < tile.rows, dst's rows dst_row_stride_bytes apart (tile.row0 and col0 are
 /// not used). Every dst row is written whole: for Bitmask from bit 0 of its first byte, with 0

@@ -297,22 +297,42 @@ namespace {
 
 // similarity_pairs and similarity_pairs_device: x and y in host memory, or (on_device) in the
 // device's.
-SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& options, std::size_t min_count,
-                         bool on_device) {
+// A pair list's call, checked: the options with the output its reduction reads (Int32 counts,
+// or Bool), the problem, and the least count that passes.
+struct PairsCall {
+    SimilarityOptions o;
+    Problem p;
+    bool count = false;
+    bool none_pass = false;  // counts are at most samples (<= 2^31 - 1): a larger min_count passes nothing
+    std::int32_t least = 1;
+};
+
+PairsCall pairs_call(MatrixView x, MatrixView y, const SimilarityOptions& options, std::size_t min_count,
+                     bool on_device) {
     detail::require(options.mode == SimilarityMode::All || min_count >= 1,
                     "min_count: must be >= 1 in mode count, got 0");
-    SimilarityOptions o = options;
-    const bool count = o.mode == SimilarityMode::Count;
-    o.output = count ? SimilarityOutput::Int32 : SimilarityOutput::Bool;
-    const Problem p = make_problem(x, y, o);
+    PairsCall call;
+    call.o = options;
+    call.count = call.o.mode == SimilarityMode::Count;
+    call.o.output = call.count ? SimilarityOutput::Int32 : SimilarityOutput::Bool;
+    call.p = make_problem(x, y, call.o);
     if (on_device) {
-        detail::require_aligned(p.x, "x");
-        detail::require_aligned(p.y, "y");
+        detail::require_aligned(call.p.x, "x");
+        detail::require_aligned(call.p.y, "y");
     }
+    call.none_pass = call.count && min_count > call.p.samples;
+    call.least = call.count && !call.none_pass ? static_cast<std::int32_t>(min_count) : 1;
+    return call;
+}
+
+SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& options, std::size_t min_count,
+                         bool on_device) {
+    const PairsCall call = pairs_call(x, y, options, min_count, on_device);
+    const SimilarityOptions& o = call.o;
+    const Problem& p = call.p;
+    const bool count = call.count, none_pass = call.none_pass;
+    const std::int32_t least = call.least;
     detail::Progress progress(o, std::uint64_t{p.n} * p.m);  // the CPU's tiles report; the GPU's pairs at the end
-    // Counts are at most samples (<= 2^31 - 1): a larger min_count passes nothing.
-    const bool none_pass = count && min_count > p.samples;
-    const auto least = count && !none_pass ? static_cast<std::int32_t>(min_count) : 1;
     detail::similarity::PairList pairs(p.n, count);
     using detail::similarity::PassingElement;
     const detail::similarity::PassingSink add_passing = [&](const Region& region, const PassingElement* passing,
@@ -368,6 +388,26 @@ SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOpt
 SimilarityPairs similarity_pairs_device(MatrixView x, MatrixView y, const SimilarityOptions& options,
                                         std::size_t min_count) {
     return pairs_of(x, y, options, min_count, true);
+}
+
+RunStats similarity_pairs_on_device(MatrixView x, MatrixView y, const SimilarityDevicePairsAllocator& allocate,
+                                    const SimilarityOptions& options, std::size_t min_count) {
+    detail::require(static_cast<bool>(allocate), "allocate: an empty function");
+    const PairsCall call = pairs_call(x, y, options, min_count, true);
+    const Problem& p = call.p;
+    return detail::dispatch(
+        call.o, entry_point("similarity_pairs_on_device", p, true), [](detail::MemoryTracker&) {},
+        [&](const Context& context, detail::MemoryTracker& tracker) {
+            detail::require_device_pointer(x.data, context.device, "x");
+            detail::require_device_pointer(y.data, context.device, "y");
+            if (call.none_pass || p.n == 0 || p.m == 0) {
+                (void)allocate(0);
+                return;
+            }
+            detail::similarity::cuda_run_pairs_on_device(p, make_plan(p, call.o, Backend::Cuda),
+                                                         method_for(p, call.o.method, Backend::Cuda, context.device),
+                                                         call.least, allocate, context, tracker);
+        });
 }
 
 void similarity_transpose(const SimilarityTile& tile, void* dst, std::size_t dst_row_stride_bytes) {

@@ -131,5 +131,12 @@ void cuda_run_device(const Problem& problem, const TilePlan& plan, Method method
 // are copied back and handed to `sink`, region by region.
 void cuda_run_pairs(const Problem& problem, bool on_device, const TilePlan& plan, Method method, std::int32_t min_count,
                     const PassingSink& sink, const Context& context, detail::MemoryTracker& tracker);
+// The same from device inputs with the pairs left on the device (similarity_pairs_on_device):
+// each region's selection appended there as keys (row * m + column) and counts, sorted by key
+// where a row's columns came in more than one region, then written as rows, columns and counts
+// into the memory `allocate` gives, on context.stream.
+void cuda_run_pairs_on_device(const Problem& problem, const TilePlan& plan, Method method, std::int32_t min_count,
+                              const SimilarityDevicePairsAllocator& allocate, const Context& context,
+                              detail::MemoryTracker& tracker);
 
 }  // namespace hpcml::detail::similarity

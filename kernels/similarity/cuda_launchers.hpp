@@ -37,6 +37,20 @@ std::size_t select_passing(const unsigned char* out, SimilarityOutput output, st
                            std::int32_t min_count, PassingElement* selected, unsigned long long* selected_count,
                            void* temp, std::size_t temp_bytes, cudaStream_t stream);
 
+// Pairs left on the device (similarity_pairs_on_device): a region's `count` selected elements
+// as keys (row * m + column) and counts (null in mode All) from keys[0] and counts[0];
+// sort_pair_keys orders `count` keys (with their counts) by their low `bits` bits, stable, using
+// keys_alt and counts_alt, and says which of each pair holds the result (CUB's DoubleBuffer; with
+// temp == nullptr, only the temporary bytes needed); split_pair_keys writes the rows, columns
+// and counts of `count` keys.
+void append_pair_keys(const PassingElement* selected, std::size_t count, const Region& region, std::size_t m,
+                      std::uint64_t* keys, std::int32_t* counts, cudaStream_t stream);
+std::size_t sort_pair_keys(std::uint64_t* keys, std::uint64_t* keys_alt, std::int32_t* counts, std::int32_t* counts_alt,
+                           std::size_t count, int bits, bool& sorted_in_alt, void* temp, std::size_t temp_bytes,
+                           cudaStream_t stream);
+void split_pair_keys(const std::uint64_t* keys, const std::int32_t* counts, std::size_t count, std::size_t m,
+                     std::int64_t* i, std::int64_t* j, std::int32_t* counts_out, cudaStream_t stream);
+
 // A method's output blocks (rows x cols of the output each block computes) and how many of them
 // the current device runs at once (for the kernel `problem` launches), for sizing launches.
 struct LaunchBlocks {

@@ -22,5 +22,9 @@ void cuda_run_pairs(const Problem&, bool, const TilePlan&, Method, std::int32_t,
                     MemoryTracker&) {
     no_cuda("similarity_pairs");
 }
+void cuda_run_pairs_on_device(const Problem&, const TilePlan&, Method, std::int32_t,
+                              const SimilarityDevicePairsAllocator&, const Context&, MemoryTracker&) {
+    no_cuda("similarity_pairs_on_device");
+}
 
 }  // namespace hpcml::detail::similarity

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Literal, Optional, Tuple, Union, overload
+from typing import Any, Callable, Literal, Optional, Tuple, Union, overload
 
 import numpy.typing as npt
 
@@ -27,6 +27,15 @@ def _operands(x: Any, y: Any, tile: Any, on_device: bool) -> Tuple[Any, Any, Any
     if tile is not None:
         tile = _arrays.integer(tile, "tile", 1, _arrays.SIZE_MAX)
     return x, y, tile
+
+
+def _min_count(min_count: Any, mode: Any) -> int:
+    """A pair list's min_count: 1 when unset, given in mode "count" only (C++: >= 1 there)."""
+    if min_count is None:
+        return 1
+    if mode != "count":
+        raise ValueError("min_count: applies to mode 'count' only")
+    return _arrays.integer(min_count, "min_count", 0, _arrays.SIZE_MAX)
 
 
 def _checked(threshold: Any, mode: Any, backend: Any, method: Any, return_stats: Any) -> Tuple[float, bool]:
@@ -163,11 +172,7 @@ def similarity_pairs(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: floa
     on_device = _arrays.on_cuda({"x": x, "y": y})
     xs, ys, tile_size = _operands(x, y, tile, on_device)
     device = _arrays.resolve_device([xs, ys], device, on_device, backend)
-    if min_count is None:
-        min_count = 1
-    elif mode != "count":
-        raise ValueError("min_count: applies to mode 'count' only")
-    min_count = _arrays.integer(min_count, "min_count", 0, _arrays.SIZE_MAX)  # C++: >= 1 in mode count
+    min_count = _min_count(min_count, mode)
     energy = telemetry.cpu_energy()
     with energy if return_stats else contextlib.nullcontext():
         r = _hpcml._similarity_pairs(xs, ys, threshold, mode, min_count, tile_size, backend, method, device, on_device,
@@ -176,3 +181,17 @@ def similarity_pairs(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: floa
                                      _progress.interval(progress_interval))
     pairs = (r.pop("i"), r.pop("j")) + ((r.pop("count"),) if "count" in r else ())
     return (pairs, {**r, **energy.fields()}) if return_stats else pairs
+
+
+def pairs_on_device(x: Any, y: Any, allocate: Callable[[int], Tuple[int, int, int]], *, threshold: float,
+                    mode: Mode, min_count: Optional[int], tile: Optional[int]) -> None:
+    """similarity_pairs of CUDA arrays with the pairs left on their device (hpcml.torch's op).
+
+    allocate(pairs) is called once, when the number of pairs is known, and returns the device
+    addresses (i, j, count: int64, int64 and, in mode "count", int32 arrays of that many) the
+    pairs are written to, in row-major order, on the arrays' current stream."""
+    threshold, _ = _checked(threshold, mode, "cuda", "auto", False)
+    xs, ys, tile_size = _operands(x, y, tile, True)
+    device = _arrays.resolve_device([xs, ys], None, True, "cuda")
+    _hpcml._similarity_pairs_on_device(xs, ys, threshold, mode, _min_count(min_count, mode), tile_size, "auto", device,
+                                       _arrays.current_stream(xs), allocate)

@@ -13,7 +13,9 @@ The operators, in the namespace ``hpcml`` (``torch.ops.hpcml.NAME``):
 - similarity(x, y, threshold, mode, dtype, tile) -> S, as hpcml.similarity (tile 0: the backend's);
 - similarity_host(x, y, threshold, mode, dtype, tile) -> S in host memory (pinned for CUDA inputs);
 - similarity_pairs(x, y, threshold, mode, min_count, tile) -> (i, j, count): int64 indices, count
-  int32 (empty in mode "all"); their length depends on the data (a dynamic size in the fake);
+  int32 (empty in mode "all"); their length depends on the data (a dynamic size in the fake); for
+  CUDA tensors the pairs are reduced, kept and ordered on the device (only their number crosses
+  the link), in tensors from torch's allocator;
 - invgauss(function, x, mu, lam) -> values of x's dtype and the broadcast shape, for every name in
   hpcml.invgauss.functions();
 - invgauss_sample(n, mu, lam, seed, double, first=0) -> n draws (float64 if double, else float32),
@@ -37,6 +39,7 @@ except ModuleNotFoundError as _error:
 
 import hpcml  # noqa: E402
 from hpcml import _arrays, _hpcml
+from hpcml._similarity import pairs_on_device as _pairs_on_device
 from hpcml import invgauss as _ig
 
 _TORCH_INT_MAX = 2**63 - 1  # a schema's int is int64
@@ -129,13 +132,21 @@ def _similarity_pairs(x: torch.Tensor, y: torch.Tensor | None, threshold: float,
     options: dict[str, Any] = dict(threshold=threshold, mode=mode, min_count=min_count if mode == "count" else None,
                                    tile=tile or None)
     device = _device_of(x, y)
-    if _on_cuda(x, y):
-        pairs = hpcml.similarity_pairs(x, y, backend="cuda", **options)
-    else:
-        pairs = hpcml.similarity_pairs(_host(x), None if y is None else _host(y), backend="cpu", **options)
-    i, j = (torch.from_numpy(a).to(device) for a in pairs[:2])  # int64, as hpcml returns them
-    count = torch.from_numpy(pairs[2]).to(device) if mode == "count" else torch.empty(0, dtype=torch.int32,
-                                                                                      device=device)
+    if _on_cuda(x, y):  # the pairs stay on the device: only their number crosses the link
+        made: list[torch.Tensor] = []
+
+        def allocate(pairs: int) -> tuple[int, int, int]:
+            made[:] = [torch.empty(pairs, dtype=torch.int64, device=device),
+                       torch.empty(pairs, dtype=torch.int64, device=device),
+                       torch.empty(pairs if mode == "count" else 0, dtype=torch.int32, device=device)]
+            i, j, count = (t.data_ptr() for t in made)
+            return i, j, count
+
+        _pairs_on_device(x, y, allocate, **options)
+        return made[0], made[1], made[2]
+    pairs = hpcml.similarity_pairs(_host(x), None if y is None else _host(y), backend="cpu", **options)
+    i, j = (torch.from_numpy(a) for a in pairs[:2])  # int64, as hpcml returns them
+    count = torch.from_numpy(pairs[2]) if mode == "count" else torch.empty(0, dtype=torch.int32)
     return i, j, count
 
 

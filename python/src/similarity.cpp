@@ -1,10 +1,12 @@
 // hpcml._hpcml: the similarity calls (hpcml/_similarity.py wraps them).
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
 
 #include "bindings.hpp"
 
@@ -86,6 +88,29 @@ nb::dict similarity_pairs_binding(FloatMatrix x, std::optional<FloatMatrix> y, f
     return out;
 }
 
+// The pairs left on the device: `allocate(pairs)` (a Python callable, called once with the GIL
+// held) returns the device addresses (i, j, count) the pairs are written to, as integers.
+nb::dict similarity_pairs_on_device_binding(FloatMatrix x, std::optional<FloatMatrix> y, float threshold,
+                                            const std::string& mode, std::size_t min_count,
+                                            std::optional<std::size_t> tile, const std::string& method, int device,
+                                            std::uintptr_t stream, nb::callable allocate) {
+    const hpcml::SimilarityOptions o =
+        similarity_options(threshold, mode, tile, "cuda", method, "default", device, stream);
+    const hpcml::SimilarityDevicePairsAllocator into = [&allocate](std::size_t pairs) {
+        nb::gil_scoped_acquire gil;
+        const auto [i, j, count] =
+            nb::cast<std::tuple<std::uintptr_t, std::uintptr_t, std::uintptr_t>>(allocate(pairs));
+        return hpcml::SimilarityDevicePairs{reinterpret_cast<std::int64_t*>(i), reinterpret_cast<std::int64_t*>(j),
+                                            reinterpret_cast<std::int32_t*>(count)};
+    };
+    hpcml::RunStats stats;
+    {
+        nb::gil_scoped_release release;
+        stats = hpcml::similarity_pairs_on_device(view(x), y ? view(*y) : hpcml::MatrixView{}, into, o, min_count);
+    }
+    return stats_dict(stats);
+}
+
 }  // namespace
 
 void bind_similarity(nb::module_& m) {
@@ -98,6 +123,11 @@ void bind_similarity(nb::module_& m) {
           nb::arg("mode"), nb::arg("min_count"), nb::arg("tile").none(), nb::arg("backend"), nb::arg("method"),
           nb::arg("device"), nb::arg("on_device"), nb::arg("stream"), nb::arg("progress").none(),
           nb::arg("progress_interval"), "Low-level pair list; use hpcml.similarity_pairs.");
+    m.def("_similarity_pairs_on_device", &similarity_pairs_on_device_binding, nb::arg("x"), nb::arg("y").none(),
+          nb::arg("threshold"), nb::arg("mode"), nb::arg("min_count"), nb::arg("tile").none(), nb::arg("method"),
+          nb::arg("device"), nb::arg("stream"), nb::arg("allocate"),
+          "Low-level pair list left on the device (CUDA arrays): allocate(pairs) returns the device addresses "
+          "(i, j, count) to write to; hpcml.torch.similarity_pairs uses it.");
     m.def(
         "_similarity_transpose",
         [](nb::ndarray<const std::uint8_t, nb::ndim<2>, nb::c_contig> tile, const std::string& dtype, std::size_t rows,

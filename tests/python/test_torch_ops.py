@@ -151,6 +151,29 @@ def test_the_operators_on_cuda_tensors_give_the_cpu_results():
 
 
 @cuda
+@pytest.mark.parametrize("mode", ["all", "count"])
+def test_similarity_pairs_of_cuda_tensors_stay_on_the_device(mode):
+    # The pairs are reduced, kept and ordered on the device, in tensors from torch's allocator:
+    # opcheck, the values against the CPU's (y = x and not, nothing passing), and compiled.
+    x, y = features(12, 700), features(12, 530)
+    min_count = 3 if mode == "count" else 1
+    torch.library.opcheck(torch.ops.hpcml.similarity_pairs.default, (x.cuda(), y.cuda(), 1.5, mode, min_count, 0))
+    for other in (None, y):
+        for least in (min_count, 13) if mode == "count" else (min_count,):  # 13 > samples: no pair
+            got = ht.similarity_pairs(x.cuda(), None if other is None else other.cuda(), threshold=1.5, mode=mode,
+                                      min_count=least)
+            want = ht.similarity_pairs(x, other, threshold=1.5, mode=mode, min_count=least)
+            assert all(g.device.type == "cuda" for g in got)
+            for g, w in zip(got, want):
+                torch.testing.assert_close(g.cpu(), w, rtol=0, atol=0)
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x: ht.similarity_pairs(x, threshold=1.5, mode=mode, min_count=min_count),
+                             fullgraph=True)
+    for g, w in zip(compiled(x.cuda()), ht.similarity_pairs(x, threshold=1.5, mode=mode, min_count=min_count)):
+        torch.testing.assert_close(g.cpu(), w, rtol=0, atol=0)
+
+
+@cuda
 def test_similarity_host_gives_a_pinned_host_result_of_cuda_inputs():
     x = features(9, 700)
     torch.library.opcheck(torch.ops.hpcml.similarity_host.default, (x.cuda(), None, 1.0, "all", "bool", 0))
