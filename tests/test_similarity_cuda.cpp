@@ -255,7 +255,7 @@ TEST(SimilarityCuda, PairsLeftOnTheDeviceEqualTheHostList) {
 
 // Rows wider than one launch (150 x 250000: 2^25 elements would not fit one launch of whole
 // rows): the pairs arrive out of row-major order and are sorted on the device by key, counts
-// with them. Against the host list. (Only memcheck of the sanitizers runs it: heavy.)
+// with them. Against the host list. (Left out under the sanitizers: heavy.)
 TEST(SimilarityCuda, PairsLeftOnTheDeviceSortedAcrossLaunches) {
     HPCML_SKIP_WITHOUT_GPU();
     const std::size_t samples = 16, rows = 150, wide = 250000;
