@@ -201,7 +201,8 @@ hpcml::SimilarityPairs pairs_left_on_device(MatrixView x, MatrixView y, const Si
 // Pairs left on the device against the host list of the same device inputs (the test above
 // checks that against the CPU's): y = x and not, mode All, Count at several min_count (one
 // above every count: allocate(0)), tiles that do not divide n; launches of whole rows, in
-// row-major order as they come. A null or host allocation is refused naming allocate.
+// row-major order as they come. A null or host allocation is refused naming allocate, a call
+// under CUDA graph capture naming the stream.
 TEST(SimilarityCuda, PairsLeftOnTheDeviceEqualTheHostList) {
     HPCML_SKIP_WITHOUT_GPU();
     const std::size_t samples = 24, n = 700, m = 515;
@@ -250,6 +251,21 @@ TEST(SimilarityCuda, PairsLeftOnTheDeviceEqualTheHostList) {
                 o);
         },
         "allocate's i:");
+    // Under CUDA graph capture: refused naming the stream, and the capture goes on.
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    o.stream = stream;
+    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    expect_invalid(
+        [&] {
+            hpcml::similarity_pairs_on_device(
+                xv, {}, [](std::size_t) { return hpcml::SimilarityDevicePairs{}; }, o);
+        },
+        "stream:");
+    cudaGraph_t graph = nullptr;
+    EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+    if (graph) cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the device still works
 }
 

@@ -178,6 +178,8 @@ using SimilarityDevicePairsAllocator = std::function<SimilarityDevicePairs(std::
 /// link (once per launch). When every launch has run, `allocate` is asked for the memory and the
 /// pairs are written there in row-major order, on options.stream, complete when the call
 /// returns. x and y in device memory, as similarity_device takes them; the CUDA backend only.
+/// Refused while options.stream is being captured into a CUDA graph (the pairs' number sizes
+/// their memory).
 RunStats similarity_pairs_on_device(MatrixView x, MatrixView y, const SimilarityDevicePairsAllocator& allocate,
                                     const SimilarityOptions& options = {}, std::size_t min_count = 1);
 

@@ -199,7 +199,11 @@ void pinned_give(void* block, std::size_t capacity) noexcept {
 
 void upload_to_device(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
     constexpr std::size_t kStagedFrom = std::size_t{32} << 20, kChunk = std::size_t{16} << 20;
-    if (bytes < kStagedFrom || page_locked(src, bytes)) {
+    cudaPointerAttributes attributes;
+    const bool pageable = query_pointer(src, attributes) != cudaSuccess ||
+                          attributes.type == cudaMemoryTypeUnregistered ||
+                          (attributes.type == cudaMemoryTypeHost && !page_locked(src, bytes));  // pinned in part
+    if (bytes < kStagedFrom || !pageable) {
         HPCML_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
         return;
     }

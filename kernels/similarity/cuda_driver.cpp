@@ -153,9 +153,15 @@ void run_host(const Problem& host, const TilePlan& plan, Method method, const Ho
     const std::size_t out_row_bytes = row_bytes(host.m, host.output);
     const bool mirrored = to.out && method == Method::Fused && uses_symmetry(dev, method) &&
                           whole_output_fits(detail::checked_mul(host.n, out_row_bytes, "similarity output"));
-    const std::vector<Region> steps =
-        mirrored ? mirrored_bands(host.n, host.m, detail::round_up(plan.tile_rows, kFusedBlockRows))
-                 : launch_regions(host, plan, tiles_per_launch(dev, plan, method));
+    // A staged band is at most kStagedBandBytes (pinned, twice) where rows allow: the plan's
+    // tiles bound the groups' staging, whole rows do not.
+    constexpr std::size_t kStagedBandBytes = std::size_t{64} << 20;
+    const std::size_t band_rows =
+        to.staged() ? std::min(plan.tile_rows, std::max<std::size_t>(1, kStagedBandBytes / out_row_bytes))
+                    : plan.tile_rows;
+    const std::vector<Region> steps = mirrored
+                                          ? mirrored_bands(host.n, host.m, detail::round_up(band_rows, kFusedBlockRows))
+                                          : launch_regions(host, plan, tiles_per_launch(dev, plan, method));
     std::size_t slot_bytes = 0;
     for (const Region& r : steps) slot_bytes = std::max(slot_bytes, r.rows * row_bytes(r.cols, host.output));
     detail::DeviceBuffer<unsigned char> whole;  // the mirrored path's output
@@ -165,9 +171,12 @@ void run_host(const Problem& host, const TilePlan& plan, Method method, const Ho
     // buffers above are freed: a kernel may still read x_dev on the other stream, and a copy
     // may still be writing into a pinned buffer.
     const Drain drain{{streams[0].get(), streams[1].get()}};
-    if (mirrored)
+    if (mirrored) {  // allocated on the first stream, in order before the second's work
         whole = detail::DeviceBuffer<unsigned char>(tracker, host.n * out_row_bytes, streams[0].get(),
                                                     "similarity output on device");
+        HPCML_CUDA_CHECK(cudaEventRecord(computed[0].get(), streams[0].get()));
+        HPCML_CUDA_CHECK(cudaStreamWaitEvent(streams[1].get(), computed[0].get(), 0));
+    }
     for (int slot = 0; slot < 2 && static_cast<std::size_t>(slot) < steps.size(); ++slot) {
         if (!mirrored)
             device_out[slot] = detail::DeviceBuffer<unsigned char>(tracker, slot_bytes, streams[slot].get(),
@@ -175,8 +184,6 @@ void run_host(const Problem& host, const TilePlan& plan, Method method, const Ho
         if (to.staged())
             staged[slot] = detail::PinnedBuffer<unsigned char>(tracker, slot_bytes, "similarity pinned output tiles");
     }
-    if (mirrored)  // the other stream's first band writes into `whole` too
-        HPCML_CUDA_CHECK(cudaStreamSynchronize(streams[0].get()));
 
     // Step k's kernels, then its copy to the host. Same-stream order makes the previous copy
     // out of this slot finish before the kernel overwrites it; the host handed that slot on
@@ -191,12 +198,13 @@ void run_host(const Problem& host, const TilePlan& plan, Method method, const Ho
                 return "hpcml::similarity kernels, step " + std::to_string(k) + " of " + std::to_string(steps.size());
             });
             if (mirrored) {
-                // Its mirror reads the bands above, the last of them computed on the other stream.
-                if (k > 0) HPCML_CUDA_CHECK(cudaStreamWaitEvent(stream, computed[1 - slot].get(), 0));
+                // The band's own blocks first; its mirror reads the bands above, the last of
+                // them computed on the other stream.
                 const std::size_t r = region.row0;
                 unsigned char* band = whole.data() + r * out_row_bytes;
                 launch_fused(dev, Region{r, r, region.rows, host.m - r},
                              RegionOutput{band + row_bytes(r, host.output), out_row_bytes}, stream, true);
+                if (k > 0) HPCML_CUDA_CHECK(cudaStreamWaitEvent(stream, computed[1 - slot].get(), 0));
                 launch_mirror_lower(dev, whole.data(), out_row_bytes, r, r + region.rows, stream);
                 HPCML_CUDA_CHECK(cudaEventRecord(computed[slot].get(), stream));
                 result = band;
@@ -400,65 +408,74 @@ void cuda_run_pairs_on_device(const Problem& dev, const TilePlan& plan, Method m
                               detail::MemoryTracker& tracker) {
     const detail::DeviceGuard guard(context.device);
     const cudaStream_t stream = static_cast<cudaStream_t>(context.stream);
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    HPCML_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+    if (capture != cudaStreamCaptureStatusNone)
+        raise(ErrorKind::InvalidArgument,
+              "stream: a pair list cannot be captured into a CUDA graph (its length, known only once the "
+              "launches have run, sizes its memory)");
     // Launches of whole rows where they fit (at most kWholeRowsElements in a launch's output:
-    // 128 MiB of counts, 256 MiB of selection at most),
-    // so that the pairs arrive in row-major order and need no sort; else as the host's list.
+    // 128 MiB of counts, 256 MiB of selection), so that the pairs arrive in row-major order and
+    // need no sort; else (and the naive baseline, whose intermediate grows with the launch) as
+    // the host's list.
     constexpr std::size_t kWholeRowsElements = std::size_t{1} << 25;
     const std::size_t tiles_in_row = detail::ceil_div(dev.m, plan.tile_cols);
-    const bool whole_rows = plan.tile_rows * tiles_in_row * plan.tile_cols <= kWholeRowsElements;
     const std::size_t group =
-        whole_rows ? tiles_in_row
-                   : std::max<std::size_t>(1, std::min(tiles_per_launch(dev, plan, method),
-                                                       kMostSelected / (plan.tile_rows * plan.tile_cols)));
-    Selection selection(dev, plan, group, min_count, stream, tracker);
+        method != Method::Naive && plan.tile_rows * tiles_in_row * plan.tile_cols <= kWholeRowsElements
+            ? tiles_in_row
+            : std::max<std::size_t>(
+                  1, std::min(tiles_per_launch(dev, plan, method), kMostSelected / (plan.tile_rows * plan.tile_cols)));
+    const bool ordered = group >= tiles_in_row;
     const bool counts = dev.output == SimilarityOutput::Int32;
     // The pairs so far, as keys (row * m + column) and counts, grown by doubling.
     detail::DeviceBuffer<std::uint64_t> keys;
     detail::DeviceBuffer<std::int32_t> values;
     std::size_t total = 0;
     const Drain drain{{stream}};
-    for (std::size_t k = 0; k < selection.regions.size(); ++k) {
-        selection.select(dev, k, method, tracker, stream);
-        HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));  // the count: the only bytes that cross the link
-        const std::size_t count = static_cast<std::size_t>(*selection.count_host.data());
-        if (total + count > keys.size()) {
-            const std::size_t grown = std::max(total + count, 2 * keys.size());
-            detail::DeviceBuffer<std::uint64_t> more_keys(tracker, grown, stream, "similarity pairs on the device");
-            detail::DeviceBuffer<std::int32_t> more_values(tracker, counts ? grown : 0, stream,
-                                                           "similarity pair counts on the device");
-            if (total) {
-                HPCML_CUDA_CHECK(cudaMemcpyAsync(more_keys.data(), keys.data(), total * sizeof(std::uint64_t),
-                                                 cudaMemcpyDeviceToDevice, stream));
-                if (counts)
-                    HPCML_CUDA_CHECK(cudaMemcpyAsync(more_values.data(), values.data(), total * sizeof(std::int32_t),
+    {  // the selection's buffers freed before the sort and the caller's allocation
+        Selection selection(dev, plan, group, min_count, stream, tracker);
+        for (std::size_t k = 0; k < selection.regions.size(); ++k) {
+            selection.select(dev, k, method, tracker, stream);
+            HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));  // the count: the only bytes that cross the link
+            const std::size_t count = static_cast<std::size_t>(*selection.count_host.data());
+            if (total + count > keys.size()) {
+                const std::size_t grown = std::max(total + count, 2 * keys.size());
+                detail::DeviceBuffer<std::uint64_t> more_keys(tracker, grown, stream, "similarity pairs on the device");
+                detail::DeviceBuffer<std::int32_t> more_values(tracker, counts ? grown : 0, stream,
+                                                               "similarity pair counts on the device");
+                if (total) {
+                    HPCML_CUDA_CHECK(cudaMemcpyAsync(more_keys.data(), keys.data(), total * sizeof(std::uint64_t),
                                                      cudaMemcpyDeviceToDevice, stream));
+                    if (counts)
+                        HPCML_CUDA_CHECK(cudaMemcpyAsync(more_values.data(), values.data(),
+                                                         total * sizeof(std::int32_t), cudaMemcpyDeviceToDevice,
+                                                         stream));
+                }
+                keys = std::move(more_keys);
+                values = std::move(more_values);
             }
-            keys = std::move(more_keys);
-            values = std::move(more_values);
+            append_pair_keys(selection.selected.data(), count, selection.regions[k], dev.m, keys.data() + total,
+                             counts ? values.data() + total : nullptr, stream);
+            total += count;
         }
-        append_pair_keys(selection.selected.data(), count, selection.regions[k], dev.m, keys.data() + total,
-                         counts ? values.data() + total : nullptr, stream);
-        total += count;
     }
-    const std::uint64_t* sorted_keys = keys.data();
-    const std::int32_t* sorted_values = values.data();
-    detail::DeviceBuffer<std::uint64_t> keys_alt;
-    detail::DeviceBuffer<std::int32_t> values_alt;
-    if (!whole_rows && total > 1) {  // a row's columns came in several launches
-        keys_alt = detail::DeviceBuffer<std::uint64_t>(tracker, total, stream, "similarity pairs, sorted");
-        values_alt =
-            detail::DeviceBuffer<std::int32_t>(tracker, counts ? total : 0, stream, "similarity pair counts, sorted");
+    if (!ordered && total > 1) {  // a row's columns came in several launches
+        detail::DeviceBuffer<std::uint64_t> keys_alt(tracker, total, stream, "similarity pairs, sorted");
+        detail::DeviceBuffer<std::int32_t> values_alt(tracker, counts ? total : 0, stream,
+                                                      "similarity pair counts, sorted");
         const int bits = std::bit_width(std::uint64_t{dev.n} * dev.m - 1);
         bool in_alt = false;
         const std::size_t temp_bytes = sort_pair_keys(keys.data(), keys_alt.data(), counts ? values.data() : nullptr,
                                                       values_alt.data(), total, bits, in_alt, nullptr, 0, stream);
-        detail::DeviceBuffer<unsigned char> temp(tracker, std::max<std::size_t>(temp_bytes, 1), stream,
-                                                 "similarity pair sort scratch");
-        sort_pair_keys(keys.data(), keys_alt.data(), counts ? values.data() : nullptr, values_alt.data(), total, bits,
-                       in_alt, temp.data(), temp.size(), stream);
-        if (in_alt) {
-            sorted_keys = keys_alt.data();
-            sorted_values = values_alt.data();
+        {
+            detail::DeviceBuffer<unsigned char> temp(tracker, std::max<std::size_t>(temp_bytes, 1), stream,
+                                                     "similarity pair sort scratch");
+            sort_pair_keys(keys.data(), keys_alt.data(), counts ? values.data() : nullptr, values_alt.data(), total,
+                           bits, in_alt, temp.data(), temp.size(), stream);
+        }
+        if (in_alt) {  // the unsorted buffers go back (stream-ordered) before the caller allocates
+            keys = std::move(keys_alt);
+            values = std::move(values_alt);
         }
     }
     const SimilarityDevicePairs into = allocate(total);
@@ -470,8 +487,8 @@ void cuda_run_pairs_on_device(const Problem& dev, const TilePlan& plan, Method m
         detail::require_device_pointer(into.j, context.device, "allocate's j");
         if (counts) detail::require_device_pointer(into.count, context.device, "allocate's count");
     }
-    split_pair_keys(sorted_keys, sorted_values, total, dev.m, into.i, into.j, counts ? into.count : nullptr, stream);
-    synchronize_unless_capturing(stream);
+    split_pair_keys(keys.data(), values.data(), total, dev.m, into.i, into.j, counts ? into.count : nullptr, stream);
+    HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 }  // namespace hpcml::detail::similarity

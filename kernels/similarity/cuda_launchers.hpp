@@ -16,8 +16,8 @@ void launch_fused(const Problem& problem, const Region& region, const RegionOutp
 // out(a, b) = out(b, a) for every element of rows a in [row_begin, row_end) whose 128-block row
 // a / 128 is below its block column b / 128, in the n x n output `out` (device memory,
 // problem.output, rows of out_row_bytes): the symmetric paths' mirror of the blocks they
-// computed. row_begin is a multiple of 128; rows [0, row_end) on and above the diagonal blocks
-// must be written.
+// computed. row_begin is a multiple of 128, row_end one too or n; rows [0, row_end) on and above
+// the diagonal blocks must be written.
 void launch_mirror_lower(const Problem& problem, void* out, std::size_t out_row_bytes, std::size_t row_begin,
                          std::size_t row_end, cudaStream_t stream);
 

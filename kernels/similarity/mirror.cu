@@ -83,8 +83,8 @@ void launch_mirror_lower(const Problem& p, void* out, std::size_t out_row_bytes,
                          std::size_t row_end, cudaStream_t stream) {
     const std::size_t n = p.n;
     row_end = std::min(row_end, n);
-    if (row_begin % kBlock != 0)
-        detail::raise(ErrorKind::Internal, "similarity: a mirrored band starts inside a 128-row block");
+    if (row_begin % kBlock != 0 || (row_end % kBlock != 0 && row_end != n))
+        detail::raise(ErrorKind::Internal, "similarity: a mirrored band starts or ends inside a 128-row block");
     if (row_end <= std::max(row_begin, kBlock)) return;  // nothing below the diagonal blocks
     auto* bytes = static_cast<unsigned char*>(out);
     // Destination row tiles [tile_begin, tile_end); their sources are the column tiles left of

@@ -65,26 +65,32 @@ std::vector<LinkRate> measure_link(int device) {
         void* on_device = nullptr;
         void* pinned = nullptr;
         std::vector<unsigned char> pageable(bytes, 1);  // its pages faulted in before timing
-        cudaError_t status = cudaSetDevice(device);
-        if (status == cudaSuccess) status = cudaMalloc(&on_device, bytes);
-        if (status == cudaSuccess) status = cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault);
-        if (status == cudaSuccess) std::memset(pinned, 1, bytes);
+        cudaError_t setup = cudaSetDevice(device);
+        if (setup == cudaSuccess) setup = cudaMalloc(&on_device, bytes);
+        if (setup == cudaSuccess) setup = cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault);
+        if (setup == cudaSuccess) std::memset(pinned, 1, bytes);
         for (const bool to_device : {true, false})
             for (const char* memory : {"pinned", "pageable", "registered"}) {
                 void* host = std::string_view(memory) == "pinned" ? pinned : static_cast<void*>(pageable.data());
                 const bool registered = std::string_view(memory) == "registered";
                 LinkRate rate{to_device ? "host_to_device" : "device_to_host", memory, bytes, 0.0, ""};
                 std::vector<double> seconds;
+                cudaError_t status = setup;  // each row's own: one failure leaves the others measured
                 for (int repeat = 0; repeat < 6 && status == cudaSuccess; ++repeat) {
                     const auto start = std::chrono::steady_clock::now();
                     if (registered) status = cudaHostRegister(host, bytes, cudaHostRegisterDefault);
-                    if (status == cudaSuccess)
+                    if (status == cudaSuccess) {
                         status = to_device ? cudaMemcpy(on_device, host, bytes, cudaMemcpyHostToDevice)
                                            : cudaMemcpy(host, on_device, bytes, cudaMemcpyDeviceToHost);
-                    if (registered && status == cudaSuccess) status = cudaHostUnregister(host);
+                        if (registered) {  // unregistered whatever the copy did; the first error kept
+                            const cudaError_t unregistered = cudaHostUnregister(host);
+                            if (status == cudaSuccess) status = unregistered;
+                        }
+                    }
                     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
                     if (repeat > 0) seconds.push_back(took.count());  // the first warms the path
                 }
+                (void)cudaGetLastError();
                 if (status == cudaSuccess) {
                     std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
                     rate.gbps = bytes / seconds[seconds.size() / 2] / 1e9;
