@@ -92,10 +92,12 @@ def solve_matrix_games(A: ArrayIn, *, iterations: int = 500, variant: Variant = 
         return _solve_on_device(A, iterations, variant, alternating, averaging, sampled, seed, first_game, backend,
                                 method, device)
     payoffs = _payoffs(A, 3)
-    r = _hpcml._solve_matrix_games(payoffs, iterations, variant, alternating, averaging, sampled,
-                                   seed, first_game, record_every, backend, method, 0 if device is None else device,
-                                   _progress.callback(progress, "hpcml.solve_matrix_games", "game-iterations"),
-                                   _progress.interval(progress_interval))
+    r = _hpcml._solve_matrix_games(payoffs, iterations=iterations, variant=variant, alternating=alternating,
+                                   averaging=averaging, sampled=sampled, seed=seed, first_game=first_game,
+                                   record_every=record_every, backend=backend, method=method,
+                                   device=0 if device is None else device,
+                                   progress=_progress.callback(progress, "hpcml.solve_matrix_games", "game-iterations"),
+                                   progress_interval=_progress.interval(progress_interval))
     return GameSolution(r["row_strategy"], r["col_strategy"], r["value"], r["gap"], r["eps_bound"],
                         bool(r["eps_bound_valid"]), r["curve"], r["stats"])
 
@@ -109,9 +111,10 @@ def _solve_on_device(A: Any, iterations: int, variant: str, alternating: bool, a
                                        for shape in ((batch, n1), (batch, n2), (batch,), (batch,), (batch,)))
     workspace_bytes = _hpcml._solve_matrix_games_device_workspace(batch, n1, n2, backend, device)
     workspace = _arrays.empty(A, (workspace_bytes,), "uint8", "A") if workspace_bytes else None
-    r = _hpcml._solve_matrix_games_device(A, iterations, variant, alternating, averaging, sampled, seed, first_game,
-                                          backend, method, device, row, col, value, gap, eps_bound, workspace,
-                                          _arrays.current_stream(A))
+    r = _hpcml._solve_matrix_games_device(A, row, col, value, gap, eps_bound, workspace, iterations=iterations,
+                                          variant=variant, alternating=alternating, averaging=averaging,
+                                          sampled=sampled, seed=seed, first_game=first_game, backend=backend,
+                                          method=method, device=device, stream=_arrays.current_stream(A))
     return GameSolution(row, col, value, gap, eps_bound, bool(r["eps_bound_valid"]), np.empty((batch, 0, 2)), r["stats"])
 
 

@@ -29,6 +29,13 @@ def _operands(x: Any, y: Any, tile: Any, on_device: bool) -> Tuple[Any, Any, Any
     return x, y, tile
 
 
+def _execution(xs: Any, backend: str, method: str, device: int, progress: Progress, progress_interval: float,
+               what: str) -> dict[str, Any]:
+    """The execution options of a call, by name as the bindings take them."""
+    return dict(backend=backend, method=method, device=device, stream=_arrays.current_stream(xs),
+                progress=_progress.callback(progress, what, "pairs"), progress_interval=_progress.interval(progress_interval))
+
+
 def _min_count(min_count: Any, mode: Any) -> int:
     """A pair list's min_count: 1 when unset, given in mode "count" only (C++: >= 1 there)."""
     if min_count is None:
@@ -122,10 +129,9 @@ def similarity(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: float = 1.
                              host_for_cuda=True)
     energy = telemetry.cpu_energy()
     with energy if return_stats else contextlib.nullcontext():
-        stats = _hpcml._similarity(xs, ys, out, threshold, mode, tile_size, backend, method, output, device,
-                                   on_device, _arrays.current_stream(xs),
-                                   _progress.callback(progress, "hpcml.similarity", "pairs"),
-                                   _progress.interval(progress_interval))
+        stats = _hpcml._similarity(xs, ys, out, on_device, threshold=threshold, mode=mode, tile=tile_size, dtype=output,
+                                   **_execution(xs, backend, method, device, progress, progress_interval,
+                                                "hpcml.similarity"))
     return (out, {**stats, **energy.fields()}) if return_stats else out
 
 
@@ -175,10 +181,9 @@ def similarity_pairs(x: ArrayIn, y: Optional[ArrayIn] = None, *, threshold: floa
     min_count = _min_count(min_count, mode)
     energy = telemetry.cpu_energy()
     with energy if return_stats else contextlib.nullcontext():
-        r = _hpcml._similarity_pairs(xs, ys, threshold, mode, min_count, tile_size, backend, method, device, on_device,
-                                     _arrays.current_stream(xs),
-                                     _progress.callback(progress, "hpcml.similarity_pairs", "pairs"),
-                                     _progress.interval(progress_interval))
+        r = _hpcml._similarity_pairs(xs, ys, on_device, threshold=threshold, mode=mode, min_count=min_count,
+                                     tile=tile_size, **_execution(xs, backend, method, device, progress,
+                                                                  progress_interval, "hpcml.similarity_pairs"))
     pairs = (r.pop("i"), r.pop("j")) + ((r.pop("count"),) if "count" in r else ())
     return (pairs, {**r, **energy.fields()}) if return_stats else pairs
 
@@ -193,5 +198,6 @@ def pairs_on_device(x: Any, y: Any, allocate: Callable[[int], Tuple[int, int, in
     threshold, _ = _checked(threshold, mode, "cuda", "auto", False)
     xs, ys, tile_size = _operands(x, y, tile, True)
     device = _arrays.resolve_device([xs, ys], None, True, "cuda")
-    _hpcml._similarity_pairs_on_device(xs, ys, threshold, mode, _min_count(min_count, mode), tile_size, "auto", device,
-                                       _arrays.current_stream(xs), allocate)
+    _hpcml._similarity_pairs_on_device(xs, ys, allocate, threshold=threshold, mode=mode,
+                                       min_count=_min_count(min_count, mode), tile=tile_size,
+                                       **_execution(xs, "cuda", "auto", device, None, 0.25, ""))

@@ -79,13 +79,14 @@ def _evaluate(name: str, x: Any, mu: Any, lam: Any, backend: str, device: Option
         mu, lam = (_arrays.cuda_array(arrays[k], k, dtypes=(dtype,)) for k in ("mu", "lam"))
         out = _arrays.empty(x, tuple(x.shape), dtype)
         fx, fmu, flam, fout = (a.reshape(-1) for a in (x, mu, lam, out))  # views: all four are contiguous
-        _hpcml._ig_evaluate(name, fx, fmu, flam, fout, backend, device, True, _arrays.current_stream(x))
+        _hpcml._ig_evaluate(name, fx, fmu, flam, fout, True, backend=backend, device=device,
+                            stream=_arrays.current_stream(x))
         return out
     dtype = _arrays.common_float(arrays)
     shape, flat = _arrays.flat_broadcast(arrays, dtype=dtype, keep_single=True)
     out = np.empty(flat[0].shape[0], dtype=dtype)
     hx, hmu, hlam = flat
-    _hpcml._ig_evaluate(name, hx, hmu, hlam, out, backend, device, False, 0)
+    _hpcml._ig_evaluate(name, hx, hmu, hlam, out, False, backend=backend, device=device)
     return out.reshape(shape)[()] if shape == () else out.reshape(shape)
 
 
@@ -195,12 +196,13 @@ def sample(n: int, mu: ArrayIn, lam: ArrayIn, *, seed: int = 0, first: int = 0, 
         device = _arrays.resolve_device(arrays.values(), device, True)
         mu_d, lam_d = (_arrays.cuda_array(arrays[k], k, ndim=1, dtypes=(dtype.name,)) for k in ("mu", "lam"))
         out = _arrays.empty(mu_d, (n,), dtype.name, "mu")
-        _hpcml._ig_sample(mu_d, lam_d, seed, first, out, backend, device, True, _arrays.current_stream(mu_d))
+        _hpcml._ig_sample(mu_d, lam_d, out, True, seed=seed, first=first, backend=backend, device=device,
+                          stream=_arrays.current_stream(mu_d))
         return out
     device = 0 if device is None else device
     out = np.empty(n, dtype=dtype)
-    _hpcml._ig_sample(_arrays.vector(mu, dtype), _arrays.vector(lam, dtype), seed, first, out, backend, device,
-                      False, 0)
+    _hpcml._ig_sample(_arrays.vector(mu, dtype), _arrays.vector(lam, dtype), out, False, seed=seed, first=first,
+                      backend=backend, device=device)
     return out
 
 
@@ -236,7 +238,8 @@ def distance_to_normal(mu: npt.ArrayLike, lam: npt.ArrayLike, *, metric: Literal
         _arrays.text(value, argument)
     _arrays.choice(method, "method", _arrays.METHODS_WITHOUT_SORTED)
     device = _arrays.integer(device, "device", 0, _arrays.INT_MAX)
-    tv, ks, _ = _hpcml._ig_distance(mus, lams, metric, lo, hi, points, method, backend, device)
+    tv, ks, _ = _hpcml._ig_distance(mus, lams, metric=metric, lo=lo, hi=hi, points=points, method=method,
+                                    backend=backend, device=device)
     if metric == "both":
         return {"tv": np.asarray(tv), "ks": np.asarray(ks)}
     return np.asarray(tv if metric == "tv" else ks)

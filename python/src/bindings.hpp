@@ -7,9 +7,14 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace nb = nanobind;
 
@@ -17,10 +22,50 @@ namespace hpcml_python {
 
 nb::dict stats_dict(const hpcml::RunStats& stats);
 
-// A Python callable (or None) as ExecutionOptions::progress. It is called with the interpreter's
-// lock taken, since the calls run with it released; held by handle (the caller's argument keeps
-// it alive), since options are copied where the lock is not held.
-void set_progress(hpcml::ExecutionOptions& o, nb::handle callback, double interval);
+// A call's options as they cross the binding: by name (keyword arguments built once in Python),
+// so that no two can trade places. Each binding takes the names it knows (take, take_or,
+// take_optional, execution) and ends with done(), which refuses any other name: a misspelt or
+// misplaced option is an error naming it, never a value in the wrong field. Values are
+// converted as positional arguments were (a wrong type is a TypeError naming the option).
+class Options {
+public:
+    explicit Options(nb::kwargs kwargs) : kwargs_(std::move(kwargs)) {}
+
+    template <class T>
+    T take(const char* name) {
+        if (!kwargs_.contains(name))
+            throw hpcml::Error(hpcml::ErrorKind::Internal, std::string(name) + ": a required option is missing");
+        return as<T>(name);
+    }
+    template <class T>
+    T take_or(const char* name, T fallback) {
+        return kwargs_.contains(name) ? as<T>(name) : fallback;
+    }
+    template <class T>
+    std::optional<T> take_optional(const char* name) {  // absent or None: nullopt
+        if (!kwargs_.contains(name) || kwargs_[name].is_none()) return seen(name), std::nullopt;
+        return as<T>(name);
+    }
+    // ExecutionOptions by name: backend, method, device, stream (an address), progress (a
+    // callable or None, held by handle: the caller's keyword arguments keep it alive) and
+    // progress_interval, each where given.
+    void execution(hpcml::ExecutionOptions& o);
+    void done() const;
+
+private:
+    template <class T>
+    T as(const char* name) {
+        seen(name);
+        try {
+            return nb::cast<T>(kwargs_[name]);
+        } catch (const nb::cast_error&) {
+            throw nb::type_error((std::string(name) + ": an option of the wrong type").c_str());
+        }
+    }
+    void seen(const char* name) { taken_.emplace_back(name); }
+    nb::kwargs kwargs_;
+    std::vector<std::string> taken_;
+};
 
 // A new NumPy array of `shape` owning its memory.
 template <class T>

@@ -9,11 +9,10 @@ namespace hpcml_python {
 
 namespace {
 
-hpcml::invgauss::InvGaussOptions ig_options(const std::string& backend, int device, std::uintptr_t stream = 0) {
+// The inverse Gaussian's execution options by name (backend, device, stream).
+hpcml::invgauss::InvGaussOptions ig_options(Options& in) {
     hpcml::invgauss::InvGaussOptions o;
-    o.backend = hpcml::parse_backend(backend, "backend");
-    o.device = device;
-    o.stream = reinterpret_cast<void*>(stream);
+    in.execution(o);
     return o;
 }
 
@@ -23,10 +22,11 @@ template <class T>
 nb::dict ig_evaluate_binding(const std::string& name, nb::ndarray<const T, nb::ndim<1>, nb::c_contig> x,
                              nb::ndarray<const T, nb::ndim<1>, nb::c_contig> mu,
                              nb::ndarray<const T, nb::ndim<1>, nb::c_contig> lam,
-                             nb::ndarray<T, nb::ndim<1>, nb::c_contig> out, const std::string& backend, int device,
-                             bool on_device, std::uintptr_t stream) {
+                             nb::ndarray<T, nb::ndim<1>, nb::c_contig> out, bool on_device, nb::kwargs options) {
     const auto f = hpcml::invgauss::parse_function(name, "function");
-    const auto o = ig_options(backend, device, stream);
+    Options in(std::move(options));
+    const auto o = ig_options(in);
+    in.done();
     hpcml::RunStats stats;
     {
         nb::gil_scoped_release release;
@@ -40,11 +40,13 @@ nb::dict ig_evaluate_binding(const std::string& name, nb::ndarray<const T, nb::n
 
 template <class T>
 nb::dict ig_sample_binding(nb::ndarray<const T, nb::ndim<1>, nb::c_contig> mu,
-                           nb::ndarray<const T, nb::ndim<1>, nb::c_contig> lam, std::uint64_t seed, std::uint64_t first,
-                           nb::ndarray<T, nb::ndim<1>, nb::c_contig> out, const std::string& backend, int device,
-                           bool on_device, std::uintptr_t stream) {
-    auto o = ig_options(backend, device, stream);
-    o.first_draw = first;
+                           nb::ndarray<const T, nb::ndim<1>, nb::c_contig> lam,
+                           nb::ndarray<T, nb::ndim<1>, nb::c_contig> out, bool on_device, nb::kwargs options) {
+    Options in(std::move(options));
+    auto o = ig_options(in);
+    o.first_draw = in.take<std::uint64_t>("first");
+    const auto seed = in.take<std::uint64_t>("seed");
+    in.done();
     hpcml::RunStats stats;
     {
         nb::gil_scoped_release release;
@@ -56,19 +58,18 @@ nb::dict ig_sample_binding(nb::ndarray<const T, nb::ndim<1>, nb::c_contig> mu,
 
 using DoubleVector = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
-nb::tuple ig_distance_binding(DoubleVector mu, DoubleVector lam, const std::string& metric, double lo, double hi,
-                              std::size_t points, const std::string& method, const std::string& backend, int device) {
+nb::tuple ig_distance_binding(DoubleVector mu, DoubleVector lam, nb::kwargs options) {
     if (mu.shape(0) != lam.shape(0))
         throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "lam: has " + std::to_string(lam.shape(0)) +
                                                                   " values but mu has " + std::to_string(mu.shape(0)));
+    Options in(std::move(options));
     hpcml::invgauss::DistanceOptions o;
-    o.metric = hpcml::invgauss::parse_metric(metric, "metric");
-    o.grid_min = lo;
-    o.grid_max = hi;
-    o.grid_points = points;
-    o.method = hpcml::parse_method(method, "method");
-    o.backend = hpcml::parse_backend(backend, "backend");
-    o.device = device;
+    in.execution(o);
+    o.metric = hpcml::invgauss::parse_metric(in.take<std::string>("metric"), "metric");
+    o.grid_min = in.take<double>("lo");
+    o.grid_max = in.take<double>("hi");
+    o.grid_points = in.take<std::size_t>("points");
+    in.done();
     hpcml::invgauss::Distances d;
     {
         nb::gil_scoped_release release;
@@ -88,16 +89,17 @@ void bind_invgauss(nb::module_& m) {
             return names;
         },
         "The inverse Gaussian's elementwise functions, by name, as the library's table lists them.");
+    // Options by name: backend, device, stream; sampling adds seed and first; the distances
+    // metric, lo, hi, points, method, backend and device.
     m.def("_ig_evaluate", &ig_evaluate_binding<double>, nb::arg("name"), nb::arg("x"), nb::arg("mu"), nb::arg("lam"),
-          nb::arg("out"), nb::arg("backend"), nb::arg("device"), nb::arg("on_device"), nb::arg("stream"));
+          nb::arg("out"), nb::arg("on_device"), nb::arg("options"));
     m.def("_ig_evaluate", &ig_evaluate_binding<float>, nb::arg("name"), nb::arg("x"), nb::arg("mu"), nb::arg("lam"),
-          nb::arg("out"), nb::arg("backend"), nb::arg("device"), nb::arg("on_device"), nb::arg("stream"));
-    m.def("_ig_sample", &ig_sample_binding<double>, nb::arg("mu"), nb::arg("lam"), nb::arg("seed"), nb::arg("first"),
-          nb::arg("out"), nb::arg("backend"), nb::arg("device"), nb::arg("on_device"), nb::arg("stream"));
-    m.def("_ig_sample", &ig_sample_binding<float>, nb::arg("mu"), nb::arg("lam"), nb::arg("seed"), nb::arg("first"),
-          nb::arg("out"), nb::arg("backend"), nb::arg("device"), nb::arg("on_device"), nb::arg("stream"));
-    m.def("_ig_distance", &ig_distance_binding, nb::arg("mu"), nb::arg("lam"), nb::arg("metric"), nb::arg("lo"),
-          nb::arg("hi"), nb::arg("points"), nb::arg("method"), nb::arg("backend"), nb::arg("device"));
+          nb::arg("out"), nb::arg("on_device"), nb::arg("options"));
+    m.def("_ig_sample", &ig_sample_binding<double>, nb::arg("mu"), nb::arg("lam"), nb::arg("out"), nb::arg("on_device"),
+          nb::arg("options"));
+    m.def("_ig_sample", &ig_sample_binding<float>, nb::arg("mu"), nb::arg("lam"), nb::arg("out"), nb::arg("on_device"),
+          nb::arg("options"));
+    m.def("_ig_distance", &ig_distance_binding, nb::arg("mu"), nb::arg("lam"), nb::arg("options"));
 }
 
 }  // namespace hpcml_python

@@ -20,16 +20,34 @@ nb::dict stats_dict(const hpcml::RunStats& stats) {
     return out;
 }
 
-// A Python callable (or None) as ExecutionOptions::progress. It is called with the interpreter's
-// lock taken, since the calls run with it released; held by handle (the caller's argument keeps
-// it alive), since options are copied where the lock is not held.
-void set_progress(hpcml::ExecutionOptions& o, nb::handle callback, double interval) {
-    o.progress_interval = interval;
-    if (callback.is_none()) return;
-    o.progress = [callback](std::uint64_t done, std::uint64_t total) {
-        nb::gil_scoped_acquire gil;
-        callback(done, total);
-    };
+void Options::execution(hpcml::ExecutionOptions& o) {
+    if (kwargs_.contains("backend")) o.backend = hpcml::parse_backend(take<std::string>("backend"), "backend");
+    if (kwargs_.contains("method")) o.method = hpcml::parse_method(take<std::string>("method"), "method");
+    o.device = take_or<int>("device", o.device);
+    o.stream = reinterpret_cast<void*>(take_or<std::uintptr_t>("stream", 0));
+    o.progress_interval = take_or<double>("progress_interval", o.progress_interval);
+    // A Python callable as ExecutionOptions::progress, called with the interpreter's lock taken,
+    // since the calls run with it released; held by handle, since options are copied where the
+    // lock is not held.
+    if (kwargs_.contains("progress") && !kwargs_["progress"].is_none()) {
+        const nb::handle callback = kwargs_["progress"];
+        seen("progress");
+        o.progress = [callback](std::uint64_t done, std::uint64_t total) {
+            nb::gil_scoped_acquire gil;
+            callback(done, total);
+        };
+    } else if (kwargs_.contains("progress")) {
+        seen("progress");
+    }
+}
+
+void Options::done() const {
+    for (const auto& [key, value] : kwargs_) {
+        const std::string name = nb::cast<std::string>(key);
+        if (std::find(taken_.begin(), taken_.end(), name) == taken_.end())
+            throw hpcml::Error(hpcml::ErrorKind::InvalidArgument,
+                               name + ": not an option of this call (the binding's caller misnamed it)");
+    }
 }
 
 }  // namespace hpcml_python

@@ -16,34 +16,28 @@ namespace {
 
 using GameBatch = nb::ndarray<const float, nb::ndim<3>, nb::c_contig, nb::device::cpu>;
 
-hpcml::RegretOptions regret_options(int iterations, const std::string& variant, bool alternating,
-                                    const std::string& averaging, bool sampled, std::uint64_t seed,
-                                    std::uint64_t first_game, int record_every, const std::string& backend,
-                                    const std::string& method, int device) {
+// Regret's options by name: iterations, variant, alternating, averaging, sampled, seed,
+// first_game, record_every (default 0) and the execution options.
+hpcml::RegretOptions regret_options(Options& in) {
     hpcml::RegretOptions o;
-    o.iterations = iterations;
-    o.variant = hpcml::parse_regret_variant(variant, "variant");
-    o.alternating = alternating;
-    o.averaging = hpcml::parse_averaging(averaging, "averaging");
-    o.sampled = sampled;
-    o.rng_seed = seed;
-    o.first_game = first_game;
-    o.record_every = record_every;
-    o.backend = hpcml::parse_backend(backend, "backend");
-    o.method = hpcml::parse_method(method, "method");
-    o.device = device;
+    in.execution(o);
+    o.iterations = in.take<int>("iterations");
+    o.variant = hpcml::parse_regret_variant(in.take<std::string>("variant"), "variant");
+    o.alternating = in.take<bool>("alternating");
+    o.averaging = hpcml::parse_averaging(in.take<std::string>("averaging"), "averaging");
+    o.sampled = in.take<bool>("sampled");
+    o.rng_seed = in.take<std::uint64_t>("seed");
+    o.first_game = in.take<std::uint64_t>("first_game");
+    o.record_every = in.take_or<int>("record_every", 0);
     return o;
 }
 
 // The batch's results as arrays with a leading batch axis (one dict, not one per game: a
 // batch of 1e5 small games is solved in a fraction of the time 1e5 dicts take to build).
-nb::dict solve_games_binding(GameBatch A, int iterations, const std::string& variant, bool alternating,
-                             const std::string& averaging, bool sampled, std::uint64_t seed, std::uint64_t first_game,
-                             int record_every, const std::string& backend, const std::string& method, int device,
-                             nb::handle progress, double progress_interval) {
-    hpcml::RegretOptions o = regret_options(iterations, variant, alternating, averaging, sampled, seed, first_game,
-                                            record_every, backend, method, device);
-    set_progress(o, progress, progress_interval);
+nb::dict solve_games_binding(GameBatch A, nb::kwargs options) {
+    Options in(std::move(options));
+    const hpcml::RegretOptions o = regret_options(in);
+    in.done();
     const std::size_t batch = A.shape(0), n1 = A.shape(1), n2 = A.shape(2);
     std::vector<hpcml::GameSolution> solutions;
     {
@@ -85,17 +79,13 @@ using DeviceResult = nb::ndarray<double, nb::c_contig>;
 
 // The device call on CUDA arrays (torch, CuPy): the results allocated by hpcml/_regret.py, their
 // shapes checked again here, as the C++ call writes exactly these.
-nb::dict solve_games_device_binding(nb::ndarray<const float, nb::ndim<3>, nb::c_contig> A, int iterations,
-                                    const std::string& variant, bool alternating, const std::string& averaging,
-                                    bool sampled, std::uint64_t seed, std::uint64_t first_game,
-                                    const std::string& backend, const std::string& method, int device,
-                                    DeviceResult rows, DeviceResult cols, DeviceResult value, DeviceResult gap,
-                                    DeviceResult eps_bound,
+nb::dict solve_games_device_binding(nb::ndarray<const float, nb::ndim<3>, nb::c_contig> A, DeviceResult rows,
+                                    DeviceResult cols, DeviceResult value, DeviceResult gap, DeviceResult eps_bound,
                                     std::optional<nb::ndarray<std::uint8_t, nb::ndim<1>, nb::c_contig>> workspace,
-                                    std::uintptr_t stream) {
-    hpcml::RegretOptions o = regret_options(iterations, variant, alternating, averaging, sampled, seed, first_game, 0,
-                                            backend, method, device);
-    o.stream = reinterpret_cast<void*>(stream);
+                                    nb::kwargs options) {
+    Options in(std::move(options));
+    const hpcml::RegretOptions o = regret_options(in);
+    in.done();
     const std::size_t batch = A.shape(0), n1 = A.shape(1), n2 = A.shape(2);
     const std::pair<const char*, std::size_t> sizes[] = {{"row_strategy", batch * n1},
                                                          {"col_strategy", batch * n2},
@@ -124,15 +114,13 @@ nb::dict solve_games_device_binding(nb::ndarray<const float, nb::ndim<3>, nb::c_
 }  // namespace
 
 void bind_regret(nb::module_& m) {
-    m.def("_solve_matrix_games", &solve_games_binding, nb::arg("A"), nb::arg("iterations"), nb::arg("variant"),
-          nb::arg("alternating"), nb::arg("averaging"), nb::arg("sampled"), nb::arg("seed"), nb::arg("first_game"),
-          nb::arg("record_every"), nb::arg("backend"), nb::arg("method"), nb::arg("device"), nb::arg("progress").none(),
-          nb::arg("progress_interval"), "Low-level batched regret matching; use hpcml.solve_matrix_game(s).");
-    m.def("_solve_matrix_games_device", &solve_games_device_binding, nb::arg("A"), nb::arg("iterations"),
-          nb::arg("variant"), nb::arg("alternating"), nb::arg("averaging"), nb::arg("sampled"), nb::arg("seed"),
-          nb::arg("first_game"), nb::arg("backend"), nb::arg("method"), nb::arg("device"), nb::arg("row_strategy"),
+    m.def("_solve_matrix_games", &solve_games_binding, nb::arg("A"), nb::arg("options"),
+          "Low-level batched regret matching, options by name; use hpcml.solve_matrix_game(s).");
+    m.def("_solve_matrix_games_device", &solve_games_device_binding, nb::arg("A"), nb::arg("row_strategy"),
           nb::arg("col_strategy"), nb::arg("value"), nb::arg("gap"), nb::arg("eps_bound"), nb::arg("workspace").none(),
-          nb::arg("stream"), "Low-level batched regret matching on CUDA arrays; use hpcml.solve_matrix_games.");
+          nb::arg("options"),
+          "Low-level batched regret matching on CUDA arrays, options by name; use "
+          "hpcml.solve_matrix_games.");
     m.def(
         "_solve_matrix_games_device_workspace",
         [](std::size_t batch, std::size_t n1, std::size_t n2, const std::string& backend, int device) {

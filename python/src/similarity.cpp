@@ -19,30 +19,26 @@ using AnyArray = nb::ndarray<nb::c_contig>;
 
 hpcml::MatrixView view(const FloatMatrix& a) { return {a.data(), a.shape(0), a.shape(1)}; }
 
-hpcml::SimilarityOptions similarity_options(float threshold, const std::string& mode, std::optional<std::size_t> tile,
-                                            const std::string& backend, const std::string& method,
-                                            const std::string& dtype, int device, std::uintptr_t stream) {
+// Similarity's options by name: threshold, mode, dtype (default "default"), tile (None: the
+// backend's) and the execution options.
+hpcml::SimilarityOptions similarity_options(Options& in) {
     hpcml::SimilarityOptions o;
-    o.threshold = threshold;
-    o.mode = hpcml::parse_similarity_mode(mode, "mode");
-    o.output = hpcml::parse_similarity_output(dtype, "dtype");
-    o.tile = tile;
-    o.backend = hpcml::parse_backend(backend, "backend");
-    o.method = hpcml::parse_method(method, "method");
-    o.device = device;
-    o.stream = reinterpret_cast<void*>(stream);
+    in.execution(o);
+    o.threshold = in.take<float>("threshold");
+    o.mode = hpcml::parse_similarity_mode(in.take<std::string>("mode"), "mode");
+    o.output = hpcml::parse_similarity_output(in.take_or<std::string>("dtype", "default"), "dtype");
+    o.tile = in.take_optional<std::size_t>("tile");
     return o;
 }
 
 // x, y (optional) and out are validated for shape and dtype by hpcml/_similarity.py (through
 // hpcml/_arrays.py); the options are checked by the C++ API. Here only the byte count of out
 // is checked again, as the C++ API writes exactly that many.
-nb::dict similarity_binding(FloatMatrix x, std::optional<FloatMatrix> y, AnyArray out, float threshold,
-                            const std::string& mode, std::optional<std::size_t> tile, const std::string& backend,
-                            const std::string& method, const std::string& dtype, int device, bool on_device,
-                            std::uintptr_t stream, nb::handle progress, double progress_interval) {
-    hpcml::SimilarityOptions o = similarity_options(threshold, mode, tile, backend, method, dtype, device, stream);
-    set_progress(o, progress, progress_interval);
+nb::dict similarity_binding(FloatMatrix x, std::optional<FloatMatrix> y, AnyArray out, bool on_device,
+                            nb::kwargs options) {
+    Options in(std::move(options));
+    const hpcml::SimilarityOptions o = similarity_options(in);
+    in.done();
     const hpcml::MatrixView xv = view(x);
     const hpcml::MatrixView yv = y ? view(*y) : hpcml::MatrixView{};
     const std::size_t m = y ? y->shape(1) : x.shape(1);
@@ -61,12 +57,11 @@ nb::dict similarity_binding(FloatMatrix x, std::optional<FloatMatrix> y, AnyArra
 }
 
 // The pairs as NumPy arrays (i, j and, in mode count, the counts), copied out of the vectors.
-nb::dict similarity_pairs_binding(FloatMatrix x, std::optional<FloatMatrix> y, float threshold, const std::string& mode,
-                                  std::size_t min_count, std::optional<std::size_t> tile, const std::string& backend,
-                                  const std::string& method, int device, bool on_device, std::uintptr_t stream,
-                                  nb::handle progress, double progress_interval) {
-    hpcml::SimilarityOptions o = similarity_options(threshold, mode, tile, backend, method, "default", device, stream);
-    set_progress(o, progress, progress_interval);
+nb::dict similarity_pairs_binding(FloatMatrix x, std::optional<FloatMatrix> y, bool on_device, nb::kwargs options) {
+    Options in(std::move(options));
+    const hpcml::SimilarityOptions o = similarity_options(in);
+    const auto min_count = in.take<std::size_t>("min_count");
+    in.done();
     const hpcml::MatrixView yv = y ? view(*y) : hpcml::MatrixView{};
     hpcml::SimilarityPairs pairs;
     {
@@ -90,12 +85,12 @@ nb::dict similarity_pairs_binding(FloatMatrix x, std::optional<FloatMatrix> y, f
 
 // The pairs left on the device: `allocate(pairs)` (a Python callable, called once with the GIL
 // held) returns the device addresses (i, j, count) the pairs are written to, as integers.
-nb::dict similarity_pairs_on_device_binding(FloatMatrix x, std::optional<FloatMatrix> y, float threshold,
-                                            const std::string& mode, std::size_t min_count,
-                                            std::optional<std::size_t> tile, const std::string& method, int device,
-                                            std::uintptr_t stream, nb::callable allocate) {
-    const hpcml::SimilarityOptions o =
-        similarity_options(threshold, mode, tile, "cuda", method, "default", device, stream);
+nb::dict similarity_pairs_on_device_binding(FloatMatrix x, std::optional<FloatMatrix> y, nb::callable allocate,
+                                            nb::kwargs options) {
+    Options in(std::move(options));
+    const hpcml::SimilarityOptions o = similarity_options(in);
+    const auto min_count = in.take<std::size_t>("min_count");
+    in.done();
     const hpcml::SimilarityDevicePairsAllocator into = [&allocate](std::size_t pairs) {
         nb::gil_scoped_acquire gil;
         const auto [i, j, count] =
@@ -114,20 +109,15 @@ nb::dict similarity_pairs_on_device_binding(FloatMatrix x, std::optional<FloatMa
 }  // namespace
 
 void bind_similarity(nb::module_& m) {
-    m.def("_similarity", &similarity_binding, nb::arg("x"), nb::arg("y").none(), nb::arg("out"), nb::arg("threshold"),
-          nb::arg("mode"), nb::arg("tile").none(), nb::arg("backend"), nb::arg("method"), nb::arg("dtype"),
-          nb::arg("device"), nb::arg("on_device"), nb::arg("stream"), nb::arg("progress").none(),
-          nb::arg("progress_interval"), "Low-level similarity into a preallocated output; use hpcml.similarity.");
-
-    m.def("_similarity_pairs", &similarity_pairs_binding, nb::arg("x"), nb::arg("y").none(), nb::arg("threshold"),
-          nb::arg("mode"), nb::arg("min_count"), nb::arg("tile").none(), nb::arg("backend"), nb::arg("method"),
-          nb::arg("device"), nb::arg("on_device"), nb::arg("stream"), nb::arg("progress").none(),
-          nb::arg("progress_interval"), "Low-level pair list; use hpcml.similarity_pairs.");
+    m.def("_similarity", &similarity_binding, nb::arg("x"), nb::arg("y").none(), nb::arg("out"), nb::arg("on_device"),
+          nb::arg("options"),
+          "Low-level similarity into a preallocated output, options by name; use hpcml.similarity.");
+    m.def("_similarity_pairs", &similarity_pairs_binding, nb::arg("x"), nb::arg("y").none(), nb::arg("on_device"),
+          nb::arg("options"), "Low-level pair list, options by name; use hpcml.similarity_pairs.");
     m.def("_similarity_pairs_on_device", &similarity_pairs_on_device_binding, nb::arg("x"), nb::arg("y").none(),
-          nb::arg("threshold"), nb::arg("mode"), nb::arg("min_count"), nb::arg("tile").none(), nb::arg("method"),
-          nb::arg("device"), nb::arg("stream"), nb::arg("allocate"),
-          "Low-level pair list left on the device (CUDA arrays): allocate(pairs) returns the device addresses "
-          "(i, j, count) to write to; hpcml.torch.similarity_pairs uses it.");
+          nb::arg("allocate"), nb::arg("options"),
+          "Low-level pair list left on the device (CUDA arrays), options by name: allocate(pairs) returns the "
+          "device addresses (i, j, count) to write to; hpcml.torch.similarity_pairs uses it.");
     m.def(
         "_similarity_transpose",
         [](nb::ndarray<const std::uint8_t, nb::ndim<2>, nb::c_contig> tile, const std::string& dtype, std::size_t rows,
