@@ -18,6 +18,7 @@ python_packages=(
   "nvidia-cuda-nvdisasm"  # with cuobjdump: the machine-code report (bench/sass_report.py)
   "pandas>=2" "nvidia-ml-py>=12"  # the seed programs in examples/ (their pandas code, pyNVML)
   "mypy"  # the package's types: tests/typing (scripts/test.sh)
+  "lizard"  # functions' lengths (tests/python/test_code_shape.py)
   "pdoc"  # the Python API reference (scripts/api-docs.sh)
   "sybil"  # the docs' code blocks run as tests (tests/docs)
   "dask[array,dataframe]" "distributed" "zarr" "pyarrow"  # hpcml.dask (pip install hpcml[dask]) and its tests

@@ -119,6 +119,51 @@ bool whole_output_fits(std::size_t bytes) {
     return bytes <= free / 2;
 }
 
+// The mirrored path's band `region` (rows of whole 128-row blocks, every column) in `whole`,
+// the n x m output on the device: its blocks from the diagonal on, then, once `above` (the band
+// before, on the other stream; null for the first) is done, its part below the diagonal mirrored
+// from the bands above; `done` recorded after. Returns the band's first row.
+unsigned char* launch_mirrored_band(const Problem& dev, const Region& region, unsigned char* whole, cudaEvent_t above,
+                                    cudaEvent_t done, cudaStream_t stream) {
+    const std::size_t r = region.row0, out_row_bytes = row_bytes(dev.m, dev.output);
+    unsigned char* band = whole + r * out_row_bytes;
+    launch_fused(dev, Region{r, r, region.rows, dev.m - r},
+                 RegionOutput{band + row_bytes(r, dev.output), out_row_bytes}, stream, true);
+    if (above) HPCML_CUDA_CHECK(cudaStreamWaitEvent(stream, above, 0));
+    launch_mirror_lower(dev, whole, out_row_bytes, r, r + region.rows, stream);
+    HPCML_CUDA_CHECK(cudaEventRecord(done, stream));
+    return band;
+}
+
+// A step's rows (`result` on the device, packed) copied on `stream` to where they go: its slot's
+// pinned buffer `staged`, or straight into a page-locked `out` (one block for whole rows).
+void download(const Region& region, const unsigned char* result, SimilarityOutput output, unsigned char* staged,
+              const HostDestination& to, cudaStream_t stream) {
+    const std::size_t stride = row_bytes(region.cols, output);
+    if (to.staged()) {
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(staged, result, region.rows * stride, cudaMemcpyDeviceToHost, stream));
+    } else if (stride == to.out_row_bytes) {
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(to.out + region.row0 * to.out_row_bytes, result, region.rows * stride,
+                                         cudaMemcpyDeviceToHost, stream));
+    } else {
+        HPCML_CUDA_CHECK(cudaMemcpy2DAsync(to.out + region.row0 * to.out_row_bytes + row_bytes(region.col0, output),
+                                           to.out_row_bytes, result, stride, stride, region.rows,
+                                           cudaMemcpyDeviceToHost, stream));
+    }
+}
+
+// The host path's steps: groups of tiles, or the mirrored path's bands, each from its diagonal
+// on; a staged band is at most kStagedBandBytes (pinned, twice) where rows allow (the plan's
+// tiles bound the groups' staging, whole rows do not).
+std::vector<Region> host_steps(const Problem& dev, const TilePlan& plan, Method method, bool mirrored, bool staged) {
+    if (!mirrored) return launch_regions(dev, plan, tiles_per_launch(dev, plan, method));
+    constexpr std::size_t kStagedBandBytes = std::size_t{64} << 20;
+    const std::size_t out_row_bytes = row_bytes(dev.m, dev.output);
+    const std::size_t band_rows =
+        staged ? std::min(plan.tile_rows, std::max<std::size_t>(1, kStagedBandBytes / out_row_bytes)) : plan.tile_rows;
+    return mirrored_bands(dev.n, dev.m, detail::round_up(band_rows, kFusedBlockRows));
+}
+
 // The host path: x and y uploaded once, then steps on two streams in turn (two_slot_pipeline),
 // each step's output copied to the host on its stream while the host hands on the step before
 // (on the calling thread: the sink's tiles, the copy-out, the progress).
@@ -153,15 +198,7 @@ void run_host(const Problem& host, const TilePlan& plan, Method method, const Ho
     const std::size_t out_row_bytes = row_bytes(host.m, host.output);
     const bool mirrored = to.out && method == Method::Fused && uses_symmetry(dev, method) &&
                           whole_output_fits(detail::checked_mul(host.n, out_row_bytes, "similarity output"));
-    // A staged band is at most kStagedBandBytes (pinned, twice) where rows allow: the plan's
-    // tiles bound the groups' staging, whole rows do not.
-    constexpr std::size_t kStagedBandBytes = std::size_t{64} << 20;
-    const std::size_t band_rows =
-        to.staged() ? std::min(plan.tile_rows, std::max<std::size_t>(1, kStagedBandBytes / out_row_bytes))
-                    : plan.tile_rows;
-    const std::vector<Region> steps = mirrored
-                                          ? mirrored_bands(host.n, host.m, detail::round_up(band_rows, kFusedBlockRows))
-                                          : launch_regions(host, plan, tiles_per_launch(dev, plan, method));
+    const std::vector<Region> steps = host_steps(dev, plan, method, mirrored, to.staged());
     std::size_t slot_bytes = 0;
     for (const Region& r : steps) slot_bytes = std::max(slot_bytes, r.rows * row_bytes(r.cols, host.output));
     detail::DeviceBuffer<unsigned char> whole;  // the mirrored path's output
@@ -198,32 +235,14 @@ void run_host(const Problem& host, const TilePlan& plan, Method method, const Ho
                 return "hpcml::similarity kernels, step " + std::to_string(k) + " of " + std::to_string(steps.size());
             });
             if (mirrored) {
-                // The band's own blocks first; its mirror reads the bands above, the last of
-                // them computed on the other stream.
-                const std::size_t r = region.row0;
-                unsigned char* band = whole.data() + r * out_row_bytes;
-                launch_fused(dev, Region{r, r, region.rows, host.m - r},
-                             RegionOutput{band + row_bytes(r, host.output), out_row_bytes}, stream, true);
-                if (k > 0) HPCML_CUDA_CHECK(cudaStreamWaitEvent(stream, computed[1 - slot].get(), 0));
-                launch_mirror_lower(dev, whole.data(), out_row_bytes, r, r + region.rows, stream);
-                HPCML_CUDA_CHECK(cudaEventRecord(computed[slot].get(), stream));
-                result = band;
+                result = launch_mirrored_band(dev, region, whole.data(), k > 0 ? computed[1 - slot].get() : nullptr,
+                                              computed[slot].get(), stream);
             } else {
                 launch(dev, region, RegionOutput{device_out[slot].data(), stride}, method, tracker, stream);
                 result = device_out[slot].data();
             }
         }
-        if (to.staged()) {
-            HPCML_CUDA_CHECK(
-                cudaMemcpyAsync(staged[slot].data(), result, region.rows * stride, cudaMemcpyDeviceToHost, stream));
-        } else if (stride == to.out_row_bytes) {  // whole rows: one block
-            HPCML_CUDA_CHECK(cudaMemcpyAsync(to.out + region.row0 * to.out_row_bytes, result, region.rows * stride,
-                                             cudaMemcpyDeviceToHost, stream));
-        } else {
-            HPCML_CUDA_CHECK(cudaMemcpy2DAsync(
-                to.out + region.row0 * to.out_row_bytes + row_bytes(region.col0, host.output), to.out_row_bytes, result,
-                stride, stride, region.rows, cudaMemcpyDeviceToHost, stream));
-        }
+        download(region, result, host.output, staged[slot].data(), to, stream);
         HPCML_CUDA_CHECK(cudaEventRecord(copied[slot].get(), stream));
     };
     auto retire = [&](std::size_t k, int slot) {
@@ -403,6 +422,52 @@ void cuda_run_pairs(const Problem& host, bool on_device, const TilePlan& plan, M
     }
 }
 
+namespace {
+
+// The device pair list's buffers grown to hold `needed` (at least doubled), the first `total`
+// keys and counts copied over on `stream`; the old buffers go back stream-ordered.
+void grow(detail::DeviceBuffer<std::uint64_t>& keys, detail::DeviceBuffer<std::int32_t>& values, std::size_t total,
+          std::size_t needed, bool counts, detail::MemoryTracker& tracker, cudaStream_t stream) {
+    const std::size_t grown = std::max(needed, 2 * keys.size());
+    detail::DeviceBuffer<std::uint64_t> more_keys(tracker, grown, stream, "similarity pairs on the device");
+    detail::DeviceBuffer<std::int32_t> more_values(tracker, counts ? grown : 0, stream,
+                                                   "similarity pair counts on the device");
+    if (total) {
+        HPCML_CUDA_CHECK(cudaMemcpyAsync(more_keys.data(), keys.data(), total * sizeof(std::uint64_t),
+                                         cudaMemcpyDeviceToDevice, stream));
+        if (counts)
+            HPCML_CUDA_CHECK(cudaMemcpyAsync(more_values.data(), values.data(), total * sizeof(std::int32_t),
+                                             cudaMemcpyDeviceToDevice, stream));
+    }
+    keys = std::move(more_keys);
+    values = std::move(more_values);
+}
+
+// The first `total` keys (and their counts) sorted by their low `bits` bits on `stream`, left in
+// `keys` and `values`; the buffers not holding the result go back (stream-ordered) at once,
+// before the caller allocates.
+void sort_by_key(detail::DeviceBuffer<std::uint64_t>& keys, detail::DeviceBuffer<std::int32_t>& values,
+                 std::size_t total, int bits, bool counts, detail::MemoryTracker& tracker, cudaStream_t stream) {
+    detail::DeviceBuffer<std::uint64_t> keys_alt(tracker, total, stream, "similarity pairs, sorted");
+    detail::DeviceBuffer<std::int32_t> values_alt(tracker, counts ? total : 0, stream,
+                                                  "similarity pair counts, sorted");
+    bool in_alt = false;
+    const std::size_t temp_bytes = sort_pair_keys(keys.data(), keys_alt.data(), counts ? values.data() : nullptr,
+                                                  values_alt.data(), total, bits, in_alt, nullptr, 0, stream);
+    {
+        detail::DeviceBuffer<unsigned char> temp(tracker, std::max<std::size_t>(temp_bytes, 1), stream,
+                                                 "similarity pair sort scratch");
+        sort_pair_keys(keys.data(), keys_alt.data(), counts ? values.data() : nullptr, values_alt.data(), total, bits,
+                       in_alt, temp.data(), temp.size(), stream);
+    }
+    if (in_alt) {
+        keys = std::move(keys_alt);
+        values = std::move(values_alt);
+    }
+}
+
+}  // namespace
+
 void cuda_run_pairs_on_device(const Problem& dev, const TilePlan& plan, Method method, std::int32_t min_count,
                               const SimilarityDevicePairsAllocator& allocate, const Context& context,
                               detail::MemoryTracker& tracker) {
@@ -438,46 +503,14 @@ void cuda_run_pairs_on_device(const Problem& dev, const TilePlan& plan, Method m
             selection.select(dev, k, method, tracker, stream);
             HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));  // the count: the only bytes that cross the link
             const std::size_t count = static_cast<std::size_t>(*selection.count_host.data());
-            if (total + count > keys.size()) {
-                const std::size_t grown = std::max(total + count, 2 * keys.size());
-                detail::DeviceBuffer<std::uint64_t> more_keys(tracker, grown, stream, "similarity pairs on the device");
-                detail::DeviceBuffer<std::int32_t> more_values(tracker, counts ? grown : 0, stream,
-                                                               "similarity pair counts on the device");
-                if (total) {
-                    HPCML_CUDA_CHECK(cudaMemcpyAsync(more_keys.data(), keys.data(), total * sizeof(std::uint64_t),
-                                                     cudaMemcpyDeviceToDevice, stream));
-                    if (counts)
-                        HPCML_CUDA_CHECK(cudaMemcpyAsync(more_values.data(), values.data(),
-                                                         total * sizeof(std::int32_t), cudaMemcpyDeviceToDevice,
-                                                         stream));
-                }
-                keys = std::move(more_keys);
-                values = std::move(more_values);
-            }
+            if (total + count > keys.size()) grow(keys, values, total, total + count, counts, tracker, stream);
             append_pair_keys(selection.selected.data(), count, selection.regions[k], dev.m, keys.data() + total,
                              counts ? values.data() + total : nullptr, stream);
             total += count;
         }
     }
-    if (!ordered && total > 1) {  // a row's columns came in several launches
-        detail::DeviceBuffer<std::uint64_t> keys_alt(tracker, total, stream, "similarity pairs, sorted");
-        detail::DeviceBuffer<std::int32_t> values_alt(tracker, counts ? total : 0, stream,
-                                                      "similarity pair counts, sorted");
-        const int bits = std::bit_width(std::uint64_t{dev.n} * dev.m - 1);
-        bool in_alt = false;
-        const std::size_t temp_bytes = sort_pair_keys(keys.data(), keys_alt.data(), counts ? values.data() : nullptr,
-                                                      values_alt.data(), total, bits, in_alt, nullptr, 0, stream);
-        {
-            detail::DeviceBuffer<unsigned char> temp(tracker, std::max<std::size_t>(temp_bytes, 1), stream,
-                                                     "similarity pair sort scratch");
-            sort_pair_keys(keys.data(), keys_alt.data(), counts ? values.data() : nullptr, values_alt.data(), total,
-                           bits, in_alt, temp.data(), temp.size(), stream);
-        }
-        if (in_alt) {  // the unsorted buffers go back (stream-ordered) before the caller allocates
-            keys = std::move(keys_alt);
-            values = std::move(values_alt);
-        }
-    }
+    if (!ordered && total > 1)  // a row's columns came in several launches
+        sort_by_key(keys, values, total, std::bit_width(std::uint64_t{dev.n} * dev.m - 1), counts, tracker, stream);
     const SimilarityDevicePairs into = allocate(total);
     if (total) {
         if (!into.i || !into.j || (counts && !into.count))

@@ -76,23 +76,8 @@ nb::dict device_dict(const hpcml::DeviceInfo& d) {
     return out;
 }
 
-}  // namespace
-
-NB_MODULE(_hpcml, m) {
-    m.doc() = "hpcml: fused numerical kernels for CUDA and the CPU";
-    m.attr("__version__") = hpcml::version();
-
-    nb::register_exception_translator([](const std::exception_ptr& p, void*) {
-        try {
-            std::rethrow_exception(p);
-        } catch (const hpcml::Error& e) {
-            PyObject* type = PyExc_RuntimeError;
-            if (e.kind() == hpcml::ErrorKind::InvalidArgument) type = PyExc_ValueError;
-            if (e.kind() == hpcml::ErrorKind::OutOfMemory) type = PyExc_MemoryError;
-            PyErr_SetString(type, e.what());
-        }
-    });
-
+// The machine's side: devices, backends, the CPU kernels, CUDA's status, the caches.
+void bind_devices_and_backends(nb::module_& m) {
     m.def(
         "devices",
         [] {
@@ -158,7 +143,26 @@ NB_MODULE(_hpcml, m) {
         nb::arg("backend") = "auto", nb::arg("device") = 0,
         "The backend 'auto', 'cpu' or 'cuda' resolves to here; raises RuntimeError for 'cuda' "
         "without a usable device.");
+}
 
+}  // namespace
+
+NB_MODULE(_hpcml, m) {
+    m.doc() = "hpcml: fused numerical kernels for CUDA and the CPU";
+    m.attr("__version__") = hpcml::version();
+
+    nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+        try {
+            std::rethrow_exception(p);
+        } catch (const hpcml::Error& e) {
+            PyObject* type = PyExc_RuntimeError;
+            if (e.kind() == hpcml::ErrorKind::InvalidArgument) type = PyExc_ValueError;
+            if (e.kind() == hpcml::ErrorKind::OutOfMemory) type = PyExc_MemoryError;
+            PyErr_SetString(type, e.what());
+        }
+    });
+
+    bind_devices_and_backends(m);
     hpcml_python::bind_similarity(m);
     hpcml_python::bind_regret(m);
     hpcml_python::bind_invgauss(m);

@@ -23,6 +23,14 @@ struct Block {
 // max(c0, r0 + rows) on (those past its diagonal square), as rows of S; none when it has none.
 std::optional<Block> mirror_of(const Block& b);
 
+// The regions of S a block writes, in the order they are written and checksummed: its own,
+// then its mirror's.
+template <class Visit>
+void for_each_region(const Block& b, Visit&& visit) {
+    visit(b);
+    if (const std::optional<Block> m = mirror_of(b)) visit(*m);
+}
+
 // The blocks of an n x m output, row band by row band. A block spans all m columns unless
 // tile rows of them pass `budget` bytes (whole tiles per block); Bitmask blocks start on a
 // byte. With `symmetric` (y is x, n == m) a band's blocks start at its first row, and are

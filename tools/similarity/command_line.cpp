@@ -134,4 +134,16 @@ Config parse_command_line(int argc, char** argv) {
     return c;
 }
 
+std::string current_message() {
+    try {
+        throw;
+    } catch (const Exit& e) {
+        return e.message;
+    } catch (const std::exception& e) {
+        return e.what();
+    } catch (...) {
+        return "unknown error";
+    }
+}
+
 }  // namespace hpcml::tools

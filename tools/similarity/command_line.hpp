@@ -18,6 +18,9 @@ struct Exit {
     std::string message;
 };
 
+// The message of the exception in flight (an Exit's, or what() of any other).
+std::string current_message();
+
 struct Config {
     std::string input, y_input, output;
     // Parsed once, here: mode, threshold, output type (resolved, never Default), backend (as

@@ -52,6 +52,11 @@ std::uint64_t checksum(const void* data, std::size_t bytes, std::uint64_t state)
     return state;
 }
 
+std::uint64_t block_seed(std::uint64_t nonce, std::size_t k, const Block& b) {
+    const std::uint64_t identity[] = {nonce, k, b.r0, b.c0, b.rows, b.cols};
+    return checksum(identity, sizeof identity);
+}
+
 void read_claims(std::string_view log, std::size_t blocks, std::map<std::size_t, std::uint64_t>& claims) {
     for (std::size_t start = 0, eol; (eol = log.find('\n', start)) != std::string_view::npos; start = eol + 1) {
         const std::string line(log.substr(start, eol - start));

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "blocks.hpp"
 #include "command_line.hpp"
 #include "npy.hpp"
 
@@ -27,6 +28,10 @@ std::string fingerprint(const Config& c, const Matrix& x, const Matrix* y);
 
 // FNV-1a over 64-bit words, 64 bits: the checksum a journal line gives for a block's bytes.
 std::uint64_t checksum(const void* data, std::size_t bytes, std::uint64_t state = 14695981039346656037ull);
+
+// Where a block's checksum starts: from the journal's nonce and the block's number and place,
+// so that a line vouches only for its own block of its own journal.
+std::uint64_t block_seed(std::uint64_t nonce, std::size_t k, const Block& b);
 
 // The blocks a journal's logs claim, with their checksums. Only whole, well-formed lines with a
 // block below `blocks` count: a line cut short by a crash could name another block ("12" of

@@ -124,21 +124,6 @@ Plan prepare(int argc, char** argv, const World& world) {
     return p;
 }
 
-// Where a block's checksum starts: from the journal's nonce and the block's number and place,
-// so that a line vouches only for its own block of its own journal.
-std::uint64_t block_seed(std::uint64_t nonce, std::size_t k, const Block& b) {
-    const std::uint64_t identity[] = {nonce, k, b.r0, b.c0, b.rows, b.cols};
-    return checksum(identity, sizeof identity);
-}
-
-// The regions of S a block writes, in the order they are written and checksummed: its own,
-// then its mirror's.
-template <class Visit>
-void for_each_region(const Block& b, Visit&& visit) {
-    visit(b);
-    if (const std::optional<Block> m = mirror_of(b)) visit(*m);
-}
-
 // The journal's claims that the partial output bears out: a block counts as done only when its
 // bytes in the file have the checksum its journal line gives.
 std::vector<char> verified_blocks(const std::map<std::size_t, std::uint64_t>& claims, const Plan& p,
@@ -165,19 +150,6 @@ std::vector<char> verified_blocks(const std::map<std::size_t, std::uint64_t>& cl
         done[k] = readable && sum == claimed;
     }
     return done;
-}
-
-// The message of the exception in flight.
-std::string current_message() {
-    try {
-        throw;
-    } catch (const Exit& e) {
-        return e.message;
-    } catch (const std::exception& e) {
-        return e.what();
-    } catch (...) {
-        return "unknown error";
-    }
 }
 
 // Under mpirun, an error on one rank once the ranks work together: say so and take the job
