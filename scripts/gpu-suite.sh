@@ -318,13 +318,13 @@ sanitizer_skips+=:SimilarityCuda.PairsReducedOnTheDeviceEqualTheCpus:SimilarityC
 sanitizer_skips+=:SimilarityOnBackend.ManyColumnRegionsPerRowBand/cuda:InvGaussCuda.HostArraysAcrossChunksEqualTheCpu
 sanitizer_skips+=:SimilaritySortedCuda.EqualsTheCpuOnDataBuiltToBreakIt  # sorted: sanitized in the smaller cases
 # 37.5M elements of output to reach the device sort of a pair list (CUB's; the keys kernels
-# are sanitized in PairsLeftOnTheDeviceEqualTheHostList).
+# are sanitized in PairsLeftOnTheDeviceAndTheirRefusals).
 sanitizer_skips+=:SimilarityCuda.PairsLeftOnTheDeviceSortedAcrossLaunches
 # Left to memcheck alone: ten shapes, each on a stream and in a captured graph, of the kernels
 # the other regret cases run (2.1 s unsanitized); the host outputs' copies (their kernels are
-# the other cases'); pairs left on the device (their kernels: the selection's and two passes).
+# the other cases').
 heavy_sanitizer_skips=RegretCuda.DeviceEntryPointEqualsTheHostCalls:SimilarityCuda.HostOutputPageableOrPageLockedEqualsTheReference
-heavy_sanitizer_skips+=:SimilarityCuda.DeviceInputsIntoAHostOutput:SimilarityCuda.PairsLeftOnTheDeviceEqualTheHostList
+heavy_sanitizer_skips+=:SimilarityCuda.DeviceInputsIntoAHostOutput
 # Each case's line and time are logged, so a part cut at its limit names the case it was in.
 sanitize() {
   local tool=$1 program=$2 skips=$sanitizer_skips

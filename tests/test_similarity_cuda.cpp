@@ -97,10 +97,41 @@ TEST(SimilarityCuda, SymmetricDevicePathEqualsTheReference) {
         }
 }
 
+// similarity_pairs_on_device into device arrays its allocator makes (called once, with the
+// number of pairs), brought back as a host list.
+hpcml::SimilarityPairs pairs_left_on_device(MatrixView x, MatrixView y, const SimilarityOptions& o,
+                                            std::size_t min_count) {
+    DeviceArray<std::int64_t> i, j;
+    DeviceArray<std::int32_t> count;
+    int calls = 0;
+    const hpcml::RunStats stats = hpcml::similarity_pairs_on_device(
+        x, y,
+        [&](std::size_t pairs) {
+            ++calls;
+            i = DeviceArray<std::int64_t>(pairs, "i");
+            j = DeviceArray<std::int64_t>(pairs, "j");
+            count = DeviceArray<std::int32_t>(o.mode == SimilarityMode::Count ? pairs : 0, "count");
+            return hpcml::SimilarityDevicePairs{i.data(), j.data(), count.size() ? count.data() : nullptr};
+        },
+        o, min_count);
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(stats.backend, Backend::Cuda);
+    std::vector<std::int64_t> hi(i.size()), hj(j.size());
+    hpcml::SimilarityPairs pairs;
+    pairs.count.resize(count.size());
+    i.download(hi.data());
+    j.download(hj.data());
+    count.download(pairs.count.data());
+    pairs.i.assign(hi.begin(), hi.end());
+    pairs.j.assign(hj.begin(), hj.end());
+    return pairs;
+}
+
 // Pair lists reduced on the device (select_passing over launches of several tiles, whose pairs
 // arrive out of row-major order and are sorted) against the CPU's, which the test above checks
 // against the reference: y = x and not, mode All where a third of the pairs pass, mode Count
-// at several min_count (one above every count: nothing), tiles that do not divide n.
+// at several min_count (one above every count: nothing, allocate(0)), tiles that do not divide
+// n; from host arrays, device arrays, and left on the device (similarity_pairs_on_device).
 TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
     HPCML_SKIP_WITHOUT_GPU();
     const std::size_t samples = 24, n = 700, m = 515;
@@ -138,6 +169,12 @@ TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
                 EXPECT_EQ(device.i, cpu.i) << "device pointers, " << what;
                 EXPECT_EQ(device.j, cpu.j) << "device pointers, " << what;
                 EXPECT_EQ(device.count, cpu.count) << "device pointers, " << what;
+                // The same left on the device (launches of whole rows: in order as they come).
+                const hpcml::SimilarityPairs left = pairs_left_on_device(
+                    {dx.data(), samples, n}, self ? MatrixView{} : MatrixView{dy.data(), samples, m}, o, min_count);
+                EXPECT_EQ(left.i, cpu.i) << "left on the device, " << what;
+                EXPECT_EQ(left.j, cpu.j) << "left on the device, " << what;
+                EXPECT_EQ(left.count, cpu.count) << "left on the device, " << what;
                 EXPECT_EQ(gpu.i, cpu.i) << what;
                 EXPECT_EQ(gpu.j, cpu.j) << what;
                 EXPECT_EQ(gpu.count, cpu.count) << what;
@@ -168,69 +205,28 @@ TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
         }
 }
 
-// similarity_pairs_on_device into device arrays its allocator makes (called once, with the
-// number of pairs), brought back as a host list.
-hpcml::SimilarityPairs pairs_left_on_device(MatrixView x, MatrixView y, const SimilarityOptions& o,
-                                            std::size_t min_count) {
-    DeviceArray<std::int64_t> i, j;
-    DeviceArray<std::int32_t> count;
-    int calls = 0;
-    const hpcml::RunStats stats = hpcml::similarity_pairs_on_device(
-        x, y,
-        [&](std::size_t pairs) {
-            ++calls;
-            i = DeviceArray<std::int64_t>(pairs, "i");
-            j = DeviceArray<std::int64_t>(pairs, "j");
-            count = DeviceArray<std::int32_t>(o.mode == SimilarityMode::Count ? pairs : 0, "count");
-            return hpcml::SimilarityDevicePairs{i.data(), j.data(), count.size() ? count.data() : nullptr};
-        },
-        o, min_count);
-    EXPECT_EQ(calls, 1);
-    EXPECT_EQ(stats.backend, Backend::Cuda);
-    std::vector<std::int64_t> hi(i.size()), hj(j.size());
-    hpcml::SimilarityPairs pairs;
-    pairs.count.resize(count.size());
-    i.download(hi.data());
-    j.download(hj.data());
-    count.download(pairs.count.data());
-    pairs.i.assign(hi.begin(), hi.end());
-    pairs.j.assign(hj.begin(), hj.end());
-    return pairs;
-}
-
-// Pairs left on the device against the host list of the same device inputs (the test above
-// checks that against the CPU's): y = x and not, mode All, Count at several min_count (one
-// above every count: allocate(0)), tiles that do not divide n; launches of whole rows, in
-// row-major order as they come. A null or host allocation is refused naming allocate, a call
-// under CUDA graph capture naming the stream.
-TEST(SimilarityCuda, PairsLeftOnTheDeviceEqualTheHostList) {
+// Pairs left on the device, small enough for every sanitizer: equal to the host list (y = x, mode
+// Count); a null or host allocation refused naming allocate, a call under CUDA graph capture
+// naming the stream, and the device usable after.
+TEST(SimilarityCuda, PairsLeftOnTheDeviceAndTheirRefusals) {
     HPCML_SKIP_WITHOUT_GPU();
-    const std::size_t samples = 24, n = 700, m = 515;
+    const std::size_t samples = 16, n = 300;
     const auto x = clustered_data(samples, n);
-    const auto y = clustered_data(samples, m);
-    DeviceArray<float> dx(x.data(), x.size(), "x"), dy(y.data(), y.size(), "y");
-    const MatrixView xv{dx.data(), samples, n}, yv{dy.data(), samples, m};
-    for (const bool self : {true, false})
-        for (const std::optional<std::size_t> tile : {std::optional<std::size_t>{}, std::optional<std::size_t>{300}})
-            for (const auto& [mode, min_count] :
-                 {std::pair{SimilarityMode::All, std::size_t{1}}, std::pair{SimilarityMode::Count, std::size_t{1}},
-                  std::pair{SimilarityMode::Count, std::size_t{20}}, std::pair{SimilarityMode::Count, samples + 1}}) {
-                SimilarityOptions o;
-                o.mode = mode;
-                o.threshold = 2.0f;
-                o.tile = tile;
-                o.backend = Backend::Cuda;
-                const hpcml::SimilarityPairs host =
-                    hpcml::similarity_pairs_device(xv, self ? MatrixView{} : yv, o, min_count);
-                const hpcml::SimilarityPairs left = pairs_left_on_device(xv, self ? MatrixView{} : yv, o, min_count);
-                const std::string what =
-                    std::string(self ? "y = x" : "y") + " tile " + (tile ? std::to_string(*tile) : "unset") + " mode " +
-                    std::string(hpcml::to_string(mode)) + " min_count " + std::to_string(min_count);
-                if (min_count <= samples) EXPECT_GT(host.i.size(), n) << what;
-                EXPECT_EQ(left.i, host.i) << what;
-                EXPECT_EQ(left.j, host.j) << what;
-                EXPECT_EQ(left.count, host.count) << what;
-            }
+    DeviceArray<float> dx(x.data(), x.size(), "x");
+    const MatrixView xv{dx.data(), samples, n};
+    {
+        SimilarityOptions o;
+        o.mode = SimilarityMode::Count;
+        o.threshold = 2.0f;
+        o.tile = 128;
+        o.backend = Backend::Cuda;
+        const hpcml::SimilarityPairs host = hpcml::similarity_pairs_device(xv, {}, o, 4);
+        const hpcml::SimilarityPairs left = pairs_left_on_device(xv, {}, o, 4);
+        EXPECT_GT(host.i.size(), n);
+        EXPECT_EQ(left.i, host.i);
+        EXPECT_EQ(left.j, host.j);
+        EXPECT_EQ(left.count, host.count);
+    }
     SimilarityOptions o;
     o.threshold = 2.0f;
     o.backend = Backend::Cuda;

@@ -44,13 +44,19 @@ inline unsigned blocks_for(std::size_t n, int threads = 256, std::size_t cap = s
 
 namespace hpcml::detail {
 
-// The end of a stream-ordered call on the caller's stream: waits for its work, except while the
-// stream is being captured into a CUDA graph (torch.compile's "reduce-overhead"), where waiting
-// is an error; the captured work then runs, and reports its faults, when the graph is launched.
-inline void synchronize_unless_capturing(cudaStream_t stream) {
+// Whether `stream` is being captured into a CUDA graph (torch.compile's "reduce-overhead"):
+// waiting on it is then an error, and a call that must return complete cannot run.
+inline bool capturing(cudaStream_t stream) {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     HPCML_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
-    if (status == cudaStreamCaptureStatusNone) HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return status != cudaStreamCaptureStatusNone;
+}
+
+// The end of a stream-ordered call on the caller's stream: waits for its work, except while the
+// stream is being captured, where the captured work runs, and reports its faults, when the graph
+// is launched.
+inline void synchronize_unless_capturing(cudaStream_t stream) {
+    if (!capturing(stream)) HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 }  // namespace hpcml::detail

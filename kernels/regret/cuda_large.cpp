@@ -185,10 +185,8 @@ void run_large(const Schedule& sc, std::uint64_t first_game, int games, LargeSta
 
     // Graphs of 8 iterations and of 1; replays run back to back on the stream.
     constexpr int kChunk = 8;
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    HPCML_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-    const bool direct = capture != cudaStreamCaptureStatusNone || stream == nullptr || stream == cudaStreamLegacy ||
-                        stream == cudaStreamPerThread;
+    const bool direct =
+        capturing(stream) || stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
     std::optional<Graph> one_iteration, eight_iterations;
     if (!direct) {
         one_iteration.emplace(sc, first_game, st, stream, 1);

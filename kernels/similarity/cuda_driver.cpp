@@ -285,9 +285,7 @@ void cuda_run_device(const Problem& p, const TilePlan& plan, Method method, void
         // copied into `out` (straight where it is page-locked), never written or read over the
         // link by a kernel. The call returns with `out` filled, so a stream being captured into
         // a graph cannot take it.
-        cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-        HPCML_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-        if (capture != cudaStreamCaptureStatusNone)
+        if (detail::capturing(stream))
             raise(ErrorKind::InvalidArgument,
                   "out: host memory cannot take a result while the stream is being captured into a CUDA graph "
                   "(the call would return before the graph runs); pass device memory");
@@ -473,9 +471,7 @@ void cuda_run_pairs_on_device(const Problem& dev, const TilePlan& plan, Method m
                               detail::MemoryTracker& tracker) {
     const detail::DeviceGuard guard(context.device);
     const cudaStream_t stream = static_cast<cudaStream_t>(context.stream);
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    HPCML_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-    if (capture != cudaStreamCaptureStatusNone)
+    if (detail::capturing(stream))
         raise(ErrorKind::InvalidArgument,
               "stream: a pair list cannot be captured into a CUDA graph (its length, known only once the "
               "launches have run, sizes its memory)");
