@@ -104,11 +104,11 @@ def _similarity_tile(x: Any, y: Any = None, *, tile: _Tile, options: Dict[str, A
     return _similarity(x, y, **options)
 
 
-def _transpose(upper: Any, *, tile: _Tile, output: str) -> Any:
+def _transpose(upper: Any, *, tile: _Tile, mode: str, output: str) -> Any:
     # The upper tile is tile.cols x tile.rows; hpcml's transpose (the command line's mirrors:
-    # threaded, bitmask by bit blocks) writes this tile's tile.rows x tile.cols.
-    width = (tile.cols + 7) // 8 if output == "bitmask" else tile.cols
-    mirror = np.empty((tile.rows, width), upper.dtype)
+    # threaded, bitmask by bit blocks) writes this tile's tile.rows x tile.cols, shaped as the
+    # C++ output table says.
+    mirror = np.empty(_hpcml._similarity_layout(mode, output, tile.rows, tile.cols)[1], upper.dtype)
     _hpcml._similarity_transpose(upper.view(np.uint8), output, tile.cols, tile.rows, mirror.view(np.uint8))
     return mirror
 
@@ -173,15 +173,15 @@ def similarity(x: DaskArrayIn, y: Optional[DaskArrayIn] = None, *, threshold: fl
             come back when the result is computed.
     """
     dtype_name = "default" if dtype is None else _arrays.dtype_name(dtype)
-    output, _, element, _ = _hpcml._similarity_layout(mode, dtype_name, 1, 1)
-    xd, yd = _operands(x, y, chunks, 8 if output == "bitmask" else 1)
+    output, _, element, per_element = _hpcml._similarity_layout(mode, dtype_name, 1, 1)
+    xd, yd = _operands(x, y, chunks, per_element)  # bitmask: column blocks of whole bytes
     options: Dict[str, Any] = dict(threshold=_arrays.real(threshold, "threshold"), mode=mode, method=method,
                                    backend=backend, dtype=None if dtype is None else dtype_name)
     check_backend(backend)
     _similarity(np.zeros((xd.shape[0], 1), np.float32), **{**options, "backend": "cpu"})  # hpcml checks the options
     name = f"hpcml-similarity-{tokenize(xd.name, None if yd is None else yd.name, options)}"
     graph = _tile_graph(name, xd, yd, functools.partial(_similarity_tile, options=options),
-                        functools.partial(_transpose, output=output))
+                        functools.partial(_transpose, mode=mode, output=output))
     cols = (xd if yd is None else yd).chunks[1]
     widths = tuple(int(_hpcml._similarity_layout(mode, dtype_name, 1, c)[1][1]) for c in cols)
     return da.Array(graph, name, chunks=(xd.chunks[1], widths), dtype=element, meta=np.empty((0, 0), element))
