@@ -205,27 +205,30 @@ TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
         }
 }
 
-// Pairs left on the device, small enough for every sanitizer: equal to the host list (y = x, mode
-// Count); a null or host allocation refused naming allocate, a call under CUDA graph capture
-// naming the stream, and the device usable after.
+// Pairs left on the device, small enough for every sanitizer: equal to the host list (y = x in
+// mode Count, a separate y in mode All); a null or host allocation refused naming allocate, a
+// call under CUDA graph capture naming the stream, and the device usable after.
 TEST(SimilarityCuda, PairsLeftOnTheDeviceAndTheirRefusals) {
     HPCML_SKIP_WITHOUT_GPU();
-    const std::size_t samples = 16, n = 300;
+    const std::size_t samples = 16, n = 300, m = 200;
     const auto x = clustered_data(samples, n);
-    DeviceArray<float> dx(x.data(), x.size(), "x");
+    const auto y = clustered_data(samples, m);
+    DeviceArray<float> dx(x.data(), x.size(), "x"), dy(y.data(), y.size(), "y");
     const MatrixView xv{dx.data(), samples, n};
-    {
+    for (const bool self : {true, false}) {
         SimilarityOptions o;
-        o.mode = SimilarityMode::Count;
+        o.mode = self ? SimilarityMode::Count : SimilarityMode::All;
         o.threshold = 2.0f;
         o.tile = 128;
         o.backend = Backend::Cuda;
-        const hpcml::SimilarityPairs host = hpcml::similarity_pairs_device(xv, {}, o, 4);
-        const hpcml::SimilarityPairs left = pairs_left_on_device(xv, {}, o, 4);
-        EXPECT_GT(host.i.size(), n);
-        EXPECT_EQ(left.i, host.i);
-        EXPECT_EQ(left.j, host.j);
-        EXPECT_EQ(left.count, host.count);
+        const MatrixView yv = self ? MatrixView{} : MatrixView{dy.data(), samples, m};
+        const std::size_t min_count = self ? 4 : 1;
+        const hpcml::SimilarityPairs host = hpcml::similarity_pairs_device(xv, yv, o, min_count);
+        const hpcml::SimilarityPairs left = pairs_left_on_device(xv, yv, o, min_count);
+        EXPECT_GT(host.i.size(), self ? n : std::size_t{0}) << (self ? "y = x" : "y");
+        EXPECT_EQ(left.i, host.i) << (self ? "y = x" : "y");
+        EXPECT_EQ(left.j, host.j) << (self ? "y = x" : "y");
+        EXPECT_EQ(left.count, host.count) << (self ? "y = x" : "y");
     }
     SimilarityOptions o;
     o.threshold = 2.0f;
