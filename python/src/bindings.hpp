@@ -24,9 +24,10 @@ nb::dict stats_dict(const hpcml::RunStats& stats);
 
 // A call's options as they cross the binding: by name (keyword arguments built once in Python),
 // so that no two can trade places. Each binding takes the names it knows (take, take_or,
-// take_optional, execution) and ends with done(), which refuses any other name: a misspelt or
-// misplaced option is an error naming it, never a value in the wrong field. Values are
-// converted as positional arguments were (a wrong type is a TypeError naming the option).
+// take_optional, and execution(), which takes the ExecutionOptions every call has) and ends with
+// done(), which refuses any name not taken: a misspelt option is an error naming it, never a
+// value in the wrong field. Values are converted as positional arguments were (a wrong type is a
+// TypeError naming the option); a required option missing is the binding's caller's bug (Internal).
 class Options {
 public:
     explicit Options(nb::kwargs kwargs) : kwargs_(std::move(kwargs)) {}
