@@ -70,14 +70,16 @@ TEST(Core, ExecutionOptionsAnEntryPointCannotHonourAreRefused) {
                 hpcml::invgauss::evaluate(hpcml::invgauss::Function::Pdf, values.data(), 1, one.data(), 1, one.data(),
                                           1, result.data(), elementwise);
             },
-            "method");
+            "method: evaluate has no naive method (its methods: auto, fused)");
         expect_invalid([&] { hpcml::invgauss::sample(1, one.data(), 1, one.data(), 1, 7, result.data(), elementwise); },
                        "method");
         // The sorted method is the similarity functions' alone: the others refuse it by name.
         hpcml::RegretOptions sorted_regret;
         sorted_regret.backend = backend;
         sorted_regret.method = hpcml::Method::Sorted;
-        expect_invalid([&] { hpcml::solve_matrix_game(A.data(), 2, 2, sorted_regret); }, "method");
+        // Each family's list of methods, named in the refusal.
+        expect_invalid([&] { hpcml::solve_matrix_game(A.data(), 2, 2, sorted_regret); },
+                       "method: solve_matrix_games has no sorted method (its methods: auto, fused, naive)");
         hpcml::invgauss::DistanceOptions sorted_distances;
         sorted_distances.backend = backend;
         sorted_distances.method = hpcml::Method::Sorted;

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "common/architectures.hpp"
-#include "similarity/cuda_methods.hpp"
+#include "similarity/methods.hpp"
 #include "similarity/sorted_block.hpp"
 #include "similarity/sorted_math.hpp"
 #include "support/similarity.hpp"
@@ -424,14 +424,16 @@ TEST(SharedMemory, EveryKernelFitsEveryArchitectureTheBuildsEmit) {
         ASSERT_GT(limit, 0u) << "sm_" << sm << ": add its shared memory per block to architectures.hpp";
         for (const hpcml::Method asked :
              {hpcml::Method::Auto, hpcml::Method::Fused, hpcml::Method::Sorted, hpcml::Method::Naive}) {
-            const hpcml::Method runs = cuda_method(asked, limit);
-            EXPECT_LE(cuda_dynamic_shared_bytes(runs), limit)
-                << "sm_" << sm << ": the " << hpcml::to_string(runs) << " kernel asks for "
-                << cuda_dynamic_shared_bytes(runs) << " bytes of shared memory per block";
-            if (asked != hpcml::Method::Auto && cuda_dynamic_shared_bytes(asked) <= limit) EXPECT_EQ(runs, asked);
+            const hpcml::Method runs = cuda_method(Problem{}, asked, limit);
+            const std::size_t shared = method_entry(runs).cuda_shared_bytes;
+            EXPECT_LE(shared, limit) << "sm_" << sm << ": the " << hpcml::to_string(runs) << " kernel asks for "
+                                     << shared << " bytes of shared memory per block";
+            if (asked != hpcml::Method::Auto && method_entry(asked).cuda_shared_bytes <= limit) EXPECT_EQ(runs, asked);
         }
     }
-    EXPECT_EQ(cuda_method(hpcml::Method::Sorted, hpcml::detail::max_shared_memory_per_block(75)), hpcml::Method::Fused);
-    EXPECT_EQ(cuda_method(hpcml::Method::Sorted, hpcml::detail::max_shared_memory_per_block(90)),
+    EXPECT_EQ(method_entry(hpcml::Method::Sorted).cuda_shared_bytes, sizeof(sorted_gpu::Shared));
+    EXPECT_EQ(cuda_method(Problem{}, hpcml::Method::Sorted, hpcml::detail::max_shared_memory_per_block(75)),
+              hpcml::Method::Fused);
+    EXPECT_EQ(cuda_method(Problem{}, hpcml::Method::Sorted, hpcml::detail::max_shared_memory_per_block(90)),
               hpcml::Method::Sorted);
 }

@@ -15,10 +15,13 @@
 
 #include <hpcml/core.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -33,15 +36,15 @@ namespace hpcml::detail {
 struct EntryPoint {
     std::string_view name;
     bool takes_stream = false;           // queues its work on options.stream (else it must be null)
-    bool has_naive = true;               // has a naive method (else options.method must not be Naive)
-    bool has_sorted = false;             // has the sorted method (similarity's; else it must not be Sorted)
+    std::span<const Method> methods;     // its methods beside Auto: its family's list (any other is refused)
     bool device_memory = false;          // takes device pointers: runs on CUDA (backend Auto or Cuda)
     bool reports_progress = false;       // calls options.progress (progress.hpp; else it must be empty)
     std::array<std::size_t, 3> shape{};  // the call's sizes, for its profiler range (trailing zeros: fewer)
     Method auto_on_cpu = Method::Fused;  // what Auto runs on the CPU (the family's cost model)
-    // What a CUDA device runs for the asked method (similarity's sorted block does not fit every
-    // GPU); null: the asked method, Auto being the fused one.
-    Method (*on_cuda_method)(Method requested, int device) = nullptr;
+    // What a CUDA device runs for the asked method, having checked that it can (similarity's
+    // sorted block does not fit every GPU, nor count every sample); empty: the asked method, Auto
+    // being the fused one.
+    std::function<Method(Method requested, int device)> on_cuda_method = nullptr;
 };
 
 // "hpcml::similarity cuda 256x2000x2000": the name of a call's NVTX range.
@@ -56,15 +59,18 @@ inline std::string range_name(const EntryPoint& entry, Backend backend) {
 template <class OnCpu, class OnCuda>
 RunStats dispatch(const ExecutionOptions& options, const EntryPoint& entry, OnCpu&& on_cpu, OnCuda&& on_cuda) {
     // Messages are built only on failure: small calls are measured by their overhead.
-    const auto refuse = [&](const char* field, const char* why) {
-        raise(ErrorKind::InvalidArgument, std::string(field) + ": " + std::string(entry.name) + why);
+    const auto refuse = [&](const char* field, std::string_view why) {
+        raise(ErrorKind::InvalidArgument, std::string(field) + ": " + std::string(entry.name) + std::string(why));
     };
     if (!entry.takes_stream && options.stream)
         refuse("stream", " does not queue its work on a caller's stream (it returns when done); leave it null");
-    if (!entry.has_naive && options.method == Method::Naive)
-        refuse("method", " has no naive method (naive is for the functions with a broadcast baseline)");
-    if (!entry.has_sorted && options.method == Method::Sorted)
-        refuse("method", " has no sorted method (sorted is the similarity functions')");
+    if (options.method != Method::Auto &&
+        std::find(entry.methods.begin(), entry.methods.end(), options.method) == entry.methods.end()) {
+        std::string methods = "auto";
+        for (const Method m : entry.methods) methods.append(", ").append(to_string(m));
+        refuse("method",
+               " has no " + std::string(to_string(options.method)) + " method (its methods: " + methods + ")");
+    }
     if (entry.device_memory && options.backend == Backend::Cpu)
         refuse("backend", " takes device pointers; use backend cuda or auto");
     if (!entry.reports_progress && options.progress) refuse("progress", " does not report progress; leave it empty");

@@ -80,7 +80,8 @@ RunStats evaluate(Function f, const T* x, std::size_t n, const T* mu, std::size_
     check_function(f);
     const Elementwise<T> e = make_elementwise(x, n, mu, mu_count, lam, lam_count, out, true);
     return detail::dispatch(
-        options, {.name = "evaluate", .takes_stream = true, .has_naive = false, .shape = {n}},
+        options,
+        {.name = "evaluate", .takes_stream = true, .methods = detail::invgauss::kFunctionMethods, .shape = {n}},
         [&](detail::MemoryTracker&) { detail::invgauss::cpu_evaluate(f, e); },
         [&](const Context& context, detail::MemoryTracker& tracker) {
             detail::invgauss::cuda_evaluate_host(f, e, context, tracker);
@@ -95,7 +96,11 @@ RunStats evaluate_device(Function f, const T* x, std::size_t n, const T* mu, std
     require_aligned_operands(e);
     return detail::dispatch(
         options,
-        {.name = "evaluate_device", .takes_stream = true, .has_naive = false, .device_memory = true, .shape = {n}},
+        {.name = "evaluate_device",
+         .takes_stream = true,
+         .methods = detail::invgauss::kFunctionMethods,
+         .device_memory = true,
+         .shape = {n}},
         [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker&) {
             detail::require_device_pointer(x, context.device, "x");
@@ -113,7 +118,7 @@ RunStats sample(std::size_t n, const T* mu, std::size_t mu_count, const T* lam, 
     require_parameters(mu, mu_count, "mu");
     require_parameters(lam, lam_count, "lambda");
     return detail::dispatch(
-        options, {.name = "sample", .takes_stream = true, .has_naive = false, .shape = {n}},
+        options, {.name = "sample", .takes_stream = true, .methods = detail::invgauss::kFunctionMethods, .shape = {n}},
         [&](detail::MemoryTracker&) { detail::invgauss::cpu_sample(e, seed); },
         [&](const Context& context, detail::MemoryTracker& tracker) {
             detail::invgauss::cuda_sample_host(e, seed, context, tracker);
@@ -127,7 +132,11 @@ RunStats sample_device(std::size_t n, const T* mu, std::size_t mu_count, const T
     require_aligned_operands(e);
     return detail::dispatch(
         options,
-        {.name = "sample_device", .takes_stream = true, .has_naive = false, .device_memory = true, .shape = {n}},
+        {.name = "sample_device",
+         .takes_stream = true,
+         .methods = detail::invgauss::kFunctionMethods,
+         .device_memory = true,
+         .shape = {n}},
         [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker&) {
             detail::require_device_pointer(mu, context.device, "mu");
@@ -161,7 +170,7 @@ Distances distance_to_normal(const double* mu, const double* lam, std::size_t pa
         d.total_variation.data(),
         d.kolmogorov.data()};
     d.stats = detail::dispatch(
-        o, {.name = "distance_to_normal", .shape = {pairs, o.grid_points}},
+        o, {.name = "distance_to_normal", .methods = detail::invgauss::kMethods, .shape = {pairs, o.grid_points}},
         [&](detail::MemoryTracker& tracker) {
             if (o.method != Method::Naive) {
                 detail::invgauss::cpu_distances_fused(p, tracker);

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "common/memory.hpp"
@@ -20,6 +21,11 @@ namespace hpcml::detail::invgauss {
 using hpcml::invgauss::DistanceOptions;
 using hpcml::invgauss::Function;
 using hpcml::invgauss::Metric;
+
+// The family's methods, for the common dispatch: the fused kernels, and for the distance to the
+// normal the naive baseline (the seed's grid, materialised); the functions have no baseline.
+inline constexpr std::array<Method, 2> kMethods{Method::Fused, Method::Naive};
+inline constexpr std::span<const Method> kFunctionMethods{kMethods.data(), 1};
 
 // The functions, one entry each: the public value, its name, whether it iterates (the quantile's
 // solve: hundreds of ns per element on the CPU, where the others take a few), and its formula

@@ -102,7 +102,11 @@ std::vector<GameSolution> solve_matrix_games(const float* A, std::size_t batch, 
     std::vector<GameSolution> solutions(batch);
     detail::Progress progress(options, std::uint64_t{batch} * static_cast<std::uint64_t>(options.iterations));
     const RunStats stats = detail::dispatch(
-        options, {.name = "solve_matrix_games", .reports_progress = true, .shape = {batch, n1, n2}},
+        options,
+        {.name = "solve_matrix_games",
+         .methods = detail::regret::kMethods,
+         .reports_progress = true,
+         .shape = {batch, n1, n2}},
         [&](detail::MemoryTracker& tracker) {
             // A batch: games are split across threads. One game: its pass over A is, when large,
             // outside any OpenMP region (nested in the batch loop's inactive one, each of its
@@ -156,7 +160,7 @@ RunStats solve_matrix_games_device(const float* A, std::size_t batch, std::size_
         options,
         {.name = "solve_matrix_games_device",
          .takes_stream = true,
-         .has_naive = false,
+         .methods = detail::regret::kDeviceMethods,
          .device_memory = true,
          .shape = {batch, n1, n2}},
         [](detail::MemoryTracker&) {},
@@ -189,7 +193,7 @@ std::size_t solve_matrix_games_device_workspace(std::size_t batch, std::size_t n
         options,
         {.name = "solve_matrix_games_device_workspace",
          .takes_stream = true,
-         .has_naive = false,
+         .methods = detail::regret::kDeviceMethods,
          .device_memory = true},
         [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker&) {

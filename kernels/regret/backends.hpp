@@ -4,14 +4,21 @@
 
 #include <hpcml/regret.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "common/memory.hpp"
 #include "common/progress.hpp"
 
 namespace hpcml::detail::regret {
+
+// The family's methods, for the common dispatch: the fused solvers and the naive baseline (the
+// seed's loop of tensor operations); the device entry points have no baseline.
+inline constexpr std::array<Method, 2> kMethods{Method::Fused, Method::Naive};
+inline constexpr std::span<const Method> kDeviceMethods{kMethods.data(), 1};
 
 // The CPU's pass over A goes by tiles of kTileRows x kTileColumns (cpu.cpp); a game within one
 // tile is summed in the order the GPU's batched kernel reproduces (cuda_launchers.hpp checks it).

@@ -9,7 +9,7 @@
 #include "common/dispatch.hpp"
 #include "common/error.hpp"
 #include "common/names.hpp"
-#include "cuda_methods.hpp"
+#include "methods.hpp"
 #include "pairs.hpp"
 
 namespace hpcml {
@@ -152,25 +152,29 @@ TilePlan make_plan(const Problem& p, const SimilarityOptions& options, Backend b
     return plan;
 }
 
-// The method a call runs where it asked for `requested`: on the CPU Auto is the cost model's
-// choice (docs/similarity.md); on a CUDA device, cuda_method's (Auto the fused kernel, and the
-// fused kernel where the sorted block does not fit the device).
+// The method a call runs where it asked for `requested` (methods.hpp): on the CPU Auto is the
+// cost model's choice (docs/similarity.md); on a CUDA device, cuda_method's.
 Method method_for(const Problem& p, Method requested, Backend backend, int device = 0) {
-    if (backend == Backend::Cuda) return detail::similarity::cuda_method_on(requested, device);
-    if (requested != Method::Auto) return requested;
-    return detail::similarity::cpu_auto_method(p);
+    using namespace detail::similarity;
+    if (backend == Backend::Cuda) return cuda_method(p, requested, cuda_max_shared_per_block(device));
+    return method_on_cpu(p, requested);
 }
 
-// What the similarity entry points accept of ExecutionOptions.
-detail::EntryPoint entry_point(std::string_view name, const Problem& p, bool device_memory = false) {
+// What the similarity entry points accept of ExecutionOptions; on a CUDA device, the method's
+// refusals are checked with the plan its calls run (make_plan), before any launch.
+detail::EntryPoint entry_point(std::string_view name, const Problem& p, const SimilarityOptions& options,
+                               bool device_memory = false) {
     return {.name = name,
             .takes_stream = device_memory,
-            .has_sorted = true,
+            .methods = detail::similarity::kMethodList,
             .device_memory = device_memory,
             .reports_progress = !device_memory,
             .shape = {p.samples, p.n, p.m},
             .auto_on_cpu = method_for(p, Method::Auto, Backend::Cpu),
-            .on_cuda_method = detail::similarity::cuda_method_on};
+            .on_cuda_method = [&p, &options](Method requested, int device) {
+                return detail::similarity::cuda_method_checked(p, make_plan(p, options, Backend::Cuda), requested,
+                                                               device);
+            }};
 }
 
 // Rows from row0 and columns from col0 of a packed n x m output `out`, as a region's output.
@@ -187,32 +191,20 @@ void for_each_tile(const Problem& p, const TilePlan& plan, Visit&& visit) {
             visit(Region{r, c, std::min(plan.tile_rows, p.n - r), std::min(plan.tile_cols, p.m - c)});
 }
 
-// The CPU's fused or sorted method on a region (mirror: cpu_fused's).
-void run_cpu_region(const Problem& p, Method method, const Region& region, const RegionOutput& out,
-                    detail::MemoryTracker& tracker, detail::Progress* progress, const RegionOutput* mirror = nullptr) {
-    if (method == Method::Sorted) {
-        detail::similarity::cpu_sorted(p, region, out, tracker, progress, mirror);
-    } else {
-        detail::similarity::cpu_fused(p, region, out, tracker, progress, mirror);
-    }
-}
-
-// The CPU backend into the caller's output: the fused and sorted methods in one region whatever
-// the tile (a tile is a unit of output, not of work; where y is x, they compute the diagonal
-// region's blocks on and above the diagonal and mirror them), the naive one tile by tile (its
-// intermediates are a tile's, as the seed's were).
+// The CPU backend into the caller's output: in one region whatever the tile where the method
+// allows (whole_output_on_cpu; where y is x, a method with symmetry computes the diagonal
+// region's blocks on and above the diagonal and mirrors them), else tile by tile.
 void run_cpu_into(const Problem& p, const TilePlan& plan, Method method, void* out, detail::MemoryTracker& tracker,
                   detail::Progress* progress) {
-    if (method != Method::Naive) {
-        run_cpu_region(p, method, {0, 0, p.n, p.m}, region_of(out, p, 0, 0), tracker, progress);
-        return;
-    }
+    const detail::similarity::MethodEntry& entry = detail::similarity::method_entry(method);
+    if (entry.whole_output_on_cpu)
+        return entry.cpu(p, {0, 0, p.n, p.m}, region_of(out, p, 0, 0), tracker, progress, nullptr);
     for_each_tile(p, plan, [&](const Region& region) {
-        detail::similarity::cpu_naive(p, region, region_of(out, p, region.row0, region.col0), tracker, progress);
+        entry.cpu(p, region, region_of(out, p, region.row0, region.col0), tracker, progress, nullptr);
     });
 }
 
-// The CPU backend to a sink, through a tile buffer. Where y is x (uses_symmetry) the fused method
+// The CPU backend to a sink, through a tile buffer. Where y is x (uses_symmetry) the method
 // computes the tiles on and above the diagonal only (square tiles; the diagonal ones half) and
 // hands each off-diagonal tile's mirror to the sink right after the tile itself (unless
 // !sink_mirrors: the sink then gets the tiles on and above the diagonal only).
@@ -231,11 +223,7 @@ void run_cpu_to_sink(const Problem& p, TilePlan plan, Method method, const Simil
         const Region mirrored{region.col0, region.row0, region.cols, region.rows};
         const RegionOutput tile{tile_buffer.data(), row_bytes(region.cols, p.output)};
         const RegionOutput back{mirror_buffer.data(), row_bytes(mirrored.cols, p.output)};
-        if (method != Method::Naive) {
-            run_cpu_region(p, method, region, tile, tracker, progress, mirror ? &back : nullptr);
-        } else {
-            detail::similarity::cpu_naive(p, region, tile, tracker, progress);
-        }
+        detail::similarity::method_entry(method).cpu(p, region, tile, tracker, progress, mirror ? &back : nullptr);
         sink(SimilarityTile{region.row0, region.col0, region.rows, region.cols, tile.data, tile.row_stride_bytes,
                             p.output});
         if (mirror)
@@ -253,7 +241,7 @@ RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* si
     detail::require(!sink || static_cast<bool>(*sink), "sink: empty callback");
     detail::Progress progress(options, std::uint64_t{p.n} * p.m);
     const RunStats stats = detail::dispatch(
-        options, entry_point("similarity", p),
+        options, entry_point("similarity", p, options),
         [&](detail::MemoryTracker& tracker) {
             const TilePlan plan = make_plan(p, options, Backend::Cpu);
             const Method method = method_for(p, options.method, Backend::Cpu);
@@ -342,7 +330,7 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
                       passing[k].count);
     };
     const detail::EntryPoint entry =
-        on_device ? entry_point("similarity_pairs_device", p, true) : entry_point("similarity_pairs", p);
+        on_device ? entry_point("similarity_pairs_device", p, o, true) : entry_point("similarity_pairs", p, o);
     const RunStats stats = detail::dispatch(
         o, entry,
         [&](detail::MemoryTracker& tracker) {
@@ -396,7 +384,7 @@ RunStats similarity_pairs_on_device(MatrixView x, MatrixView y, const Similarity
     const PairsCall call = pairs_call(x, y, options, min_count, true);
     const Problem& p = call.p;
     return detail::dispatch(
-        call.o, entry_point("similarity_pairs_on_device", p, true), [](detail::MemoryTracker&) {},
+        call.o, entry_point("similarity_pairs_on_device", p, call.o, true), [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker& tracker) {
             detail::require_device_pointer(x.data, context.device, "x");
             detail::require_device_pointer(y.data, context.device, "y");
@@ -442,8 +430,7 @@ RunStats similarity_device(MatrixView x, MatrixView y, void* out, const Similari
     detail::require_aligned(p.y, "y");
     detail::require_aligned(out, similarity_output_info(p.output).element_bytes, "out");
     return detail::dispatch(
-        options, entry_point("similarity_device", p, true),
-        [](detail::MemoryTracker&) {},
+        options, entry_point("similarity_device", p, options, true), [](detail::MemoryTracker&) {},
         [&](const Context& context, detail::MemoryTracker& tracker) {
             detail::require_device_pointer(x.data, context.device, "x");
             detail::require_device_pointer(y.data, context.device, "y");

@@ -25,7 +25,7 @@ struct Problem {
     SimilarityMode mode = SimilarityMode::Count;
     SimilarityOutput output = SimilarityOutput::Int32;  // resolved, never Default
     // y is x (the same memory and view): S is symmetric, exactly (|a - b| = |b - a| in floats).
-    // Whether a method uses it is uses_symmetry's question.
+    // Whether a method uses it is uses_symmetry's question (methods.hpp).
     bool symmetric = false;
 
     // The same problem over copies of its operands (the GPU's, packed: ld = columns).
@@ -68,23 +68,20 @@ void cpu_fused(const Problem& problem, const Region& region, const RegionOutput&
 // found by merging them, counted as bit masks; the same arguments and results as cpu_fused.
 void cpu_sorted(const Problem& problem, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
                 detail::Progress* progress, const RegionOutput* mirror = nullptr);
-// What Method::Auto runs on the CPU: the sorted method where its measured cost model says it
-// is faster than the fused one (docs/similarity.md), else the fused one.
-Method cpu_auto_method(const Problem& problem);
+// Naive (cpu_naive.cpp): the broadcast baseline, tile by tile; `mirror` must be null (it never
+// uses y = x).
 void cpu_naive(const Problem& problem, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
-               detail::Progress* progress);
+               detail::Progress* progress, const RegionOutput* mirror = nullptr);
 
 // A region's progress units: its output elements.
 inline std::uint64_t units(const Region& region) { return std::uint64_t{region.rows} * region.cols; }
 
-// Where y is x, the fused and sorted methods compute S on and above the diagonal only and mirror
-// the rest, where that pays: with few samples a pair costs less than its mirrored copy, and the
-// naive baseline stays naive.
-inline bool uses_symmetry(const Problem& problem, Method method) {
-    return problem.symmetric && method != Method::Naive && problem.samples >= 16;
-}
+// Where y is x, a method that can (methods.hpp: uses_symmetry) computes S on and above the
+// diagonal only and mirrors the rest, where that pays: with few samples a pair costs less than
+// its mirrored copy.
+inline bool symmetry_pays(const Problem& problem) { return problem.symmetric && problem.samples >= 16; }
 
-// Symmetry on the CPU (uses_symmetry): with problem.symmetric, cpu_fused computes a region
+// Symmetry on the CPU (symmetry_pays): with problem.symmetric, cpu_fused computes a region
 // on the diagonal (row0 == col0, rows == cols) from its items on and above the diagonal and
 // writes the rest as their mirror while it stores them; an off-diagonal region's mirror goes
 // to cpu_fused's `mirror`. cpu_transpose is the mirror of a finished tile (the public

@@ -74,7 +74,7 @@ struct FusedPlan {
         : panels(ceil_div(region.cols, kPanelCols)),
           groups(ceil_div(panels, kGroupPanels)),
           items(ceil_div(region.rows, kBandRows) * groups),
-          symmetric(uses_symmetry(p, Method::Fused)),
+          symmetric(symmetry_pays(p)),
           // y is x and this region straddles the diagonal: blocks on and above it only (~half the work).
           diagonal(symmetric && region.row0 == region.col0 && region.rows == region.cols),
           chunk(std::min(kSampleChunk, std::max<std::size_t>(p.samples, 1))),

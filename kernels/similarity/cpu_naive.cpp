@@ -7,7 +7,8 @@
 namespace hpcml::detail::similarity {
 
 void cpu_naive(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
-               detail::Progress* progress) {
+               detail::Progress* progress, const RegionOutput* mirror) {
+    if (mirror) detail::raise(ErrorKind::Internal, "similarity: the naive method writes no mirror");
     const std::size_t pairs = detail::checked_mul(region.rows, region.cols, "similarity naive");
     const std::size_t elements = detail::checked_mul(p.samples, pairs, "similarity naive");
     // x[:, :, None] - y[:, None, :] (float32), abs(.) < t (bool), .sum(0) or .all(0) (int64).

@@ -313,8 +313,7 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
                 detail::Progress* progress, const RegionOutput* mirror) {
     if (region.rows == 0 || region.cols == 0) return;
     if (p.samples == 0) return cpu_fused(p, region, out, tracker, progress, mirror);  // nothing to sort
-    const bool diagonal =
-        uses_symmetry(p, Method::Sorted) && region.row0 == region.col0 && region.rows == region.cols;
+    const bool diagonal = symmetry_pays(p) && region.row0 == region.col0 && region.rows == region.cols;
     if (region.rows > kStrip || region.cols > kStrip) {  // strips, so that the sorted copies stay small
         for (std::size_t r = 0; r < region.rows; r += kStrip)
             for (std::size_t c = diagonal ? r : 0; c < region.cols; c += kStrip) {
@@ -373,22 +372,6 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
             if (progress) progress->add(std::uint64_t{rows} * cols * (diagonal && mirrored ? 2 : 1));
         }
     }
-}
-
-}  // namespace hpcml::detail::similarity
-
-namespace hpcml::detail::similarity {
-
-// The measured crossover (docs/similarity.md, "Which method auto runs"; the grid in
-// bench/results/2026-11-27-cpu-sorted-method.md): the sorted method pays a tile's tables and a
-// band's merges per 512 columns and rows and a sort per sample, so it needs both sides wide and,
-// in count mode, a group's worth of samples; mode All's early exit favours it at any sample count.
-Method cpu_auto_method(const Problem& p) {
-    constexpr std::size_t kLeastSide = 512, kLeastSamples = 16;
-    constexpr std::uint64_t kLeastPairs = 2'500'000;
-    const bool enough_samples = p.mode == SimilarityMode::All || p.samples >= kLeastSamples;
-    const bool large = std::min(p.n, p.m) >= kLeastSide && std::uint64_t{p.n} * p.m >= kLeastPairs;
-    return enough_samples && large ? Method::Sorted : Method::Fused;
 }
 
 }  // namespace hpcml::detail::similarity

@@ -231,8 +231,10 @@ LaunchBlocks fused_blocks(const Problem& p) {
             detail::resident_blocks(reinterpret_cast<const void*>(kernel), kThreads, 0)};
 }
 
-void launch_fused(const Problem& p, const Region& region, const RegionOutput& out, cudaStream_t stream,
-                  bool upper_blocks_only) {
+namespace {
+
+void launch(const Problem& p, const Region& region, const RegionOutput& out, cudaStream_t stream,
+            bool upper_blocks_only) {
     if (region.rows == 0 || region.cols == 0) return;
     // gridDim.y is at most 65535; columns go on x, which reaches 2^31 - 1.
     detail::require(region.rows <= std::size_t{65535} * kBM && region.cols < (std::size_t{1} << 30),
@@ -253,6 +255,18 @@ void launch_fused(const Problem& p, const Region& region, const RegionOutput& ou
                     static_cast<unsigned>((args.rows + kBM - 1) / kBM));
     kernel<<<grid, kThreads, 0, stream>>>(args);
     HPCML_LAUNCH_CHECK("similarity_fused_kernel");
+}
+
+}  // namespace
+
+void launch_fused(const Problem& p, const Region& region, const RegionOutput& out, MemoryTracker&,
+                  StreamHandle stream) {
+    launch(p, region, out, static_cast<cudaStream_t>(stream), false);
+}
+
+void launch_fused_upper(const Problem& p, const Region& region, const RegionOutput& out, MemoryTracker&,
+                        StreamHandle stream) {
+    launch(p, region, out, static_cast<cudaStream_t>(stream), true);
 }
 
 }  // namespace hpcml::detail::similarity

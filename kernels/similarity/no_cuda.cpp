@@ -1,12 +1,28 @@
-// A build without CUDA: similarity's CUDA entry points (backends.hpp), raising NoDevice. The
-// public API never reaches them there (make_context refuses backend Cuda first).
+// A build without CUDA: similarity's CUDA entry points (backends.hpp) and the method table's
+// launches (methods.hpp), raising NoDevice. The public API never reaches them there
+// (make_context refuses backend Cuda first).
 #include "backends.hpp"
 #include "common/no_cuda.hpp"
-#include "cuda_methods.hpp"
+#include "methods.hpp"
 
 namespace hpcml::detail::similarity {
 
 std::size_t cuda_max_shared_per_block(int) { return 0; }
+
+void launch_fused(const Problem&, const Region&, const RegionOutput&, MemoryTracker&, StreamHandle) {
+    no_cuda("similarity");
+}
+void launch_fused_upper(const Problem&, const Region&, const RegionOutput&, MemoryTracker&, StreamHandle) {
+    no_cuda("similarity");
+}
+void launch_sorted(const Problem&, const Region&, const RegionOutput&, MemoryTracker&, StreamHandle) {
+    no_cuda("similarity");
+}
+void launch_naive(const Problem&, const Region&, const RegionOutput&, MemoryTracker&, StreamHandle) {
+    no_cuda("similarity");
+}
+LaunchBlocks fused_blocks(const Problem&) { no_cuda("similarity"); }
+LaunchBlocks sorted_blocks(const Problem&) { no_cuda("similarity"); }
 
 void cuda_run_host(const Problem&, const TilePlan&, Method, const SimilarityTileSink&, const Context&, MemoryTracker&) {
     no_cuda("similarity");

@@ -128,10 +128,10 @@ LaunchBlocks sorted_blocks(const Problem& p) {
 }
 
 void launch_sorted(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
-                   cudaStream_t stream) {
+                   StreamHandle stream_handle) {
     if (region.rows == 0 || region.cols == 0) return;
-    detail::require(p.mode == SimilarityMode::All || p.samples <= kMostCountSamples,
-                    "method: the sorted method on the GPU counts at most 1023 samples (mode count); use method fused");
+    const auto stream = static_cast<cudaStream_t>(stream_handle);
+    // check_sorted_on_cuda (methods.cpp) has refused more samples than the block counts.
     detail::require(region.rows <= std::size_t{65535} * kRows && region.cols < (std::size_t{1} << 30),
                     "tile: at most 16776960 rows and 2^30 columns per tile on the GPU");
     const SortedOperand x = sort_operand(p.x + region.row0, p.ldx, p.samples, region.rows, tracker, stream,

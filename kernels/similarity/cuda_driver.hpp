@@ -1,0 +1,40 @@
+// What the CUDA backend's two host-side files share (cuda_driver.cpp: results to the host or the
+// device; cuda_pairs.cpp: pair lists): the inputs' upload, a guard that drains streams, and how
+// many tiles go into one launch.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "common/cuda_memory.hpp"
+#include "cuda_launchers.hpp"
+
+namespace hpcml::detail::similarity {
+
+// How many tiles of one row band go into one launch: enough of the method's blocks for two full
+// waves of its kernel (what the device runs at once, twice), so that one wave's tail overlaps
+// the next. A method without a launch shape (the naive baseline) goes tile by tile, as the seed
+// did, or its intermediate would grow with the group. Results do not depend on the grouping.
+std::size_t tiles_per_launch(const Problem& p, const TilePlan& plan, Method method);
+
+// Waits for its streams when it goes out of scope (a throw included): declared after the
+// buffers they use, it runs before those are freed.
+struct Drain {
+    std::vector<cudaStream_t> streams;  // 0, the default stream, included
+    ~Drain() {
+        for (cudaStream_t s : streams) (void)cudaStreamSynchronize(s);
+    }
+};
+
+// x and y copied to the device once, packed: a view of a column block of a wider matrix copies
+// only its columns. y is not copied when it is x, or a prefix of x's columns. `problem` is the
+// host problem with its pointers on the device.
+struct DeviceInputs {
+    detail::DeviceBuffer<float> x, y;
+    Problem problem;
+};
+DeviceInputs upload(const Problem& host, cudaStream_t stream, detail::MemoryTracker& tracker);
+
+}  // namespace hpcml::detail::similarity

@@ -1,0 +1,140 @@
+// The similarity methods as one table: what each runs on the CPU and on a CUDA device, what it
+// refuses before any launch, whether it uses y = x, and where `auto` picks it. api.cpp,
+// cuda_driver.cpp and cuda_pairs.cpp ask the table and name no method; a new method is one entry
+// here plus its own files, its name in the public enum (include/hpcml/core.hpp,
+// common/core.cpp), the Python Literal and the docs. No CUDA types: api.cpp includes it.
+#pragma once
+
+#include <hpcml/core.hpp>
+
+#include <array>
+#include <cstddef>
+
+#include "backends.hpp"
+#include "sorted_block.hpp"  // the sorted block's shared memory
+
+namespace hpcml::detail::similarity {
+
+// A method's output blocks on a CUDA device (rows x cols of the output each block computes) and
+// how many of them the current device runs at once, for sizing launches.
+struct LaunchBlocks {
+    std::size_t rows = 0, cols = 0, resident = 0;
+};
+
+// A cudaStream_t, opaque here so that the table needs no CUDA header.
+using StreamHandle = void*;
+
+// The methods' CUDA launches (fused.cu, sorted.cu, naive.cu; no_cuda.cpp raises NoDevice in a
+// build without CUDA): `region` of `problem` (device pointers) into `out` (device memory), on
+// `stream`; scratch from `tracker`, freed stream-ordered.
+void launch_fused(const Problem& problem, const Region& region, const RegionOutput& out, MemoryTracker& tracker,
+                  StreamHandle stream);
+// The fused kernel with the 128 x 128 blocks below a diagonal region's diagonal (row0 == col0)
+// left unwritten, for launch_mirror_lower (cuda_launchers.hpp).
+void launch_fused_upper(const Problem& problem, const Region& region, const RegionOutput& out, MemoryTracker& tracker,
+                        StreamHandle stream);
+void launch_sorted(const Problem& problem, const Region& region, const RegionOutput& out, MemoryTracker& tracker,
+                   StreamHandle stream);
+void launch_naive(const Problem& problem, const Region& region, const RegionOutput& out, MemoryTracker& tracker,
+                  StreamHandle stream);
+LaunchBlocks fused_blocks(const Problem& problem);
+LaunchBlocks sorted_blocks(const Problem& problem);
+// The fused kernel's block, whose rows the mirrored paths' bands are whole multiples of.
+constexpr std::size_t kFusedBlockRows = 128, kFusedBlockCols = 128;
+
+// What the sorted method refuses on a CUDA device: count mode counts at most 1023 samples (7 bit
+// planes of eights, sorted_block.hpp), and a tile's rows fill at most 65535 rows of blocks.
+void check_sorted_on_cuda(const Problem& problem, const TilePlan& plan);
+// Where `auto` runs the sorted method on the CPU: its measured cost model (docs/similarity.md).
+bool sorted_pays_on_cpu(const Problem& problem);
+
+struct MethodEntry {
+    Method method;
+    // The CPU on a region; with `mirror` (only where `symmetry`) its transpose written there too.
+    void (*cpu)(const Problem&, const Region&, const RegionOutput&, MemoryTracker&, Progress*,
+                const RegionOutput* mirror);
+    // The CPU computes the caller's whole output as one region whatever the tile (a tile is a unit
+    // of output, not of work); else tile by tile, its intermediates a tile's (as the seed's were).
+    bool whole_output_on_cpu;
+    bool symmetry;  // computes only what is on and above the diagonal where y is x (uses_symmetry)
+    // CUDA: a region's launch; the same with only the blocks on and above a diagonal region's
+    // diagonal, for the mirrored paths (null: the method has none); the launch shape (null: one
+    // tile a launch, for an intermediate that grows with the launch); a block's dynamic shared
+    // memory; and the refusals checked when the backend is chosen (null: none).
+    void (*cuda_launch)(const Problem&, const Region&, const RegionOutput&, MemoryTracker&, StreamHandle);
+    void (*cuda_launch_upper)(const Problem&, const Region&, const RegionOutput&, MemoryTracker&, StreamHandle);
+    LaunchBlocks (*cuda_blocks)(const Problem&);
+    std::size_t cuda_shared_bytes;
+    void (*cuda_check)(const Problem&, const TilePlan&);
+    // `auto`: the first entry (in table order) whose rule holds on the backend (null: never).
+    bool (*auto_on_cpu)(const Problem&);
+    bool (*auto_on_cuda)(const Problem&);
+};
+
+constexpr bool always(const Problem&) { return true; }
+
+// On a CUDA device auto is the fused kernel: the sorted one has not been measured faster there.
+inline constexpr std::array<MethodEntry, 3> kMethods{{
+    {.method = Method::Sorted,
+     .cpu = cpu_sorted,
+     .whole_output_on_cpu = true,
+     .symmetry = true,
+     .cuda_launch = launch_sorted,
+     .cuda_launch_upper = nullptr,
+     .cuda_blocks = sorted_blocks,
+     .cuda_shared_bytes = sizeof(sorted_gpu::Shared),
+     .cuda_check = check_sorted_on_cuda,
+     .auto_on_cpu = sorted_pays_on_cpu,
+     .auto_on_cuda = nullptr},
+    {.method = Method::Fused,
+     .cpu = cpu_fused,
+     .whole_output_on_cpu = true,
+     .symmetry = true,
+     .cuda_launch = launch_fused,
+     .cuda_launch_upper = launch_fused_upper,
+     .cuda_blocks = fused_blocks,
+     .cuda_shared_bytes = 0,  // static shared memory only, under 48 KiB
+     .cuda_check = nullptr,
+     .auto_on_cpu = always,
+     .auto_on_cuda = always},
+    {.method = Method::Naive,
+     .cpu = cpu_naive,
+     .whole_output_on_cpu = false,
+     .symmetry = false,
+     .cuda_launch = launch_naive,
+     .cuda_launch_upper = nullptr,
+     .cuda_blocks = nullptr,
+     .cuda_shared_bytes = 0,
+     .cuda_check = nullptr,
+     .auto_on_cpu = nullptr,
+     .auto_on_cuda = nullptr},
+}};
+
+// The methods beside Auto, for the common dispatch.
+inline constexpr std::array<Method, kMethods.size()> kMethodList = [] {
+    std::array<Method, kMethods.size()> list{};
+    for (std::size_t k = 0; k < kMethods.size(); ++k) list[k] = kMethods[k].method;
+    return list;
+}();
+
+// A method's entry (Auto resolved first: method_on_cpu, cuda_method).
+const MethodEntry& method_entry(Method method);
+
+// Whether `method` computes only what is on and above the diagonal (symmetry_pays, backends.hpp).
+inline bool uses_symmetry(const Problem& problem, Method method) {
+    return method_entry(method).symmetry && symmetry_pays(problem);
+}
+
+// What the CPU runs for `requested`: Auto is the first entry whose auto_on_cpu holds.
+Method method_on_cpu(const Problem& problem, Method requested);
+// What a CUDA device whose blocks may have `max_shared_per_block` bytes runs for `requested`:
+// Auto is the first entry whose auto_on_cuda holds, and a method whose block does not fit (the
+// sorted one on Turing's 64 KiB) falls back to auto's choice, which RunStats::method reports.
+Method cuda_method(const Problem& problem, Method requested, std::size_t max_shared_per_block);
+// The device's opt-in shared memory per block (cuda_driver.cpp; the CUDA runtime's attribute).
+std::size_t cuda_max_shared_per_block(int device);
+// cuda_method on `device`, with the method's refusals for this problem and plan checked: what
+// similarity's CUDA calls run, and report.
+Method cuda_method_checked(const Problem& problem, const TilePlan& plan, Method requested, int device);
+
+}  // namespace hpcml::detail::similarity
