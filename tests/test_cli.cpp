@@ -1,12 +1,16 @@
-// The command-line parser every hpcml program shares (tools/cli/flags.hpp).
+// The command-line parser every hpcml program shares (tools/cli/flags.hpp), and hpcml-similarity's
+// blocks (tools/similarity/blocks.hpp), which its resume journal records.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/flags.hpp"
+#include "similarity/blocks.hpp"
 #include "support/errors.hpp"
 
 namespace {
@@ -142,6 +146,37 @@ TEST(Flags, HelpWrapsAtItsWidthUnderTheFirstWord) {
     EXPECT_NE(joined.find(words + " (default: 12345)"), std::string::npos) << joined;
     EXPECT_NE(help.find("  --a-very-long-flag-name-indeed VALUE short (default: 7)\n"), std::string::npos) << help;
     EXPECT_NE(help.find("  --q                  no progress\n"), std::string::npos) << help;
+}
+
+// hpcml-similarity's blocks over a grid of shapes, tiles, output types, symmetry and budgets,
+// hashed, equal those of the release before they came from the library's tile plan
+// (similarity_tile_plan, 3792365): a journal written then vouches for the same blocks now, so a
+// run interrupted before an upgrade resumes after it. A change of plan must change this number
+// on purpose, and say that journals of older runs start over.
+TEST(SimilarityBlocks, PlansAreThoseJournalsWrittenBeforeTheLibraryPlannedThemRecord) {
+    const std::size_t sizes[] = {0, 1, 7, 13, 100, 257, 1000};
+    const std::size_t tiles[] = {1, 8, 13, 100, 1000, 5000};
+    const std::size_t budgets[] = {1, 300, 2000, std::size_t{1} << 20, std::size_t{1} << 28};
+    std::uint64_t all = 14695981039346656037ull;  // FNV-1a over every case's hash
+    for (const std::size_t n : sizes)
+        for (const std::size_t m : sizes)
+            for (const std::size_t tile : tiles)
+                for (const std::string_view name : hpcml::similarity_output_names())
+                    for (const bool symmetric : {false, true})
+                        for (const std::size_t budget : budgets) {
+                            if (symmetric && n != m) continue;
+                            const auto output = hpcml::parse_similarity_output(name);
+                            std::uint64_t h = 14695981039346656037ull;
+                            auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+                            const auto blocks = hpcml::tools::plan_blocks(n, m, tile, output, symmetric, budget);
+                            for (const hpcml::tools::Block& b : blocks) {
+                                for (const std::size_t v : {b.r0, b.c0, b.rows, b.cols}) mix(v);
+                                mix(b.mirrored);
+                            }
+                            mix(blocks.size());
+                            all = (all ^ h) * 1099511628211ull;
+                        }
+    EXPECT_EQ(all, 13834728750361395282ull);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// Similarity by tiles: the mirror of a tile, tiles handed to a sink (each once; with y = x, a tile
-// above the diagonal then its mirror), a sink that throws, host threads calling at once, and the
-// CUDA host path's staging with the device faked.
+// Similarity by tiles: the one tile plan (similarity_tile_plan), the mirror of a tile, tiles handed to a sink (each
+// once; with y = x, a tile above the diagonal then its mirror), a sink that throws, host threads calling at once, and
+// the CUDA host path's staging with the device faked.
 #include <chrono>
 #include <functional>
 #include <future>
@@ -14,6 +14,93 @@
 #include "support/similarity.hpp"
 
 using namespace hpcml_test::similarity;
+
+// The tile plan against a brute-force cover of the output, on ragged shapes, every output type,
+// with and without y = x: its tiles cover every element once, row-major, with the role their
+// place gives them; its bands of k tiles cover the computed tiles' elements once, each within a
+// row block and at most k tiles wide, in order; with y = x the bands and their mirrors cover
+// every element once; Bitmask columns start on a byte; and a plan of given blocks that does
+// not fit the output is refused naming the argument.
+TEST(SimilarityTilePlan, TilesBandsAndMirrorsCoverTheOutputOnce) {
+    using hpcml::SimilarityPlannedTile;
+    using hpcml::SimilarityTileRole;
+    std::mt19937 rng(50);
+    for (int trial = 0; trial < 300; ++trial) {
+        const SimilarityOutput output = hpcml::parse_similarity_output(
+            hpcml::similarity_output_names()[rng() % hpcml::similarity_output_names().size()]);
+        const bool symmetric = rng() % 2;
+        const std::size_t n = rng() % 70, m = symmetric ? n : rng() % 70, tile = 1 + rng() % 40;
+        const hpcml::SimilarityTilePlan plan = hpcml::similarity_tile_plan(n, m, tile, output, symmetric);
+        const std::size_t per = hpcml::similarity_output_info(output).columns_per_element;
+        const std::size_t edge = std::min<std::size_t>(tile, std::max<std::size_t>({n, m, 1}));
+        const std::string what = "n " + std::to_string(n) + " m " + std::to_string(m) + " tile " +
+                                 std::to_string(tile) + " " + std::string(hpcml::to_string(output)) +
+                                 (symmetric ? " y = x" : "");
+        EXPECT_EQ(plan.tile_cols, (edge + per - 1) / per * per) << what;
+        EXPECT_EQ(plan.tile_rows, symmetric ? plan.tile_cols : edge) << what;
+        std::vector<int> covered(n * m, 0), computed(n * m, 0);
+        std::size_t last = 0;
+        for (const SimilarityPlannedTile& t : plan.tiles()) {
+            ASSERT_GE(t.row0 * std::max<std::size_t>(m, 1) + t.col0 + 1, last) << what << ": row-major";
+            last = t.row0 * std::max<std::size_t>(m, 1) + t.col0 + 1;
+            EXPECT_EQ(t.col0 % per, 0u) << what;
+            const SimilarityTileRole role = !symmetric                   ? SimilarityTileRole::Computed
+                                            : t.row_block == t.col_block ? SimilarityTileRole::Diagonal
+                                            : t.row_block > t.col_block  ? SimilarityTileRole::Mirror
+                                                                         : SimilarityTileRole::Computed;
+            EXPECT_EQ(t.role, role) << what;
+            for (std::size_t r = t.row0; r < t.row0 + t.rows; ++r)
+                for (std::size_t c = t.col0; c < t.col0 + t.cols; ++c) {
+                    ++covered[r * m + c];
+                    if (t.role != SimilarityTileRole::Mirror) ++computed[r * m + c];
+                }
+        }
+        EXPECT_EQ(std::count(covered.begin(), covered.end(), 1), static_cast<std::ptrdiff_t>(n * m)) << what;
+        const std::size_t k = 1 + rng() % 4;
+        std::vector<int> banded(n * m, 0), whole(n * m, 0);
+        last = 0;
+        for (const SimilarityPlannedTile& b : plan.bands(k)) {
+            ASSERT_GE(b.row0 * std::max<std::size_t>(m, 1) + b.col0 + 1, last) << what << ": bands in order";
+            last = b.row0 * std::max<std::size_t>(m, 1) + b.col0 + 1;
+            EXPECT_EQ(b.rows, plan.row_blocks[b.row_block]) << what;
+            EXPECT_LE(b.cols, k * plan.tile_cols) << what;
+            auto mark = [&](const SimilarityPlannedTile& t) {
+                for (std::size_t r = t.row0; r < t.row0 + t.rows; ++r)
+                    for (std::size_t c = t.col0; c < t.col0 + t.cols; ++c) ++whole[r * m + c];
+            };
+            mark(b);
+            for (std::size_t r = b.row0; r < b.row0 + b.rows; ++r)
+                for (std::size_t c = b.col0; c < b.col0 + b.cols; ++c) ++banded[r * m + c];
+            if (symmetric)
+                if (const std::optional<SimilarityPlannedTile> mirror = hpcml::similarity_mirror_of(b)) mark(*mirror);
+        }
+        EXPECT_EQ(banded, computed) << what;
+        if (symmetric) EXPECT_EQ(std::count(whole.begin(), whole.end(), 1), static_cast<std::ptrdiff_t>(n * m)) << what;
+    }
+    using V = std::vector<std::size_t>;
+    expect_invalid([] { hpcml::similarity_tile_plan(10, 10, 0, SimilarityOutput::Int32, false); }, "tile: ");
+    expect_invalid([] { hpcml::similarity_tile_plan(10, 12, 4, SimilarityOutput::Int32, true); }, "m: y is x");
+    expect_invalid(
+        [] {
+            hpcml::similarity_tile_plan(10, 12, V{5, 4}, V{12}, SimilarityOutput::Int32, false, "chunks");
+        },
+        "chunks: blocks (5, 4) cover 9 elements, but x has 10");
+    expect_invalid(
+        [] {
+            hpcml::similarity_tile_plan(10, 12, V{10}, V{6, 6}, SimilarityOutput::Bitmask, false, "chunks");
+        },
+        "chunks: blocks (6, 6) of y: each but the last must be a multiple of 8");
+    expect_invalid(
+        [] {
+            hpcml::similarity_tile_plan(16, 16, V{8, 8}, V{16}, SimilarityOutput::Int32, true, "chunks");
+        },
+        "chunks: with y = x the row and column blocks must be the same");
+    expect_invalid(
+        [] {
+            hpcml::similarity_tile_plan(4, 4, V{4, 0}, V{4}, SimilarityOutput::Int32, false);
+        },
+        "blocks: blocks (4, 0) include an empty one");
+}
 
 // similarity_transpose against element-by-element transposition, for every output type, on
 // sizes that are not multiples of 8 (the Bitmask padding bits of the mirror are 0), inside
@@ -238,13 +325,18 @@ TEST(HostStaging, FakedDeviceCopiesDeliverEveryRegionInOrder) {
             for (const bool bands : {false, true}) {
                 if (bands && destination == 0) continue;  // sinks get the groups (run_host)
                 const std::size_t n = 301, m = 263;
-                const sim::TilePlan plan{64, 48};
+                auto cut = [](std::size_t extent, std::size_t edge) {  // 64-row, 48-column tiles
+                    std::vector<std::size_t> blocks;
+                    for (std::size_t at = 0; at < extent; at += edge) blocks.push_back(std::min(edge, extent - at));
+                    return blocks;
+                };
+                const sim::TilePlan plan(hpcml::similarity_tile_plan(n, m, cut(n, 64), cut(m, 48), output, false));
                 sim::Problem p;
                 p.n = n;
                 p.m = m;
                 p.output = output;
                 const std::vector<sim::Region> steps =
-                    bands ? sim::mirrored_bands(n, m, 128) : sim::launch_regions(p, plan, 3);
+                    bands ? sim::mirrored_bands(n, m, output, 128) : sim::launch_regions(plan, 3);
                 const std::size_t out_row = sim::row_bytes(m, output);
                 std::vector<unsigned char> truth(n * out_row), out(n * out_row + 1, 0xA5);
                 for (unsigned char& b : truth) b = static_cast<unsigned char>(rng());

@@ -183,6 +183,65 @@ using SimilarityDevicePairsAllocator = std::function<SimilarityDevicePairs(std::
 RunStats similarity_pairs_on_device(MatrixView x, MatrixView y, const SimilarityDevicePairsAllocator& allocate,
                                     const SimilarityOptions& options = {}, std::size_t min_count = 1);
 
+/// How a planned tile's elements are obtained (SimilarityTilePlan).
+enum class SimilarityTileRole {
+    Computed,  ///< from its rows of x and its columns of y
+    Diagonal,  ///< y is x, and the tile starts on the diagonal: computed on and above it, mirrored below
+    Mirror     ///< y is x, and the tile is below the diagonal: the transpose of a computed one
+};
+
+/// A tile of a SimilarityTilePlan: rows [row0, row0 + rows) and columns [col0, col0 + cols) of
+/// S, its place in the plan's grid (row_block, col_block: those of its first tile for a band of
+/// SimilarityTilePlan::bands) and its role.
+struct SimilarityPlannedTile {
+    std::size_t row0 = 0, col0 = 0, rows = 0, cols = 0;
+    std::size_t row_block = 0, col_block = 0;
+    SimilarityTileRole role = SimilarityTileRole::Computed;
+};
+
+/// An n x m output cut into tiles: a grid of row blocks by column blocks. The one tile plan of
+/// every front end: the library's tiles (a tile sink's, the CUDA launches', the pair lists'),
+/// hpcml-similarity's blocks and its resume journal, and hpcml.dask's tiles and to_zarr.
+/// Bitmask column blocks start on a byte (whole multiples of 8 columns but the last); where y
+/// is x (`symmetric`), the row and column blocks are the same, and a tile below the diagonal is
+/// the mirror (similarity_transpose) of the one above it.
+struct SimilarityTilePlan {
+    std::size_t n = 0, m = 0;
+    SimilarityOutput output = SimilarityOutput::Int32;  ///< a concrete type (never Default)
+    bool symmetric = false;                             ///< y is x
+    /// The blocks' heights and widths, covering n and m; an empty side is one empty block.
+    std::vector<std::size_t> row_blocks, col_blocks;
+    /// The edge the blocks were cut with (similarity_tile_plan's `tile`, no larger than the
+    /// output's longer side, columns rounded up to whole elements), or the first blocks' lengths.
+    std::size_t tile_rows = 0, tile_cols = 0;
+
+    /// Every tile of the grid, row-major, with its role (an empty side gives empty tiles).
+    std::vector<SimilarityPlannedTile> tiles() const;
+    /// Each row block's computed tiles merged, in order, into bands of up to `tiles_per_band`
+    /// tiles (at least 1): from the diagonal tile on where symmetric (a band starting there has
+    /// role Diagonal), else from the first column; no empty ones. hpcml-similarity's units of
+    /// work, the CUDA backend's launches and, with 1, the tiles a sink is given.
+    std::vector<SimilarityPlannedTile> bands(std::size_t tiles_per_band) const;
+    /// Bytes of a row of `cols` columns of S (similarity_output_bytes(1, cols, output)).
+    std::size_t row_bytes(std::size_t cols) const;
+};
+
+/// Blocks of `tile` rows and columns from the first (the last shorter), the edge no larger than
+/// max(n, m) and rounded up to whole elements of `output` for the columns, and for the rows too
+/// where symmetric (y is x: n == m). Throws InvalidArgument naming "tile" for 0, "output" for
+/// Default, "m" for a symmetric plan with n != m.
+SimilarityTilePlan similarity_tile_plan(std::size_t n, std::size_t m, std::size_t tile, SimilarityOutput output,
+                                        bool symmetric);
+/// A plan of given blocks (hpcml.dask's chunks), checked: they cover n and m, none is empty
+/// (but an empty side's one), Bitmask column blocks are whole bytes but the last, and symmetric
+/// plans have the same row and column blocks, whole bytes too; InvalidArgument naming `argument`.
+SimilarityTilePlan similarity_tile_plan(std::size_t n, std::size_t m, std::vector<std::size_t> row_blocks,
+                                        std::vector<std::size_t> col_blocks, SimilarityOutput output, bool symmetric,
+                                        std::string_view argument = "blocks");
+/// Where a symmetric plan's tile or band writes besides its own elements: the transpose of its
+/// columns past its last row (role Mirror), or none (a diagonal tile mirrors within itself).
+std::optional<SimilarityPlannedTile> similarity_mirror_of(const SimilarityPlannedTile& tile);
+
 /// The mirror of a host tile, S(j, i) = S(i, j) where y is x: dst(a, b) = tile(b, a) for
 /// a < tile.cols, b < tile.rows, dst's rows dst_row_stride_bytes apart (tile.row0 and col0 are
 /// not used). Every dst row is written whole: for Bitmask from bit 0 of its first byte, with 0

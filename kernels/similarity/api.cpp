@@ -142,14 +142,15 @@ Problem make_problem(MatrixView x, MatrixView y, const SimilarityOptions& option
     return p;
 }
 
-TilePlan make_plan(const Problem& p, const SimilarityOptions& options, Backend backend) {
-    // Unset tile: the CPU writes the whole output in one region; the GPU streams 1024 x 1024
-    // tiles (a batch per launch), so its staging memory stays small for any output size.
+// The tiles a call's output goes in (the public plan, similarity_tile_plan; symmetric where the
+// method uses y = x). Unset tile: on the CPU the whole output in one region, a pair list's in
+// 2048 x 2048 tiles (a 512 KiB bitmask, in the L2 cache as it is scanned); on the GPU 1024 x 1024
+// tiles (a batch per launch), so that its staging memory stays small for any output size.
+TilePlan make_plan(const Problem& p, std::optional<std::size_t> tile, Backend backend, bool symmetric = false,
+                   bool pairs = false) {
     const std::size_t whole = std::max<std::size_t>({p.n, p.m, 1});
-    const std::size_t tile = options.tile.value_or(backend == Backend::Cuda ? 1024 : whole);
-    TilePlan plan{std::min(tile, std::max<std::size_t>(p.n, 1)), std::min(tile, std::max<std::size_t>(p.m, 1))};
-    plan.tile_cols = detail::round_up(plan.tile_cols, similarity_output_info(p.output).columns_per_element);
-    return plan;
+    const std::size_t unset = backend == Backend::Cuda ? 1024 : pairs ? 2048 : whole;
+    return TilePlan(similarity_tile_plan(p.n, p.m, tile.value_or(unset), p.output, symmetric));
 }
 
 // The method a call runs where it asked for `requested` (methods.hpp): on the CPU Auto is the
@@ -172,67 +173,64 @@ detail::EntryPoint entry_point(std::string_view name, const Problem& p, const Si
             .shape = {p.samples, p.n, p.m},
             .auto_on_cpu = method_for(p, Method::Auto, Backend::Cpu),
             .on_cuda_method = [&p, &options](Method requested, int device) {
-                return detail::similarity::cuda_method_checked(p, make_plan(p, options, Backend::Cuda), requested,
+                return detail::similarity::cuda_method_checked(p, make_plan(p, options.tile, Backend::Cuda), requested,
                                                                device);
             }};
 }
 
 // Rows from row0 and columns from col0 of a packed n x m output `out`, as a region's output.
-RegionOutput region_of(void* out, const Problem& p, std::size_t row0, std::size_t col0) {
+RegionOutput output_at(void* out, const Problem& p, std::size_t row0, std::size_t col0) {
     const std::size_t out_row_bytes = detail::similarity::row_bytes(p.m, p.output);
     return {static_cast<unsigned char*>(out) + row0 * out_row_bytes + detail::similarity::row_bytes(col0, p.output),
             out_row_bytes};
 }
 
-template <class Visit>
-void for_each_tile(const Problem& p, const TilePlan& plan, Visit&& visit) {
-    for (std::size_t r = 0; r < p.n; r += plan.tile_rows)
-        for (std::size_t c = 0; c < p.m; c += plan.tile_cols)
-            visit(Region{r, c, std::min(plan.tile_rows, p.n - r), std::min(plan.tile_cols, p.m - c)});
-}
-
 // The CPU backend into the caller's output: in one region whatever the tile where the method
 // allows (whole_output_on_cpu; where y is x, a method with symmetry computes the diagonal
 // region's blocks on and above the diagonal and mirrors them), else tile by tile.
-void run_cpu_into(const Problem& p, const TilePlan& plan, Method method, void* out, detail::MemoryTracker& tracker,
-                  detail::Progress* progress) {
+void run_cpu_into(const Problem& p, std::optional<std::size_t> tile_option, Method method, void* out,
+                  detail::MemoryTracker& tracker, detail::Progress* progress) {
     const detail::similarity::MethodEntry& entry = detail::similarity::method_entry(method);
     if (entry.whole_output_on_cpu)
-        return entry.cpu(p, {0, 0, p.n, p.m}, region_of(out, p, 0, 0), tracker, progress, nullptr);
-    for_each_tile(p, plan, [&](const Region& region) {
-        entry.cpu(p, region, region_of(out, p, region.row0, region.col0), tracker, progress, nullptr);
-    });
+        return entry.cpu(p, {0, 0, p.n, p.m}, output_at(out, p, 0, 0), tracker, progress, nullptr);
+    for (const SimilarityPlannedTile& tile : make_plan(p, tile_option, Backend::Cpu).tiles.bands(1))
+        entry.cpu(p, detail::similarity::region_of(tile), output_at(out, p, tile.row0, tile.col0), tracker, progress,
+                  nullptr);
 }
 
 // The CPU backend to a sink, through a tile buffer. Where y is x (uses_symmetry) the method
 // computes the tiles on and above the diagonal only (square tiles; the diagonal ones half) and
-// hands each off-diagonal tile's mirror to the sink right after the tile itself (unless
-// !sink_mirrors: the sink then gets the tiles on and above the diagonal only).
-void run_cpu_to_sink(const Problem& p, TilePlan plan, Method method, const SimilarityTileSink& sink,
-                     detail::MemoryTracker& tracker, detail::Progress* progress, bool sink_mirrors = true) {
+// hands each off-diagonal tile's mirror to the sink right after the tile itself (for a
+// `pair_list`, not: the sink gets the tiles on and above the diagonal only, and adds the mirrored
+// pairs itself).
+void run_cpu_to_sink(const Problem& p, std::optional<std::size_t> tile_option, Method method,
+                     const SimilarityTileSink& sink, detail::MemoryTracker& tracker, detail::Progress* progress,
+                     bool pair_list = false) {
     using detail::similarity::row_bytes;
     const bool symmetric = detail::similarity::uses_symmetry(p, method);
-    if (symmetric) plan.tile_rows = plan.tile_cols = std::max(plan.tile_rows, plan.tile_cols);
+    const bool sink_mirrors = !pair_list;
+    const TilePlan plan = make_plan(p, tile_option, Backend::Cpu, symmetric, pair_list);
     const std::size_t tile_bytes = detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols, p.output), "tile");
     detail::HostBuffer<unsigned char> tile_buffer(tracker, tile_bytes, "similarity tile buffer"), mirror_buffer;
-    if (sink_mirrors && symmetric && p.n > plan.tile_rows)
+    if (sink_mirrors && symmetric && plan.tiles.row_blocks.size() > 1)
         mirror_buffer = detail::HostBuffer<unsigned char>(tracker, tile_bytes, "similarity mirror tile buffer");
-    for_each_tile(p, plan, [&](const Region& region) {
-        if (symmetric && region.col0 < region.row0) return;  // written as the mirror of (col0, row0)
-        const bool mirror = symmetric && region.col0 > region.row0 && sink_mirrors;
-        const Region mirrored{region.col0, region.row0, region.cols, region.rows};
+    for (const SimilarityPlannedTile& planned : plan.tiles.bands(1)) {  // a symmetric plan's from the diagonal on
+        const Region region = detail::similarity::region_of(planned);
+        const std::optional<SimilarityPlannedTile> mirrored =
+            symmetric ? similarity_mirror_of(planned) : std::nullopt;  // none for a diagonal tile
+        const bool mirror = mirrored && sink_mirrors;
         const RegionOutput tile{tile_buffer.data(), row_bytes(region.cols, p.output)};
-        const RegionOutput back{mirror_buffer.data(), row_bytes(mirrored.cols, p.output)};
+        const RegionOutput back{mirror_buffer.data(), row_bytes(region.rows, p.output)};
         detail::similarity::method_entry(method).cpu(p, region, tile, tracker, progress, mirror ? &back : nullptr);
         sink(SimilarityTile{region.row0, region.col0, region.rows, region.cols, tile.data, tile.row_stride_bytes,
                             p.output});
         if (mirror)
-            sink(SimilarityTile{mirrored.row0, mirrored.col0, mirrored.rows, mirrored.cols, back.data,
+            sink(SimilarityTile{mirrored->row0, mirrored->col0, mirrored->rows, mirrored->cols, back.data,
                                 back.row_stride_bytes, p.output});
         // The mirror is planned here: its elements are done, sunk or (!sink_mirrors) covered by
         // the caller, who adds the mirrored pairs.
-        if (progress && symmetric && region.col0 > region.row0) progress->add(detail::similarity::units(mirrored));
-    });
+        if (progress && mirrored) progress->add(detail::similarity::units(detail::similarity::region_of(*mirrored)));
+    }
 }
 
 RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* sink, const SimilarityOptions& options) {
@@ -243,17 +241,16 @@ RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* si
     const RunStats stats = detail::dispatch(
         options, entry_point("similarity", p, options),
         [&](detail::MemoryTracker& tracker) {
-            const TilePlan plan = make_plan(p, options, Backend::Cpu);
             const Method method = method_for(p, options.method, Backend::Cpu);
             if (sink) {
-                run_cpu_to_sink(p, plan, method, *sink, tracker, &progress);
+                run_cpu_to_sink(p, options.tile, method, *sink, tracker, &progress);
             } else {
-                run_cpu_into(p, plan, method, out, tracker, &progress);
+                run_cpu_into(p, options.tile, method, out, tracker, &progress);
             }
         },
         [&](const Context& context, detail::MemoryTracker& tracker) {
             // Tiles count as done once delivered: to the sink, or into the caller's output.
-            const TilePlan plan = make_plan(p, options, Backend::Cuda);
+            const TilePlan plan = make_plan(p, options.tile, Backend::Cuda);
             const Method method = method_for(p, options.method, Backend::Cuda, context.device);
             if (sink) {
                 const SimilarityTileSink deliver = [&](const SimilarityTile& tile) {
@@ -339,16 +336,13 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
             // tiles above the diagonal only, each pair added with its mirror.
             SimilarityOptions cpu = o;
             if (!count) cpu.output = SimilarityOutput::Bitmask;
-            // Never the whole output at once: 2048 x 2048 tiles when unset (a 512 KiB bitmask, in
-            // the L2 cache as it is scanned; the GPU's default, 1024, is make_plan's).
-            if (!cpu.tile) cpu.tile = 2048;
             const Problem tiles = make_problem(x, y, cpu);
             const Method method = method_for(tiles, o.method, Backend::Cpu);
             const bool symmetric = detail::similarity::uses_symmetry(tiles, method);
             const SimilarityTileSink add_tile = [&](const SimilarityTile& tile) {
                 pairs.add_tile(tile, least, symmetric && tile.col0 > tile.row0);
             };
-            run_cpu_to_sink(tiles, make_plan(tiles, cpu, Backend::Cpu), method, add_tile, tracker, &progress, false);
+            run_cpu_to_sink(tiles, cpu.tile, method, add_tile, tracker, &progress, true);  // never the whole output
         },
         [&](const Context& context, detail::MemoryTracker& tracker) {
             if (on_device) {
@@ -356,7 +350,7 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
                 detail::require_device_pointer(y.data, context.device, "y");
             }
             if (!none_pass)
-                detail::similarity::cuda_run_pairs(p, on_device, make_plan(p, o, Backend::Cuda),
+                detail::similarity::cuda_run_pairs(p, on_device, make_plan(p, o.tile, Backend::Cuda),
                                                    method_for(p, o.method, Backend::Cuda, context.device), least,
                                                    add_passing, context, tracker);
             progress.add(std::uint64_t{p.n} * p.m);  // all at once
@@ -392,7 +386,7 @@ RunStats similarity_pairs_on_device(MatrixView x, MatrixView y, const Similarity
                 (void)allocate(0);
                 return;
             }
-            detail::similarity::cuda_run_pairs_on_device(p, make_plan(p, call.o, Backend::Cuda),
+            detail::similarity::cuda_run_pairs_on_device(p, make_plan(p, call.o.tile, Backend::Cuda),
                                                          method_for(p, call.o.method, Backend::Cuda, context.device),
                                                          call.least, allocate, context, tracker);
         });
@@ -435,7 +429,7 @@ RunStats similarity_device(MatrixView x, MatrixView y, void* out, const Similari
             detail::require_device_pointer(x.data, context.device, "x");
             detail::require_device_pointer(y.data, context.device, "y");
             detail::require_output_pointer(out, context.device, "out");
-            detail::similarity::cuda_run_device(p, make_plan(p, options, Backend::Cuda),
+            detail::similarity::cuda_run_device(p, make_plan(p, options.tile, Backend::Cuda),
                                                 method_for(p, options.method, Backend::Cuda, context.device), out,
                                                 context, tracker);
         });

@@ -5,10 +5,12 @@
 
 #include <hpcml/similarity.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string_view>
+#include <utility>
 
 #include "common/memory.hpp"
 #include "common/progress.hpp"
@@ -89,11 +91,20 @@ inline bool symmetry_pays(const Problem& problem) { return problem.symmetric && 
 void cpu_transpose(const Problem& problem, const RegionOutput& src, std::size_t rows, std::size_t cols,
                    const RegionOutput& dst);
 
-// The output is produced in tiles of tile_rows x tile_cols, row-major (square where the CPU
-// uses symmetry, so that tile (I, J) mirrors tile (J, I)).
+// A call's tiles: the public plan (similarity_tile_plan; symmetric where the CPU uses symmetry,
+// so that tile (I, J) mirrors tile (J, I)) and the edges launches and buffers are sized by, its
+// first tile's (at least 1).
 struct TilePlan {
-    std::size_t tile_rows = 0, tile_cols = 0;
+    explicit TilePlan(SimilarityTilePlan public_plan)
+        : tiles(std::move(public_plan)),
+          tile_rows(std::max<std::size_t>(tiles.row_blocks.front(), 1)),
+          tile_cols(std::max<std::size_t>(tiles.col_blocks.front(), 1)) {}
+    SimilarityTilePlan tiles;
+    std::size_t tile_rows, tile_cols;
 };
+
+// A planned tile or band as a backend's region.
+inline Region region_of(const SimilarityPlannedTile& t) { return {t.row0, t.col0, t.rows, t.cols}; }
 
 // A pair list's element of a region: its index in the region (row-major, row * cols + col)
 // and its count (mode All: 1).

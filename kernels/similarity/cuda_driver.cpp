@@ -28,8 +28,7 @@ std::size_t tiles_per_launch(const Problem& p, const TilePlan& plan, Method meth
     const std::size_t blocks_per_tile =
         detail::ceil_div(plan.tile_rows, blocks.rows) * detail::ceil_div(plan.tile_cols, blocks.cols);
     const std::size_t wanted = detail::ceil_div(kWaves * blocks.resident, blocks_per_tile);
-    const std::size_t tiles_in_row = (p.m + plan.tile_cols - 1) / plan.tile_cols;
-    return std::clamp<std::size_t>(wanted, 1, std::max<std::size_t>(tiles_in_row, 1));
+    return std::clamp<std::size_t>(wanted, 1, plan.tiles.col_blocks.size());
 }
 
 DeviceInputs upload(const Problem& host, cudaStream_t stream, detail::MemoryTracker& tracker) {
@@ -119,12 +118,12 @@ void download(const Region& region, const unsigned char* result, SimilarityOutpu
 // on; a staged band is at most kStagedBandBytes (pinned, twice) where rows allow (the plan's
 // tiles bound the groups' staging, whole rows do not).
 std::vector<Region> host_steps(const Problem& dev, const TilePlan& plan, Method method, bool mirrored, bool staged) {
-    if (!mirrored) return launch_regions(dev, plan, tiles_per_launch(dev, plan, method));
+    if (!mirrored) return launch_regions(plan, tiles_per_launch(dev, plan, method));
     constexpr std::size_t kStagedBandBytes = std::size_t{64} << 20;
     const std::size_t out_row_bytes = row_bytes(dev.m, dev.output);
     const std::size_t band_rows =
         staged ? std::min(plan.tile_rows, std::max<std::size_t>(1, kStagedBandBytes / out_row_bytes)) : plan.tile_rows;
-    return mirrored_bands(dev.n, dev.m, detail::round_up(band_rows, kFusedBlockRows));
+    return mirrored_bands(dev.n, dev.m, dev.output, detail::round_up(band_rows, kFusedBlockRows));
 }
 
 // The host path: x and y uploaded once, then steps on two streams in turn (two_slot_pipeline),
@@ -274,12 +273,12 @@ void cuda_run_device(const Problem& p, const TilePlan& plan, Method method, void
     // write per element instead of `samples` compare-counts.
     const MethodEntry& entry = method_entry(method);
     if (entry.cuda_launch_upper && uses_symmetry(p, method)) {
-        const std::size_t band = detail::round_up(plan.tile_rows, kFusedBlockRows);
-        for (std::size_t r = 0; r < p.n; r += band)
-            entry.cuda_launch_upper(p, Region{r, r, std::min(band, p.n - r), p.m - r}, at(r, r), tracker, stream);
+        for (const Region& band : mirrored_bands(p.n, p.m, p.output, detail::round_up(plan.tile_rows, kFusedBlockRows)))
+            entry.cuda_launch_upper(p, Region{band.row0, band.row0, band.rows, p.m - band.row0},
+                                    at(band.row0, band.row0), tracker, stream);
         launch_mirror_lower(p, out, out_row_bytes, 0, p.n, stream);
     } else {
-        for (const Region& region : launch_regions(p, plan, tiles_per_launch(p, plan, method)))
+        for (const Region& region : launch_regions(plan, tiles_per_launch(p, plan, method)))
             entry.cuda_launch(p, region, at(region.row0, region.col0), tracker, stream);
     }
     synchronize_unless_capturing(stream);

@@ -29,7 +29,7 @@ constexpr std::size_t kMostSelected = (std::size_t{1} << 31) - 1;
 struct Selection {
     Selection(const Problem& host, const TilePlan& plan, std::size_t group, std::int32_t min_count, cudaStream_t stream,
               detail::MemoryTracker& tracker)
-        : regions(launch_regions(host, plan, group)),
+        : regions(launch_regions(plan, group)),
           most(plan.tile_rows * std::min(plan.tile_cols * group, host.m)),
           out(tracker, detail::checked_mul(most, row_bytes(1, host.output), "tile group"), stream,
               "similarity output tiles"),
@@ -180,7 +180,7 @@ void cuda_run_pairs_on_device(const Problem& dev, const TilePlan& plan, Method m
     // need no sort; else (and a method of one tile a launch, whose intermediate grows with the
     // launch) as the host's list.
     constexpr std::size_t kWholeRowsElements = std::size_t{1} << 25;
-    const std::size_t tiles_in_row = detail::ceil_div(dev.m, plan.tile_cols);
+    const std::size_t tiles_in_row = plan.tiles.col_blocks.size();
     const std::size_t group =
         method_entry(method).cuda_blocks && plan.tile_rows * tiles_in_row * plan.tile_cols <= kWholeRowsElements
             ? tiles_in_row

@@ -4,19 +4,15 @@
 
 namespace hpcml::detail::similarity {
 
-std::vector<Region> launch_regions(const Problem& p, const TilePlan& plan, std::size_t group) {
+std::vector<Region> launch_regions(const TilePlan& plan, std::size_t group) {
     std::vector<Region> regions;
-    const std::size_t width = plan.tile_cols * group;
-    for (std::size_t r = 0; r < p.n; r += plan.tile_rows)
-        for (std::size_t c = 0; c < p.m; c += width)
-            regions.push_back({r, c, std::min(plan.tile_rows, p.n - r), std::min(width, p.m - c)});
+    for (const SimilarityPlannedTile& band : plan.tiles.bands(group)) regions.push_back(region_of(band));
     return regions;
 }
 
-std::vector<Region> mirrored_bands(std::size_t n, std::size_t m, std::size_t band) {
-    std::vector<Region> bands;
-    for (std::size_t r = 0; r < n; r += band) bands.push_back({r, 0, std::min(band, n - r), m});
-    return bands;
+std::vector<Region> mirrored_bands(std::size_t n, std::size_t m, SimilarityOutput output, std::size_t band) {
+    const SimilarityTilePlan rows = similarity_tile_plan(n, m, band, output, false);
+    return launch_regions(TilePlan(rows), rows.col_blocks.size());  // a band: every column
 }
 
 void hand_on(const Region& region, const unsigned char* staged, SimilarityOutput output, const TilePlan& plan,

@@ -25,12 +25,13 @@ struct HostDestination {
     bool staged() const { return !out || !out_page_locked; }
 };
 
-// The regions of one launch each: row bands of tile_rows, cut into groups of `group` tiles.
-std::vector<Region> launch_regions(const Problem& p, const TilePlan& plan, std::size_t group);
+// The regions of one launch each: the plan's row bands cut into groups of `group` tiles
+// (SimilarityTilePlan::bands).
+std::vector<Region> launch_regions(const TilePlan& plan, std::size_t group);
 
 // The mirrored path's steps (y is x, the output whole on the device): row bands of `band` rows
 // (a multiple of 128, the fused kernel's block), each over every column.
-std::vector<Region> mirrored_bands(std::size_t n, std::size_t m, std::size_t band);
+std::vector<Region> mirrored_bands(std::size_t n, std::size_t m, SimilarityOutput output, std::size_t band);
 
 // A finished region handed on, on the calling thread: `staged` holds its rows packed
 // (row_bytes(region.cols) each), given to the sink as tiles of the plan in row-major order or

@@ -15,30 +15,26 @@ MatrixView columns(const float* base, std::size_t samples, std::size_t col0, std
 
 }  // namespace
 
+namespace {
+Block block_of(const SimilarityPlannedTile& t, bool mirrored) { return {t.row0, t.col0, t.rows, t.cols, mirrored}; }
+}  // namespace
+
 std::optional<Block> mirror_of(const Block& b) {
-    const std::size_t first = std::max(b.c0, b.r0 + b.rows);
-    if (!b.mirrored || first >= b.c0 + b.cols) return std::nullopt;
-    return Block{first, b.r0, b.c0 + b.cols - first, b.rows};
+    if (!b.mirrored) return std::nullopt;
+    const std::optional<SimilarityPlannedTile> m = similarity_mirror_of({b.r0, b.c0, b.rows, b.cols});
+    return m ? std::optional<Block>(block_of(*m, false)) : std::nullopt;
 }
 
 std::vector<Block> plan_blocks(std::size_t n, std::size_t m, std::size_t tile, SimilarityOutput output, bool symmetric,
                                std::size_t budget) {
     // One block is one library call (which tiles it and, on the GPU, batches its tiles per
-    // launch), and its rows go to the file in long writes.
-    // A tile past the output is the whole output (and no product below can overflow).
-    tile = std::min(tile, std::max<std::size_t>({n, m, 1}));
-    // Bit outputs (the table's Bitmask): whole bytes per block column edge.
-    const std::size_t per_element = similarity_output_info(output).columns_per_element;
-    const std::size_t tile_cols = (tile + per_element - 1) / per_element * per_element;
-    if (symmetric) tile = tile_cols;  // a band's first row is a mirror's first column
-    const std::size_t tiles_in_budget =
-        budget / std::max<std::size_t>(similarity_output_bytes(tile, tile_cols, output), 1);
-    const std::size_t block_cols =
-        std::min(std::max<std::size_t>(m, 1), std::max<std::size_t>(tiles_in_budget, 1) * tile_cols);
+    // launch), and its rows go to the file in long writes: as many whole tiles of a band as fit
+    // in `budget` bytes.
+    const SimilarityTilePlan plan = similarity_tile_plan(n, m, tile, output, symmetric);
+    const std::size_t tile_bytes = std::max<std::size_t>(plan.tile_rows * plan.row_bytes(plan.tile_cols), 1);
     std::vector<Block> blocks;
-    for (std::size_t r = 0; r < n; r += tile)
-        for (std::size_t c = symmetric ? r : 0; c < m; c += block_cols)
-            blocks.push_back({r, c, std::min(tile, n - r), std::min(block_cols, m - c), symmetric});
+    for (const SimilarityPlannedTile& band : plan.bands(budget / tile_bytes))
+        blocks.push_back(block_of(band, symmetric));
     return blocks;
 }
 

@@ -19,8 +19,9 @@ struct Block {
     bool mirrored = false;  // y is x: the block also writes the mirror of its columns past its rows
 };
 
-// The region a mirrored block writes besides its own: the transpose of its columns from
-// max(c0, r0 + rows) on (those past its diagonal square), as rows of S; none when it has none.
+// The region a mirrored block writes besides its own (similarity_mirror_of): the transpose of
+// its columns from max(c0, r0 + rows) on (those past its diagonal square), as rows of S; none
+// when it has none.
 std::optional<Block> mirror_of(const Block& b);
 
 // The regions of S a block writes, in the order they are written and checksummed: its own,
@@ -31,10 +32,9 @@ void for_each_region(const Block& b, Visit&& visit) {
     if (const std::optional<Block> m = mirror_of(b)) visit(*m);
 }
 
-// The blocks of an n x m output, row band by row band. A block spans all m columns unless
-// tile rows of them pass `budget` bytes (whole tiles per block); Bitmask blocks start on a
-// byte. With `symmetric` (y is x, n == m) a band's blocks start at its first row, and are
-// mirrored; Bitmask bands are then a multiple of 8 rows (the mirror's columns start on a byte).
+// The blocks of an n x m output: the library's tile plan (similarity_tile_plan) cut in bands
+// of as many whole tiles as fit in `budget` bytes (SimilarityTilePlan::bands). With `symmetric`
+// (y is x, n == m) a band's blocks start at its diagonal tile, and are mirrored.
 std::vector<Block> plan_blocks(std::size_t n, std::size_t m, std::size_t tile, SimilarityOutput output, bool symmetric,
                                std::size_t budget);
 
