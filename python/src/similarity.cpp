@@ -1,5 +1,6 @@
 // hpcml._hpcml: the similarity calls (hpcml/_similarity.py wraps them).
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -142,6 +143,36 @@ void bind_similarity(nb::module_& m) {
         nb::arg("tile"), nb::arg("dtype"), nb::arg("rows"), nb::arg("cols"), nb::arg("out"),
         "out = the mirror of a rows x cols tile of S (its bytes, rows packed), as the C++ similarity_transpose "
         "(threaded; bitmask by bit blocks); hpcml.dask's mirrored tiles.");
+    m.def(
+        "_similarity_tile_plan",
+        [](const std::string& mode, const std::string& dtype, std::size_t n, std::size_t m, bool symmetric,
+           std::optional<std::size_t> tile,
+           std::optional<std::pair<std::vector<std::size_t>, std::vector<std::size_t>>> blocks) {
+            hpcml::SimilarityOptions o;
+            o.mode = hpcml::parse_similarity_mode(mode, "mode");
+            o.output = hpcml::parse_similarity_output(dtype, "dtype");
+            const hpcml::SimilarityOutput output = hpcml::resolve_output(o);
+            if (tile.has_value() == blocks.has_value())
+                throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "chunks: give a tile edge or blocks, not both");
+            const hpcml::SimilarityTilePlan plan =
+                tile ? hpcml::similarity_tile_plan(n, m, *tile, output, symmetric)
+                     : hpcml::similarity_tile_plan(n, m, blocks->first, blocks->second, output, symmetric, "chunks");
+            std::vector<std::size_t> widths;  // a tile row's elements, per column block
+            for (const std::size_t cols : plan.col_blocks)
+                widths.push_back(hpcml::similarity_output_shape(1, cols, output)[1]);
+            nb::list tiles;
+            for (const hpcml::SimilarityPlannedTile& t : plan.tiles())
+                tiles.append(nb::make_tuple(t.row_block, t.col_block, t.row0, t.rows, t.col0, t.cols,
+                                            t.role == hpcml::SimilarityTileRole::Mirror     ? "mirror"
+                                            : t.role == hpcml::SimilarityTileRole::Diagonal ? "diagonal"
+                                                                                            : "computed"));
+            return nb::make_tuple(plan.row_blocks, plan.col_blocks, widths, tiles);
+        },
+        nb::arg("mode"), nb::arg("dtype"), nb::arg("n"), nb::arg("m"), nb::arg("symmetric"),
+        nb::arg("tile") = nb::none(), nb::arg("blocks") = nb::none(),
+        "(row blocks, column blocks, each column block's width in output elements, tiles) of the C++ tile plan "
+        "(similarity_tile_plan) of an n x m result cut by a tile edge or given (row, column) blocks; each tile "
+        "(row block, column block, row0, rows, col0, cols, role: computed, diagonal or mirror). hpcml.dask's graph.");
     m.def(
         "_similarity_layout",
         [](const std::string& mode, const std::string& dtype, std::size_t n, std::size_t m) {

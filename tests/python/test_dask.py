@@ -4,6 +4,7 @@ each input block travels to a worker once; a worker killed mid-computation chang
 other families equal hpcml's own calls."""
 
 import collections
+import hashlib
 import os
 import signal
 import subprocess
@@ -206,6 +207,32 @@ def test_to_zarr_computes_only_the_missing_tiles(tmp_path):
         hd.to_zarr(S, str(tmp_path / "sharded.zarr"), shards=(128, 16))
     with pytest.raises(ValueError, match="^result: "):
         hd.to_zarr(hd.similarity(x, chunks=(100, 50, 183)), str(tmp_path / "other.zarr"))
+
+
+def test_plans_are_those_stores_written_before_the_library_planned_them():
+    # The graphs over a grid of shapes, chunks, output types and y = x, hashed: their names, chunks
+    # and tiles (each tile's key, task, tile and inputs) equal those of the release before the
+    # tiles came from the C++ plan (similarity_tile_plan, 3792365). to_zarr resumes a store whose
+    # recorded name, shape and chunks are the result's: equal graphs mean a store written then
+    # resumes now. A change of plan must change this digest on purpose, and say that such stores
+    # start over. (The names hash NumPy's bytes with dask's tokenize: dask as pinned in
+    # constraints.txt.)
+    digest = hashlib.sha256()
+    rng = np.random.default_rng(0)
+    for n, m in ((1, 1), (13, 13), (40, 40), (40, 27), (100, 9)):
+        x, y = rng.standard_normal((5, n)).astype(np.float32), rng.standard_normal((5, m)).astype(np.float32)
+        for same in (True, False):
+            for dtype in (None, "uint8", "bool", "bitmask"):
+                for chunks in (1, 7, 8, 13, 4096, (8, 5) if n == 13 else None):
+                    if (same and n != m) or chunks is None:
+                        continue
+                    mode = "all" if dtype in ("bool", "bitmask") else "count"
+                    r = hd.similarity(x, None if same else y, mode=mode, dtype=dtype, chunks=chunks)
+                    layer = dict(r.__dask_graph__().layers[r.name])
+                    tasks = [(key[1:], layer[key][0].func.__name__, (("tile", layer[key][0].keywords["tile"]),),
+                              tuple(a[1:] for a in layer[key][1:])) for key in sorted(layer)]
+                    digest.update(repr((n, m, same, dtype, chunks, r.name, r.chunks, tasks)).encode())
+    assert digest.hexdigest() == "ecbd012b0655162d5deb3ed6e3c56fd1a467554b1142a0f5f6790b3a5ed30cc3"
 
 
 def test_to_zarr_count_with_y(tmp_path):

@@ -35,63 +35,77 @@ class _Tile(NamedTuple):
     cols: int
 
 
-def _tile_blocks(chunks: Chunks, x: Any, y: Any, given: Tuple[bool, bool], multiple: int
-                 ) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
-    """The output's row blocks (x's feature blocks) and column blocks (y's; x's when y is None).
-    `multiple` applies to the columns (a bitmask packs 8 a byte), and to the rows where they are
-    the columns' blocks too (y = x)."""
+class _Plan(NamedTuple):
+    """The C++ tile plan (similarity_tile_plan) of the output: its row and column blocks (x's and
+    y's feature blocks), each column block's width in output elements, and its tiles, each
+    (row block, column block, row0, rows, col0, cols, role: "computed", "diagonal" or "mirror")."""
+
+    rows: Tuple[int, ...]
+    cols: Tuple[int, ...]
+    widths: Tuple[int, ...]
+    tiles: Sequence[Tuple[int, int, int, int, int, int, str]]
+
+
+def _tile_plan(chunks: Chunks, x: Any, y: Any, given: Tuple[bool, bool], mode: str, dtype: str) -> _Plan:
+    """The plan of `chunks` over x's features (rows) and y's (columns; x's when y is None: y = x).
+    An int edge is cut by the C++ planner (a bitmask's column blocks, and its rows with y = x,
+    rounded up to whole bytes); given blocks are checked here to cover the features, then there
+    (whole bytes, the same rows and columns with y = x)."""
     other, other_name = (x, "x") if y is None else (y, "y")
-    row_multiple = multiple if y is None else 1
     n, m = x.shape[1], other.shape[1]
+    if isinstance(chunks, (int, np.integer)):
+        return _plan(_hpcml._similarity_tile_plan(mode, dtype, n, m, y is None,
+                                                  tile=_arrays.integer(chunks, "chunks", minimum=1)))
     if chunks is None:
         for argument, is_given in zip(("x", "y"), given):
             if not is_given:
                 raise ValueError(f"chunks: None keeps the dask inputs' own feature blocks, but {argument} is not "
                                  "a dask array; pass an int tile edge")
-        return blocks(x.chunks[1], n, "x", row_multiple), blocks(other.chunks[1], m, other_name, multiple)
-    if isinstance(chunks, (int, np.integer)):
-        return blocks(chunks, n, "x", row_multiple), blocks(chunks, m, other_name, multiple)
-    spec: Any = tuple(chunks)
-    if len(spec) == 2 and all(isinstance(s, (tuple, list)) for s in spec):
-        rows, cols = blocks(spec[0], n, "x", row_multiple), blocks(spec[1], m, other_name, multiple)
-        if y is None and rows != cols:
-            raise ValueError(f"chunks: with y = x the row and column blocks must be the same, got {rows} and {cols}")
-        return rows, cols
-    return blocks(spec, n, "x", row_multiple), blocks(spec, m, other_name, multiple)
+        rows, cols = blocks(x.chunks[1], n, "x"), blocks(other.chunks[1], m, other_name)
+    else:
+        spec: Any = tuple(chunks)
+        pair = len(spec) == 2 and all(isinstance(s, (tuple, list)) for s in spec)
+        rows, cols = blocks(spec[0] if pair else spec, n, "x"), blocks(spec[1] if pair else spec, m, other_name)
+    return _plan(_hpcml._similarity_tile_plan(mode, dtype, n, m, y is None, blocks=(list(rows), list(cols))))
 
 
-def _operands(x: Any, y: Any, chunks: Chunks, multiple: int) -> Tuple[Any, Any]:
-    """x and y (None when y is x) as float32 dask arrays whose blocks are the tiles' inputs: all
-    samples in one chunk, the features cut by `chunks`."""
+def _plan(planned: Any) -> _Plan:
+    rows, cols, widths, tiles = planned
+    return _Plan(tuple(rows), tuple(cols), tuple(widths), tiles)
+
+
+def _operands(x: Any, y: Any, chunks: Chunks, mode: str, dtype: str) -> Tuple[Any, Any, _Plan]:
+    """x and y (None when y is x) as float32 dask arrays whose blocks are the tiles' inputs (all
+    samples in one chunk, the features cut as the plan's blocks), and the plan."""
     mirrored = y is None or y is x
     xd = float32_array(x, "x", 2, _LAYOUT)
     yd = None if mirrored else float32_array(y, "y", 2, _LAYOUT)
     if yd is not None and yd.shape[0] != xd.shape[0]:
         raise ValueError(f"y: has {yd.shape[0]} samples (rows) but x has {xd.shape[0]}; "
                          "both must have the same number of samples")
-    rows, cols = _tile_blocks(chunks, xd, yd, (is_dask(x), mirrored or is_dask(y)), multiple)
+    plan = _tile_plan(chunks, xd, yd, (is_dask(x), mirrored or is_dask(y)), mode, dtype)
     samples = xd.shape[0]
-    xd = xd.rechunk(((samples,), rows))
-    return xd, None if yd is None else yd.rechunk(((samples,), cols))
+    xd = xd.rechunk(((samples,), plan.rows))
+    return xd, None if yd is None else yd.rechunk(((samples,), plan.cols)), plan
 
 
-def _tile_graph(name: str, x: Any, y: Any, compute: Callable[..., Any], mirror: Callable[..., Any]) -> Any:
-    """The graph of the output tiles (name, a, b), one task each, on top of x's and y's.
+def _tile_graph(name: str, x: Any, y: Any, plan: _Plan, compute: Callable[..., Any], mirror: Callable[..., Any]
+                ) -> Any:
+    """The graph of the plan's tiles (name, a, b), one task each, on top of x's and y's.
 
     Tile (a, b) is compute(x block a, y block b, tile=...), which depends on the two block keys,
     so each input block travels to a worker once however many tiles read it there, and nothing
-    is embedded in the tasks. With y None (y = x), the diagonal tiles are compute(x block a,
-    tile=...) (hpcml's symmetric path) and each tile below it is mirror(tile (b, a), tile=...),
-    computed once for the pair.
+    is embedded in the tasks. With y None (y = x), a diagonal tile is compute(x block a,
+    tile=...) (hpcml's symmetric path) and a mirror (below the diagonal) is mirror(tile (b, a),
+    tile=...), computed once for the pair.
     """
     other = x if y is None else y
-    row0, col0 = np.cumsum((0,) + x.chunks[1]), np.cumsum((0,) + other.chunks[1])
     layer: Dict[Any, Any] = {}
-    for a, b in itertools.product(range(len(x.chunks[1])), range(len(other.chunks[1]))):
-        tile = _Tile(int(row0[a]), x.chunks[1][a], int(col0[b]), other.chunks[1][b])
-        if y is None and a > b:
+    for a, b, row0, rows, col0, cols, role in plan.tiles:
+        tile = _Tile(row0, rows, col0, cols)
+        if role == "mirror":
             layer[(name, a, b)] = (functools.partial(mirror, tile=tile), (name, b, a))
-        elif y is None and a == b:
+        elif role == "diagonal":
             layer[(name, a, b)] = (functools.partial(compute, tile=tile), (x.name, 0, a))
         else:
             layer[(name, a, b)] = (functools.partial(compute, tile=tile), (x.name, 0, a), (other.name, 0, b))
@@ -173,18 +187,16 @@ def similarity(x: DaskArrayIn, y: Optional[DaskArrayIn] = None, *, threshold: fl
             come back when the result is computed.
     """
     dtype_name = "default" if dtype is None else _arrays.dtype_name(dtype)
-    output, _, element, per_element = _hpcml._similarity_layout(mode, dtype_name, 1, 1)
-    xd, yd = _operands(x, y, chunks, per_element)  # bitmask: column blocks of whole bytes
+    output, _, element, _ = _hpcml._similarity_layout(mode, dtype_name, 1, 1)
+    xd, yd, plan = _operands(x, y, chunks, mode, dtype_name)  # bitmask: column blocks of whole bytes
     options: Dict[str, Any] = dict(threshold=_arrays.real(threshold, "threshold"), mode=mode, method=method,
                                    backend=backend, dtype=None if dtype is None else dtype_name)
     check_backend(backend)
     _similarity(np.zeros((xd.shape[0], 1), np.float32), **{**options, "backend": "cpu"})  # hpcml checks the options
     name = f"hpcml-similarity-{tokenize(xd.name, None if yd is None else yd.name, options)}"
-    graph = _tile_graph(name, xd, yd, functools.partial(_similarity_tile, options=options),
+    graph = _tile_graph(name, xd, yd, plan, functools.partial(_similarity_tile, options=options),
                         functools.partial(_transpose, mode=mode, output=output))
-    cols = (xd if yd is None else yd).chunks[1]
-    widths = tuple(int(_hpcml._similarity_layout(mode, dtype_name, 1, c)[1][1]) for c in cols)
-    return da.Array(graph, name, chunks=(xd.chunks[1], widths), dtype=element, meta=np.empty((0, 0), element))
+    return da.Array(graph, name, chunks=(plan.rows, plan.widths), dtype=element, meta=np.empty((0, 0), element))
 
 
 def similarity_pairs(x: DaskArrayIn, y: Optional[DaskArrayIn] = None, *, threshold: float = 1.0, mode: Mode = "all",
@@ -219,7 +231,7 @@ def similarity_pairs(x: DaskArrayIn, y: Optional[DaskArrayIn] = None, *, thresho
         ValueError: as similarity's, and min_count given in mode "all" or < 0.
     """
     dd, pd = importlib.import_module("dask.dataframe"), importlib.import_module("pandas")
-    xd, yd = _operands(x, y, chunks, 1)
+    xd, yd, plan = _operands(x, y, chunks, mode, "default")
     # The inputs' tasks as an array computation sends them (fused), so that computing the frame
     # beside arrays of the same inputs never gives the scheduler two tasks under one key.
     xd, yd = dask.optimize(xd)[0], None if yd is None else dask.optimize(yd)[0]
@@ -228,11 +240,11 @@ def similarity_pairs(x: DaskArrayIn, y: Optional[DaskArrayIn] = None, *, thresho
     check_backend(backend)
     _similarity_pairs(np.zeros((xd.shape[0], 1), np.float32), **{**options, "backend": "cpu"})  # checks the options
     name = f"hpcml-similarity-pairs-{tokenize(xd.name, None if yd is None else yd.name, options)}"
-    graph = _tile_graph(name, xd, yd, functools.partial(_pairs_tile, options=options), _swap_pairs)
+    graph = _tile_graph(name, xd, yd, plan, functools.partial(_pairs_tile, options=options), _swap_pairs)
     meta = pd.DataFrame({"i": np.empty(0, np.int64), "j": np.empty(0, np.int64),
                          **({"count": np.empty(0, np.int32)} if mode == "count" else {})})
-    tiles = itertools.product(range(len(xd.chunks[1])), range(len((xd if yd is None else yd).chunks[1])))
-    return dd.from_delayed([Delayed((name, a, b), graph, layer=name) for a, b in tiles], meta=meta, verify_meta=False)
+    partitions = [Delayed((name, a, b), graph, layer=name) for a, b, *_ in plan.tiles]  # row-major
+    return dd.from_delayed(partitions, meta=meta, verify_meta=False)
 
 
 # --- Zarr ---------------------------------------------------------------------------------------
