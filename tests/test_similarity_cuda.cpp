@@ -4,6 +4,8 @@
 #include "support/similarity.hpp"
 
 #if HPCML_WITH_CUDA
+#include <string>
+
 #include "support/late_upload.hpp"
 
 using namespace hpcml_test::similarity;
@@ -127,6 +129,18 @@ hpcml::SimilarityPairs pairs_left_on_device(MatrixView x, MatrixView y, const Si
     return pairs;
 }
 
+// The pairs left on the device equal similarity_pairs_device's host list of the same call;
+// returns the list's length.
+std::size_t expect_left_on_device_as_on_host(MatrixView x, MatrixView y, const SimilarityOptions& o,
+                                             std::size_t min_count, const std::string& what) {
+    const hpcml::SimilarityPairs host = hpcml::similarity_pairs_device(x, y, o, min_count);
+    const hpcml::SimilarityPairs left = pairs_left_on_device(x, y, o, min_count);
+    EXPECT_EQ(left.i, host.i) << what;
+    EXPECT_EQ(left.j, host.j) << what;
+    EXPECT_EQ(left.count, host.count) << what;
+    return host.i.size();
+}
+
 // Pair lists reduced on the device (select_passing over launches of several tiles, whose pairs
 // arrive out of row-major order and are sorted) against the CPU's, which the test above checks
 // against the reference: y = x and not, mode All where a third of the pairs pass, mode Count
@@ -223,12 +237,7 @@ TEST(SimilarityCuda, PairsLeftOnTheDeviceAndTheirRefusals) {
         o.backend = Backend::Cuda;
         const MatrixView yv = self ? MatrixView{} : MatrixView{dy.data(), samples, m};
         const std::size_t min_count = self ? 4 : 1;
-        const hpcml::SimilarityPairs host = hpcml::similarity_pairs_device(xv, yv, o, min_count);
-        const hpcml::SimilarityPairs left = pairs_left_on_device(xv, yv, o, min_count);
-        EXPECT_GT(host.i.size(), self ? n : std::size_t{0}) << (self ? "y = x" : "y");
-        EXPECT_EQ(left.i, host.i) << (self ? "y = x" : "y");
-        EXPECT_EQ(left.j, host.j) << (self ? "y = x" : "y");
-        EXPECT_EQ(left.count, host.count) << (self ? "y = x" : "y");
+        EXPECT_GT(expect_left_on_device_as_on_host(xv, yv, o, min_count, self ? "y = x" : "y"), self ? n : 0u);
     }
     SimilarityOptions o;
     o.threshold = 2.0f;
@@ -285,13 +294,7 @@ TEST(SimilarityCuda, PairsLeftOnTheDeviceSortedAcrossLaunches) {
         o.backend = Backend::Cuda;
         const std::size_t min_count = mode == SimilarityMode::Count ? 8 : 1;
         const MatrixView av{da.data(), samples, rows}, bv{db.data(), samples, wide};
-        const hpcml::SimilarityPairs host = hpcml::similarity_pairs_device(av, bv, o, min_count);
-        const hpcml::SimilarityPairs left = pairs_left_on_device(av, bv, o, min_count);
-        const std::string what(hpcml::to_string(mode));
-        EXPECT_GT(host.i.size(), wide) << what;
-        EXPECT_EQ(left.i, host.i) << what;
-        EXPECT_EQ(left.j, host.j) << what;
-        EXPECT_EQ(left.count, host.count) << what;
+        EXPECT_GT(expect_left_on_device_as_on_host(av, bv, o, min_count, std::string(hpcml::to_string(mode))), wide);
     }
 }
 

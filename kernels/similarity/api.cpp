@@ -1,4 +1,5 @@
-// The public similarity entry points: argument checks, backend choice, output tiling.
+// The public similarity entry points for dense results (pair lists: pairs_api.cpp): argument
+// checks, backend choice, output tiling; and what both files share (entry.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,7 +11,7 @@
 #include "common/error.hpp"
 #include "common/names.hpp"
 #include "methods.hpp"
-#include "pairs.hpp"
+#include "entry.hpp"
 
 namespace hpcml {
 
@@ -109,9 +110,12 @@ void check_similarity_options(const SimilarityOptions& options, std::size_t samp
                                                std::to_string(samples) + " samples");
 }
 
-namespace {
+}  // namespace hpcml
 
-// Checks every argument and returns the problem the backends see (which none of them changes).
+namespace hpcml::detail::similarity {
+
+// Declared, with what each does, in entry.hpp.
+
 Problem make_problem(MatrixView x, MatrixView y, const SimilarityOptions& options) {
     using detail::require;
     if (!y.data && y.rows == 0 && y.cols == 0) y = x;  // MatrixView{} means y = x
@@ -142,29 +146,19 @@ Problem make_problem(MatrixView x, MatrixView y, const SimilarityOptions& option
     return p;
 }
 
-// The tiles a call's output goes in (the public plan, similarity_tile_plan; symmetric where the
-// method uses y = x). Unset tile: on the CPU the whole output in one region, a pair list's in
-// 2048 x 2048 tiles (a 512 KiB bitmask, in the L2 cache as it is scanned); on the GPU 1024 x 1024
-// tiles (a batch per launch), so that its staging memory stays small for any output size.
-TilePlan make_plan(const Problem& p, std::optional<std::size_t> tile, Backend backend, bool symmetric = false,
-                   bool pairs = false) {
+TilePlan make_plan(const Problem& p, std::optional<std::size_t> tile, Backend backend, bool symmetric, bool pairs) {
     const std::size_t whole = std::max<std::size_t>({p.n, p.m, 1});
     const std::size_t unset = backend == Backend::Cuda ? 1024 : pairs ? 2048 : whole;
     return TilePlan(similarity_tile_plan(p.n, p.m, tile.value_or(unset), p.output, symmetric));
 }
 
-// The method a call runs where it asked for `requested` (methods.hpp): on the CPU Auto is the
-// cost model's choice (docs/similarity.md); on a CUDA device, cuda_method's.
-Method method_for(const Problem& p, Method requested, Backend backend, int device = 0) {
-    using namespace detail::similarity;
+Method method_for(const Problem& p, Method requested, Backend backend, int device) {
     if (backend == Backend::Cuda) return cuda_method(p, requested, cuda_max_shared_per_block(device));
     return method_on_cpu(p, requested);
 }
 
-// What the similarity entry points accept of ExecutionOptions; on a CUDA device, the method's
-// refusals are checked with the plan its calls run (make_plan), before any launch.
 detail::EntryPoint entry_point(std::string_view name, const Problem& p, const SimilarityOptions& options,
-                               bool device_memory = false) {
+                               bool device_memory) {
     return {.name = name,
             .takes_stream = device_memory,
             .methods = detail::similarity::kMethodList,
@@ -177,6 +171,49 @@ detail::EntryPoint entry_point(std::string_view name, const Problem& p, const Si
                                                                device);
             }};
 }
+
+void run_cpu_to_sink(const Problem& p, std::optional<std::size_t> tile_option, Method method,
+                     const SimilarityTileSink& sink, detail::MemoryTracker& tracker, detail::Progress* progress,
+                     bool pair_list) {
+    const bool symmetric = uses_symmetry(p, method);
+    const bool sink_mirrors = !pair_list;
+    const TilePlan plan = make_plan(p, tile_option, Backend::Cpu, symmetric, pair_list);
+    const std::size_t tile_bytes = detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols, p.output), "tile");
+    detail::HostBuffer<unsigned char> tile_buffer(tracker, tile_bytes, "similarity tile buffer"), mirror_buffer;
+    if (sink_mirrors && symmetric && plan.tiles.row_blocks.size() > 1)
+        mirror_buffer = detail::HostBuffer<unsigned char>(tracker, tile_bytes, "similarity mirror tile buffer");
+    for (const SimilarityPlannedTile& planned : plan.tiles.bands(1)) {  // a symmetric plan's from the diagonal on
+        const Region region = region_of(planned);
+        // Its mirror where y is x (none for a diagonal tile), as a region (empty: none).
+        const Region mirrored =
+            symmetric ? region_of(similarity_mirror_of(planned).value_or(SimilarityPlannedTile{})) : Region{};
+        const bool mirror = units(mirrored) > 0 && sink_mirrors;
+        const RegionOutput tile{tile_buffer.data(), row_bytes(region.cols, p.output)};
+        const RegionOutput back{mirror_buffer.data(), row_bytes(region.rows, p.output)};
+        method_entry(method).cpu(p, region, tile, tracker, progress, mirror ? &back : nullptr);
+        sink(SimilarityTile{region.row0, region.col0, region.rows, region.cols, tile.data, tile.row_stride_bytes,
+                            p.output});
+        if (mirror)
+            sink(SimilarityTile{mirrored.row0, mirrored.col0, mirrored.rows, mirrored.cols, back.data,
+                                back.row_stride_bytes, p.output});
+        // The mirror is planned here: its elements are done, sunk or (!sink_mirrors) covered by
+        // the caller, who adds the mirrored pairs.
+        if (progress && units(mirrored)) progress->add(units(mirrored));
+    }
+}
+
+}  // namespace hpcml::detail::similarity
+
+namespace hpcml {
+
+using detail::similarity::entry_point;
+using detail::similarity::make_plan;
+using detail::similarity::make_problem;
+using detail::similarity::method_for;
+
+namespace {
+
+using detail::similarity::region_of;
 
 // Rows from row0 and columns from col0 of a packed n x m output `out`, as a region's output.
 RegionOutput output_at(void* out, const Problem& p, std::size_t row0, std::size_t col0) {
@@ -196,41 +233,6 @@ void run_cpu_into(const Problem& p, std::optional<std::size_t> tile_option, Meth
     for (const SimilarityPlannedTile& tile : make_plan(p, tile_option, Backend::Cpu).tiles.bands(1))
         entry.cpu(p, detail::similarity::region_of(tile), output_at(out, p, tile.row0, tile.col0), tracker, progress,
                   nullptr);
-}
-
-// The CPU backend to a sink, through a tile buffer. Where y is x (uses_symmetry) the method
-// computes the tiles on and above the diagonal only (square tiles; the diagonal ones half) and
-// hands each off-diagonal tile's mirror to the sink right after the tile itself (for a
-// `pair_list`, not: the sink gets the tiles on and above the diagonal only, and adds the mirrored
-// pairs itself).
-void run_cpu_to_sink(const Problem& p, std::optional<std::size_t> tile_option, Method method,
-                     const SimilarityTileSink& sink, detail::MemoryTracker& tracker, detail::Progress* progress,
-                     bool pair_list = false) {
-    using detail::similarity::row_bytes;
-    const bool symmetric = detail::similarity::uses_symmetry(p, method);
-    const bool sink_mirrors = !pair_list;
-    const TilePlan plan = make_plan(p, tile_option, Backend::Cpu, symmetric, pair_list);
-    const std::size_t tile_bytes = detail::checked_mul(plan.tile_rows, row_bytes(plan.tile_cols, p.output), "tile");
-    detail::HostBuffer<unsigned char> tile_buffer(tracker, tile_bytes, "similarity tile buffer"), mirror_buffer;
-    if (sink_mirrors && symmetric && plan.tiles.row_blocks.size() > 1)
-        mirror_buffer = detail::HostBuffer<unsigned char>(tracker, tile_bytes, "similarity mirror tile buffer");
-    for (const SimilarityPlannedTile& planned : plan.tiles.bands(1)) {  // a symmetric plan's from the diagonal on
-        const Region region = detail::similarity::region_of(planned);
-        const std::optional<SimilarityPlannedTile> mirrored =
-            symmetric ? similarity_mirror_of(planned) : std::nullopt;  // none for a diagonal tile
-        const bool mirror = mirrored && sink_mirrors;
-        const RegionOutput tile{tile_buffer.data(), row_bytes(region.cols, p.output)};
-        const RegionOutput back{mirror_buffer.data(), row_bytes(region.rows, p.output)};
-        detail::similarity::method_entry(method).cpu(p, region, tile, tracker, progress, mirror ? &back : nullptr);
-        sink(SimilarityTile{region.row0, region.col0, region.rows, region.cols, tile.data, tile.row_stride_bytes,
-                            p.output});
-        if (mirror)
-            sink(SimilarityTile{mirrored->row0, mirrored->col0, mirrored->rows, mirrored->cols, back.data,
-                                back.row_stride_bytes, p.output});
-        // The mirror is planned here: its elements are done, sunk or (!sink_mirrors) covered by
-        // the caller, who adds the mirrored pairs.
-        if (progress && mirrored) progress->add(detail::similarity::units(detail::similarity::region_of(*mirrored)));
-    }
 }
 
 RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* sink, const SimilarityOptions& options) {
@@ -276,120 +278,6 @@ RunStats similarity(MatrixView x, MatrixView y, void* out, const SimilarityOptio
 
 RunStats similarity(MatrixView x, MatrixView y, const SimilarityTileSink& sink, const SimilarityOptions& options) {
     return run(x, y, nullptr, &sink, options);
-}
-
-namespace {
-
-// similarity_pairs and similarity_pairs_device: x and y in host memory, or (on_device) in the
-// device's.
-// A pair list's call, checked: the options with the output its reduction reads (Int32 counts,
-// or Bool), the problem, and the least count that passes.
-struct PairsCall {
-    SimilarityOptions o;
-    Problem p;
-    bool count = false;
-    bool none_pass = false;  // counts are at most samples (<= 2^31 - 1): a larger min_count passes nothing
-    std::int32_t least = 1;
-};
-
-PairsCall pairs_call(MatrixView x, MatrixView y, const SimilarityOptions& options, std::size_t min_count,
-                     bool on_device) {
-    detail::require(options.mode == SimilarityMode::All || min_count >= 1,
-                    "min_count: must be >= 1 in mode count, got 0");
-    PairsCall call;
-    call.o = options;
-    call.count = call.o.mode == SimilarityMode::Count;
-    call.o.output = call.count ? SimilarityOutput::Int32 : SimilarityOutput::Bool;
-    call.p = make_problem(x, y, call.o);
-    if (on_device) {
-        detail::require_aligned(call.p.x, "x");
-        detail::require_aligned(call.p.y, "y");
-    }
-    call.none_pass = call.count && min_count > call.p.samples;
-    call.least = call.count && !call.none_pass ? static_cast<std::int32_t>(min_count) : 1;
-    return call;
-}
-
-SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& options, std::size_t min_count,
-                         bool on_device) {
-    const PairsCall call = pairs_call(x, y, options, min_count, on_device);
-    const SimilarityOptions& o = call.o;
-    const Problem& p = call.p;
-    const bool count = call.count, none_pass = call.none_pass;
-    const std::int32_t least = call.least;
-    detail::Progress progress(o, std::uint64_t{p.n} * p.m);  // the CPU's tiles report; the GPU's pairs at the end
-    detail::similarity::PairList pairs(p.n, count);
-    using detail::similarity::PassingElement;
-    const detail::similarity::PassingSink add_passing = [&](const Region& region, const PassingElement* passing,
-                                                            std::size_t n) {
-        for (std::size_t k = 0; k < n; ++k)
-            pairs.add(region.row0 + passing[k].index / region.cols, region.col0 + passing[k].index % region.cols,
-                      passing[k].count);
-    };
-    const detail::EntryPoint entry =
-        on_device ? entry_point("similarity_pairs_device", p, o, true) : entry_point("similarity_pairs", p, o);
-    const RunStats stats = detail::dispatch(
-        o, entry,
-        [&](detail::MemoryTracker& tracker) {
-            if (none_pass) return progress.add(std::uint64_t{p.n} * p.m);  // nothing to compute
-            // Mode All as a bitmask tile (a word of 64 columns tested at once); where y is x, the
-            // tiles above the diagonal only, each pair added with its mirror.
-            SimilarityOptions cpu = o;
-            if (!count) cpu.output = SimilarityOutput::Bitmask;
-            const Problem tiles = make_problem(x, y, cpu);
-            const Method method = method_for(tiles, o.method, Backend::Cpu);
-            const bool symmetric = detail::similarity::uses_symmetry(tiles, method);
-            const SimilarityTileSink add_tile = [&](const SimilarityTile& tile) {
-                pairs.add_tile(tile, least, symmetric && tile.col0 > tile.row0);
-            };
-            run_cpu_to_sink(tiles, cpu.tile, method, add_tile, tracker, &progress, true);  // never the whole output
-        },
-        [&](const Context& context, detail::MemoryTracker& tracker) {
-            if (on_device) {
-                detail::require_device_pointer(x.data, context.device, "x");
-                detail::require_device_pointer(y.data, context.device, "y");
-            }
-            if (!none_pass)
-                detail::similarity::cuda_run_pairs(p, on_device, make_plan(p, o.tile, Backend::Cuda),
-                                                   method_for(p, o.method, Backend::Cuda, context.device), least,
-                                                   add_passing, context, tracker);
-            progress.add(std::uint64_t{p.n} * p.m);  // all at once
-        });
-    progress.finish();
-    SimilarityPairs result = pairs.finish();
-    result.stats = stats;
-    return result;
-}
-
-}  // namespace
-
-SimilarityPairs similarity_pairs(MatrixView x, MatrixView y, const SimilarityOptions& options, std::size_t min_count) {
-    return pairs_of(x, y, options, min_count, false);
-}
-
-SimilarityPairs similarity_pairs_device(MatrixView x, MatrixView y, const SimilarityOptions& options,
-                                        std::size_t min_count) {
-    return pairs_of(x, y, options, min_count, true);
-}
-
-RunStats similarity_pairs_on_device(MatrixView x, MatrixView y, const SimilarityDevicePairsAllocator& allocate,
-                                    const SimilarityOptions& options, std::size_t min_count) {
-    detail::require(static_cast<bool>(allocate), "allocate: an empty function");
-    const PairsCall call = pairs_call(x, y, options, min_count, true);
-    const Problem& p = call.p;
-    return detail::dispatch(
-        call.o, entry_point("similarity_pairs_on_device", p, call.o, true), [](detail::MemoryTracker&) {},
-        [&](const Context& context, detail::MemoryTracker& tracker) {
-            detail::require_device_pointer(x.data, context.device, "x");
-            detail::require_device_pointer(y.data, context.device, "y");
-            if (call.none_pass || p.n == 0 || p.m == 0) {
-                (void)allocate(0);
-                return;
-            }
-            detail::similarity::cuda_run_pairs_on_device(p, make_plan(p, call.o.tile, Backend::Cuda),
-                                                         method_for(p, call.o.method, Backend::Cuda, context.device),
-                                                         call.least, allocate, context, tracker);
-        });
 }
 
 void similarity_transpose(const SimilarityTile& tile, void* dst, std::size_t dst_row_stride_bytes) {
