@@ -34,8 +34,7 @@ public:
 
     template <class T>
     T take(const char* name) {
-        if (!kwargs_.contains(name))
-            throw hpcml::Error(hpcml::ErrorKind::Internal, std::string(name) + ": a required option is missing");
+        if (!kwargs_.contains(name)) missing(name);
         return as<T>(name);
     }
     template <class T>
@@ -64,6 +63,9 @@ private:
         }
     }
     void seen(const char* name) { taken_.emplace_back(name); }
+    // A required option not given: named, with the names given that no call has taken yet (a
+    // misspelling among them).
+    [[noreturn]] void missing(const char* name) const;
     nb::kwargs kwargs_;
     std::vector<std::string> taken_;
 };

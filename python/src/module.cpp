@@ -41,6 +41,19 @@ void Options::execution(hpcml::ExecutionOptions& o) {
     }
 }
 
+void Options::missing(const char* name) const {
+    std::string untaken;
+    for (const auto& [key, value] : kwargs_) {
+        const std::string given = nb::cast<std::string>(key);
+        if (std::find(taken_.begin(), taken_.end(), given) == taken_.end())
+            untaken += (untaken.empty() ? "" : ", ") + given;
+    }
+    throw hpcml::Error(
+        hpcml::ErrorKind::InvalidArgument,
+        std::string(name) + ": a required option is missing (the binding's caller misnamed it; " +
+            (untaken.empty() ? "every name given is read)" : "given and not yet read: " + untaken + ")"));
+}
+
 void Options::done() const {
     for (const auto& [key, value] : kwargs_) {
         const std::string name = nb::cast<std::string>(key);

@@ -61,6 +61,10 @@ def test_an_unknown_option_is_refused_naming_it(call):
         call(**OPTIONS, treshold=2.0)
     with pytest.raises(TypeError, match="^threshold: an option of the wrong type"):
         call(**{**OPTIONS, "threshold": "1"})
+    # A required option misspelt: named as missing, with the misspelling beside it.
+    misspelt = {("treshold" if k == "threshold" else k): v for k, v in OPTIONS.items()}
+    with pytest.raises(ValueError, match="^threshold: a required option is missing .*given and not yet read: .*treshold"):
+        call(**misspelt)
 
 
 def test_every_family_refuses_an_unknown_option():
@@ -70,9 +74,15 @@ def test_every_family_refuses_an_unknown_option():
     _hpcml._solve_matrix_games(A, **regret)
     with pytest.raises(ValueError, match="^iteration: not an option"):
         _hpcml._solve_matrix_games(A, **regret, iteration=5)
+    # Every binding reads the execution options; one the call cannot honour is refused by the
+    # library's dispatch, by name, never ignored.
+    with pytest.raises(ValueError, match="^stream: solve_matrix_games does not queue its work"):
+        _hpcml._solve_matrix_games(A, **regret, stream=1234)
     v = np.array([0.5, 1.0])
     with pytest.raises(ValueError, match="^seed: not an option"):
         _hpcml._ig_evaluate("pdf", v, v, v, np.empty(2), False, backend="cpu", device=0, seed=1)
+    with pytest.raises(ValueError, match="^progress: evaluate does not report progress"):
+        _hpcml._ig_evaluate("pdf", v, v, v, np.empty(2), False, backend="cpu", device=0, progress=print)
     with pytest.raises(ValueError, match="^grid: not an option"):
         _hpcml._ig_distance(v, v, metric="tv", lo=-1.0, hi=1.0, points=11, method="fused", backend="cpu", device=0,
                             grid=3)
