@@ -46,7 +46,7 @@ public:
                 (kAlignFloats - reinterpret_cast<std::uintptr_t>(buffer_.data()) / sizeof(float) % kAlignFloats) %
                     kAlignFloats;
         const float nan = std::numeric_limits<float>::quiet_NaN();
-#pragma omp parallel for schedule(static) if (samples * count >= kParallelMin)
+#pragma omp parallel for schedule(static) if (samples * count >= kFusedCpu.parallel_min)
         for (std::size_t s = 0; s < samples; ++s) {  // each sample row read once, in order
             const float* row = data + s * ld + first;
             for (std::size_t panel = 0; panel < panels; ++panel) {
@@ -67,19 +67,19 @@ private:
     std::size_t samples_ = 0;
 };
 
-// How a region is cut into work items (a band of kBandRows rows against a group of kGroupPanels
+// How a region is cut into work items (a band of kFusedCpu.band_rows rows against a group of kFusedCpu.group_panels
 // column panels), and what each thread holds.
 struct FusedPlan {
     FusedPlan(const Problem& p, const Region& region)
         : panels(ceil_div(region.cols, kPanelCols)),
-          groups(ceil_div(panels, kGroupPanels)),
-          items(ceil_div(region.rows, kBandRows) * groups),
+          groups(ceil_div(panels, kFusedCpu.group_panels)),
+          items(ceil_div(region.rows, kFusedCpu.band_rows) * groups),
           symmetric(symmetry_pays(p)),
           // y is x and this region straddles the diagonal: blocks on and above it only (~half the work).
           diagonal(symmetric && region.row0 == region.col0 && region.rows == region.cols),
-          chunk(std::min(kSampleChunk, std::max<std::size_t>(p.samples, 1))),
-          band_rows(std::min(kBandRows, round_up(region.rows, kBlockRows))),
-          acc_size(std::min(kGroupPanels, panels) * band_rows * kPanelCols) {
+          chunk(std::min(kFusedCpu.sample_chunk, std::max<std::size_t>(p.samples, 1))),
+          band_rows(std::min(kFusedCpu.band_rows, round_up(region.rows, kBlockRows))),
+          acc_size(std::min(kFusedCpu.group_panels, panels) * band_rows * kPanelCols) {
 #ifdef _OPENMP
         threads = static_cast<int>(std::min<std::size_t>(items, omp_get_max_threads()));
 #endif
@@ -94,10 +94,10 @@ struct FusedPlan {
 // group_panels), with the thread's accumulators (acc) and transposition block (across).
 struct FusedItem {
     FusedItem(const FusedPlan& plan, const Region& region, std::size_t item, std::int32_t* acc, std::int32_t* across)
-        : i0((item / plan.groups) * kBandRows),
-          in(std::min(kBandRows, region.rows - i0)),
-          first_panel((item % plan.groups) * kGroupPanels),
-          group_panels(std::min(kGroupPanels, plan.panels - first_panel)),
+        : i0((item / plan.groups) * kFusedCpu.band_rows),
+          in(std::min(kFusedCpu.band_rows, region.rows - i0)),
+          first_panel((item % plan.groups) * kFusedCpu.group_panels),
+          group_panels(std::min(kFusedCpu.group_panels, plan.panels - first_panel)),
           blocks(ceil_div(in, kBlockRows)),
           region_cols(region.cols),
           diagonal(plan.diagonal),
@@ -123,8 +123,8 @@ struct FusedItem {
 // packed samples stay in cache; a block whose pairs have all failed (mode all) stops.
 void count_item(const Problem& p, const FusedPlan& plan, const FusedItem& item, const Packed& xsource,
                 const Packed& ypacked, BlockKernel count_block) {
-    constexpr std::size_t kBandBlocks = kBandRows / kBlockRows;
-    bool alive[kGroupPanels][kBandBlocks];
+    constexpr std::size_t kBandBlocks = kFusedCpu.band_rows / kBlockRows;
+    bool alive[kFusedCpu.group_panels][kBandBlocks];
     for (auto& panel_alive : alive) std::fill(panel_alive, panel_alive + kBandBlocks, true);
     std::fill(item.acc, item.acc + item.group_panels * plan.band_rows * kPanelCols, 0);
     const bool all_mode = p.mode == SimilarityMode::All;
@@ -186,7 +186,7 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out, 
     // A panel's counts transposed, for the mirror's store.
     detail::HostBuffer<std::int32_t> transposed;
     if (plan.diagonal || mirror)
-        transposed = detail::HostBuffer<std::int32_t>(tracker, plan.threads * kPanelCols * kBandRows,
+        transposed = detail::HostBuffer<std::int32_t>(tracker, plan.threads * kPanelCols * kFusedCpu.band_rows,
                                                       "similarity cpu mirror block");
 
 #pragma omp parallel for schedule(dynamic) num_threads(plan.threads)
@@ -197,7 +197,7 @@ void cpu_fused(const Problem& p, const Region& region, const RegionOutput& out, 
         const std::size_t thread = 0;
 #endif
         const FusedItem item(plan, region, index, accumulators.data() + thread * plan.acc_size,
-                             transposed.size() ? transposed.data() + thread * kPanelCols * kBandRows : nullptr);
+                             transposed.size() ? transposed.data() + thread * kPanelCols * kFusedCpu.band_rows : nullptr);
         // The region's elements this item accounts for (those below a diagonal too, which its
         // mirror writes; an outside mirror is its planner's to count).
         const std::size_t group_cols =

@@ -18,19 +18,28 @@
 
 namespace hpcml::detail::similarity::cpu {
 
-constexpr std::size_t kBlockRows = 4;      // x features per micro-kernel
-constexpr std::size_t kPanelCols = 16;     // y features per micro-kernel (one AVX-512 vector, two AVX2 ones)
-constexpr std::size_t kBandRows = 128;     // x features per work item
-constexpr std::size_t kGroupPanels = 8;    // y panels per work item (128 columns)
-constexpr std::size_t kSampleChunk = 256;  // samples per pass over an item (its band and panels: 256 KiB, in L2)
-// Elements below which packing and mirroring stay on the calling thread: a parallel region
-// costs a few microseconds, and milliseconds where the cores are busy with other work (each
-// region waits for all its threads), which small tiles would pay thousands of times.
-constexpr std::size_t kParallelMin = std::size_t{1} << 16;
+// The micro-kernel's block (the packed layout and the SIMD kernels of cpu_count.cpp are written
+// for it: a layout, not a tuning knob).
+constexpr std::size_t kBlockRows = 4;   // x features per micro-kernel
+constexpr std::size_t kPanelCols = 16;  // y features per micro-kernel (one AVX-512 vector, two AVX2 ones)
 
-// Outputs of at least this many bytes are written with non-temporal stores (stream_int32): they
-// do not fit the caches, and a normal store would read each line before it writes it.
-constexpr std::size_t kStreamBytes = std::size_t{64} << 20;
+// The fused CPU method's tuning (as CUB's tuning policies): it changes speed, never results. Each
+// value with what chose it; Zen 3 and Zen 4 are the AMD EPYC machines of bench/results/, 2 cores.
+struct FusedCpuPolicy {
+    std::size_t band_rows;     // x features per work item
+    std::size_t group_panels;  // y panels per work item
+    std::size_t sample_chunk;  // samples per pass over an item (its band and panels stay in L2)
+    // Elements below which packing and mirroring stay on the calling thread: a parallel region
+    // costs a few microseconds, and milliseconds where the cores are busy with other work (each
+    // region waits for all its threads), which small tiles would pay thousands of times.
+    std::size_t parallel_min;
+};
+inline constexpr FusedCpuPolicy kFusedCpu{
+    .band_rows = 128,       // items of 128 x 128: no other size timed
+    .group_panels = 8,      // 128 columns, as band_rows; the mirror's buffer is 16 x 128 (4e3ead6): not timed
+    .sample_chunk = 256,    // 256 KiB of band and panels in L2; was 512 before e4198e2 (36-41 ms vs 58-60, whole commit)
+    .parallel_min = 1 << 16,  // tile 1 on a busy CPU: 60-110 s threaded, 0.4 s on one thread (25f94fd); others untried
+};
 
 // memcpy(dst, src, bytes) with non-temporal stores where the CPU has them (SSE2's); call
 // stream_fence() before the memory is handed on.

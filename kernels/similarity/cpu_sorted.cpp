@@ -254,10 +254,10 @@ void store_item(const Item& it, bool any_alive) {
     const RegionOutput stored{static_cast<unsigned char*>(it.out.data) + it.band * kBand * it.out.row_stride_bytes +
                                   row_bytes(it.tile * kTile, it.p.output),
                               it.out.row_stride_bytes};
-    // Count mode's mirror is transposed from the stored rows kMirrorRows at a time, while they are
+    // Count mode's mirror is transposed from the stored rows mirror_rows at a time, while they are
     // still in L1 (not so where they were streamed past the cache: read back, as before); mode
     // All's comes from the masks, after the rows.
-    constexpr std::size_t kMirrorRows = 16;
+    constexpr std::size_t kMirrorRows = kSortedCpu.mirror_rows;
     const auto mirror_rows = [&](std::size_t r0, std::size_t r1) {
         if (!it.mirror || all) return;
         cpu_transpose(it.p, offset(stored, it.p, r0, 0), r1 - r0, it.cols, offset(*it.mirror, it.p, 0, r0));
@@ -314,11 +314,11 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
     if (region.rows == 0 || region.cols == 0) return;
     if (p.samples == 0) return cpu_fused(p, region, out, tracker, progress, mirror);  // nothing to sort
     const bool diagonal = symmetry_pays(p) && region.row0 == region.col0 && region.rows == region.cols;
-    if (region.rows > kStrip || region.cols > kStrip) {  // strips, so that the sorted copies stay small
-        for (std::size_t r = 0; r < region.rows; r += kStrip)
-            for (std::size_t c = diagonal ? r : 0; c < region.cols; c += kStrip) {
-                const Region sub{region.row0 + r, region.col0 + c, std::min(kStrip, region.rows - r),
-                                 std::min(kStrip, region.cols - c)};
+    if (region.rows > kSortedCpu.strip || region.cols > kSortedCpu.strip) {  // strips, so that the sorted copies stay small
+        for (std::size_t r = 0; r < region.rows; r += kSortedCpu.strip)
+            for (std::size_t c = diagonal ? r : 0; c < region.cols; c += kSortedCpu.strip) {
+                const Region sub{region.row0 + r, region.col0 + c, std::min(kSortedCpu.strip, region.rows - r),
+                                 std::min(kSortedCpu.strip, region.cols - c)};
                 const RegionOutput sub_mirror = mirror ? offset(*mirror, p, c, r) : offset(out, p, c, r);
                 const bool mirrored_here = diagonal && c > r;  // this strip's mirror is in the region
                 cpu_sorted(p, sub, offset(out, p, r, c), tracker, progress,
@@ -344,7 +344,7 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
     const Aligned<unsigned char> workspaces(tracker, threads * workspace_bytes, "similarity sorted: tables and counters");
     // A large output bypasses the cache (nothing reads it soon, and a normal store reads each
     // line before writing it); a tile that a sink reads next stays in it.
-    const bool stream = region.rows * row_bytes(region.cols, p.output) >= cpu::kStreamBytes;
+    const bool stream = region.rows * row_bytes(region.cols, p.output) >= kSortedCpu.stream_bytes;
     const ItemKernel kernel = [] {
         ItemKernel k = nullptr;
         CpuLevels::visit(cpu_kernel_level(), [&](auto entry) { k = item_kernel<decltype(entry)>; });

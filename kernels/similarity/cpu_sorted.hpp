@@ -21,13 +21,29 @@
 
 namespace hpcml::detail::similarity::sorted {
 
+// The method's layout (its tables, masks and adder code are written for these: not tuning knobs).
 constexpr std::size_t kTile = 512;  // columns per tile: a row's mask is 512 bits, one cache line
 constexpr std::size_t kBand = kTile;  // rows per band (square, so that a band's mirror is a tile)
 constexpr std::size_t kGroup = 16;    // samples per group of tables (add16)
 constexpr std::size_t kPad = 16;      // +inf after a tile's sorted values: window searches read past the end
 constexpr std::size_t kWords = kTile / 64;
-// Rows or columns sorted at once: the sorted copies take 6 bytes per sample and feature.
-constexpr std::size_t kStrip = 16384;
+
+// The sorted CPU method's tuning (as CUB's tuning policies): it changes speed, never results.
+// Each value with what chose it; Zen 4 is the AMD EPYC machine of bench/results/, 2 cores.
+struct SortedCpuPolicy {
+    std::size_t strip;        // rows or columns sorted at once (the sorted copies: 6 bytes per sample and feature)
+    std::size_t sort_block;   // samples sorted at once (mode All: later blocks only when an item reaches them)
+    std::size_t merged;       // samples whose interval merges run side by side (find_intervals)
+    std::size_t mirror_rows;  // count mode's mirror transposed this many stored rows at a time, still in L1
+    std::size_t stream_bytes; // outputs at least this large are stored past the caches (non-temporal)
+};
+inline constexpr SortedCpuPolicy kSortedCpu{
+    .strip = 16384,         // bounds the sorted copies to ~100 MB at 1000 samples: not timed against others
+    .sort_block = 32,       // mode All: most pairs fail within a few samples, so later blocks rarely sort: not timed
+    .merged = 4,            // a merge step waits on the one before (load, subtract, compare): others not timed
+    .mirror_rows = 16,      // main job 8.30 -> 7.30 ms with the mirror from L1; 16 x 16 AVX-512 no faster (84dd064, Zen 4)
+    .stream_bytes = std::size_t{64} << 20,  // past the last-level cache, a store reads its line first: not timed
+};
 
 // A row of a table, or a counter plane: 512 bits as the level's native vectors of 64-bit lanes
 // (one AVX-512 register, two AVX2 or four 16-byte ones: GCC moves a 512-bit vector type through
@@ -114,10 +130,9 @@ constexpr std::size_t kBitsBytes = kTile / 8;  // every level's 512 bits
 
 // One side's values sorted per sample within groups of 512 features (y's tiles or x's bands):
 // group g at sample s holds count(g, s) finite values, ascending, then kPad +inf, with each
-// value's feature index within the group. Samples are sorted in blocks of kSortBlock: all of them
+// value's feature index within the group. Samples are sorted in blocks of kSortedCpu.sort_block: all of them
 // at once (count mode, which reads every sample), or the first block at once and each further
 // block by the first item that reaches it (mode All, where most pairs fail within a few samples).
-constexpr std::size_t kSortBlock = 32;
 class SortedGroups {
 public:
     SortedGroups() = default;
@@ -181,12 +196,12 @@ template <class Bits>
     }
 }
 
-// Every row's interval for samples [s, s + merged), merged <= kMerged: per sample, the band's sorted values
+// Every row's interval for samples [s, s + merged), merged <= kSortedCpu.merged: per sample, the band's sorted values
 // merged with the tile's, each end moved forward a window of 16 at a time. A merge step waits for
 // the one before it (a load, a subtract, a compare), so the samples' merges run side by side.
 // Rows whose x value is not finite keep [0, 0) (the caller zeroes `ends` first). Sample s + k's
 // ends of row r go to ends[r * 2 kGroup + k] and ends[r * 2 kGroup + kGroup + k].
-constexpr std::size_t kMerged = 4;
+constexpr std::size_t kMerged = kSortedCpu.merged;  // the arrays below
 template <class Level>
 [[gnu::always_inline]] inline void find_intervals(const SortedGroups& xs, const SortedGroups& ys, std::size_t band,
                                                   std::size_t tile, std::size_t s, float threshold, std::size_t merged,

@@ -23,15 +23,15 @@ namespace hpcml::detail::similarity::sorted {
 
 namespace {
 
-// The radix sort's three digits of an item (key << 32 | f), f < kStrip: key bits 0-10, 11-21,
+// The radix sort's three digits of an item (key << 32 | f), f < kSortedCpu.strip: key bits 0-10, 11-21,
 // then 22-31 with f's group above them, so that the sort orders by (group, key) and each group's
 // values come out together, in order.
 constexpr std::size_t kLowDigits = 2048;
 std::size_t digit0(std::uint64_t item) { return (item >> 32) & (kLowDigits - 1); }
 std::size_t digit1(std::uint64_t item) { return (item >> 43) & (kLowDigits - 1); }
 std::size_t digit2(std::uint64_t item) {
-    static_assert(kTile == 512 && (kStrip / kTile & (kStrip / kTile - 1)) == 0, "the group is f >> 9");
-    return (item >> 54) | ((item >> 9) & (kStrip / kTile - 1)) << 10;
+    static_assert(kTile == 512 && (kSortedCpu.strip / kTile & (kSortedCpu.strip / kTile - 1)) == 0, "the group is f >> 9");
+    return (item >> 54) | ((item >> 9) & (kSortedCpu.strip / kTile - 1)) << 10;
 }
 
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -166,7 +166,7 @@ SortedGroups::SortedGroups(const float* data, std::size_t ld, std::size_t first,
       ids_(tracker, groups_ * samples * kTile, what),
       counts_(tracker, groups_ * samples, what),
       level_(cpu_kernel_level()),
-      blocks_(ceil_div(samples, kSortBlock)),
+      blocks_(ceil_div(samples, kSortedCpu.sort_block)),
       sorted_(std::make_unique<std::once_flag[]>(blocks_)) {
 #ifdef _OPENMP
     threads_ = static_cast<std::size_t>(omp_get_max_threads());
@@ -174,18 +174,18 @@ SortedGroups::SortedGroups(const float* data, std::size_t ld, std::size_t first,
     scratch_ = detail::HostBuffer<std::uint64_t>(tracker, threads_ * scratch_size(), "similarity sorted: sort scratch");
     histograms_ =
         detail::HostBuffer<std::uint32_t>(tracker, threads_ * histogram_size(), "similarity sorted: histograms");
-    const std::size_t now = lazily ? std::min(samples, kSortBlock) : samples;
-    const int threads = features * now >= cpu::kParallelMin ? static_cast<int>(std::min(threads_, now)) : 1;
+    const std::size_t now = lazily ? std::min(samples, kSortedCpu.sort_block) : samples;
+    const int threads = features * now >= cpu::kFusedCpu.parallel_min ? static_cast<int>(std::min(threads_, now)) : 1;
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
     for (std::size_t s = 0; s < now; ++s) sort_sample(s);
-    for (std::size_t b = 0; b * kSortBlock < now; ++b) std::call_once(sorted_[b], [] {});
+    for (std::size_t b = 0; b * kSortedCpu.sort_block < now; ++b) std::call_once(sorted_[b], [] {});
 }
 
 // Samples [0, end) sorted (each block once, by the first thread to ask).
 void SortedGroups::ensure(std::size_t end) const {
-    for (std::size_t b = 0; b * kSortBlock < end; ++b)
+    for (std::size_t b = 0; b * kSortedCpu.sort_block < end; ++b)
         std::call_once(sorted_[b], [&] {
-            for (std::size_t s = b * kSortBlock; s < std::min(samples_, (b + 1) * kSortBlock); ++s) sort_sample(s);
+            for (std::size_t s = b * kSortedCpu.sort_block; s < std::min(samples_, (b + 1) * kSortedCpu.sort_block); ++s) sort_sample(s);
         });
 }
 

@@ -14,7 +14,18 @@ namespace hpcml::detail::similarity {
 
 namespace {
 
-using cpu::kParallelMin;
+using cpu::kFusedCpu;
+
+// The mirrors' tuning: it changes speed, never results (Zen 3: the AMD EPYC machine of
+// bench/results/2026-11-23-cpu-similarity.md, 2 cores).
+struct TransposeCpuPolicy {
+    std::size_t block;     // elements: blocks of block x block, so that the column reads stay in cache
+    std::size_t bit_band;  // bitmask: rows per thread's band, its source lines in L1 while read a byte at a time
+};
+constexpr TransposeCpuPolicy kTransposeCpu{
+    .block = 32,      // not timed against other sizes
+    .bit_band = 256,  // the real case's 256 x 270725 bitmask: 116.6 s, against 148.9 s with 8-row strips
+};
 
 // Element access for mirroring, by element type (a template parameter, so the loops below
 // compile without a switch per element).
@@ -61,12 +72,12 @@ void transpose_block(const RegionOutput& src, std::size_t b0, std::size_t a0, st
             put<T>(dst, a0 + a, b0 + b, get<T>(src, b0 + b, a0 + a));
 }
 
-// dst(a, b) = src(b, a) for a < cols, b < rows, in 32 x 32 blocks so that the column reads
-// stay in cache. Threads own destination rows; the source is another region, only read.
+// dst(a, b) = src(b, a) for a < cols, b < rows, in blocks (kTransposeCpu) so that the column
+// reads stay in cache. Threads own destination rows; the source is another region, only read.
 template <class T>
 void transpose(const RegionOutput& src, std::size_t rows, std::size_t cols, const RegionOutput& dst) {
-    constexpr std::size_t kBlock = 32;
-#pragma omp parallel for schedule(static) if (rows * cols >= kParallelMin)
+    constexpr std::size_t kBlock = kTransposeCpu.block;
+#pragma omp parallel for schedule(static) if (rows * cols >= kFusedCpu.parallel_min)
     for (std::size_t a0 = 0; a0 < cols; a0 += kBlock)
         for (std::size_t b0 = 0; b0 < rows; b0 += kBlock)
             transpose_block<T>(src, b0, a0, std::min(kBlock, rows - b0), std::min(kBlock, cols - a0), dst);
@@ -100,13 +111,13 @@ void store_bit_block(const RegionOutput& o, std::size_t r0, std::size_t rows, st
 }
 
 // Visits the 8 x 8 blocks (b0, a0) of a rows x cols bitmask (rows b0.., byte a0 / 8): threads
-// over bands of 256 rows, the columns in order inside a band, so that the band's source lines
+// over bands of rows (kTransposeCpu), the columns in order inside a band, so that the band's source lines
 // stay in L1 while they are read one byte at a time (a band's 8-row blocks column after column
 // would miss the cache on every block of a wide mask).
 template <class Visit>
 void for_each_bit_block(std::size_t rows, std::size_t cols, Visit&& visit) {
-    constexpr std::size_t kBand = 256;
-#pragma omp parallel for schedule(dynamic) if (rows * cols >= kParallelMin)
+    constexpr std::size_t kBand = kTransposeCpu.bit_band;
+#pragma omp parallel for schedule(dynamic) if (rows * cols >= kFusedCpu.parallel_min)
     for (std::size_t band = 0; band < rows; band += kBand)
         for (std::size_t a0 = 0; a0 < cols; a0 += 8)
             for (std::size_t b0 = band; b0 < std::min(band + kBand, rows); b0 += 8) visit(b0, a0);
@@ -120,7 +131,7 @@ void transpose_bits(const RegionOutput& src, std::size_t rows, std::size_t cols,
     const std::size_t whole_rows = rows / 64 * 64, whole_cols = cols / 64 * 64;
     const auto* s = static_cast<const unsigned char*>(src.data);
     auto* d = static_cast<unsigned char*>(dst.data);
-#pragma omp parallel for schedule(dynamic) if (rows * cols >= kParallelMin)
+#pragma omp parallel for schedule(dynamic) if (rows * cols >= kFusedCpu.parallel_min)
     for (std::size_t b0 = 0; b0 < whole_rows; b0 += 64)
         for (std::size_t a0 = 0; a0 < whole_cols; a0 += 64) {
             std::uint64_t block[64];

@@ -23,11 +23,10 @@ namespace hpcml::detail::similarity {
 std::size_t tiles_per_launch(const Problem& p, const TilePlan& plan, Method method) {
     const auto launch_shape = method_entry(method).cuda_blocks;
     if (!launch_shape) return 1;
-    constexpr std::size_t kWaves = 2;
     const LaunchBlocks blocks = launch_shape(p);
     const std::size_t blocks_per_tile =
         detail::ceil_div(plan.tile_rows, blocks.rows) * detail::ceil_div(plan.tile_cols, blocks.cols);
-    const std::size_t wanted = detail::ceil_div(kWaves * blocks.resident, blocks_per_tile);
+    const std::size_t wanted = detail::ceil_div(kCudaHost.waves * blocks.resident, blocks_per_tile);
     return std::clamp<std::size_t>(wanted, 1, plan.tiles.col_blocks.size());
 }
 
@@ -115,15 +114,14 @@ void download(const Region& region, const unsigned char* result, SimilarityOutpu
 }
 
 // The host path's steps: groups of tiles, or the mirrored path's bands, each from its diagonal
-// on; a staged band is at most kStagedBandBytes (pinned, twice) where rows allow (the plan's
+// on; a staged band is at most kCudaHost.staged_band_bytes (pinned, twice) where rows allow (the plan's
 // tiles bound the groups' staging, whole rows do not).
 std::vector<Region> host_steps(const Problem& dev, const TilePlan& plan, Method method, bool mirrored, bool staged) {
     if (!mirrored) return launch_regions(plan, tiles_per_launch(dev, plan, method));
-    constexpr std::size_t kStagedBandBytes = std::size_t{64} << 20;
     const std::size_t out_row_bytes = row_bytes(dev.m, dev.output);
     const std::size_t band_rows =
-        staged ? std::min(plan.tile_rows, std::max<std::size_t>(1, kStagedBandBytes / out_row_bytes)) : plan.tile_rows;
-    return mirrored_bands(dev.n, dev.m, dev.output, detail::round_up(band_rows, kFusedBlockRows));
+        staged ? std::min(plan.tile_rows, std::max<std::size_t>(1, kCudaHost.staged_band_bytes / out_row_bytes)) : plan.tile_rows;
+    return mirrored_bands(dev.n, dev.m, dev.output, detail::round_up(band_rows, kFusedGpu.block_rows));
 }
 
 // The host path: x and y uploaded once, then steps on two streams in turn (two_slot_pipeline),
@@ -273,7 +271,7 @@ void cuda_run_device(const Problem& p, const TilePlan& plan, Method method, void
     // write per element instead of `samples` compare-counts.
     const MethodEntry& entry = method_entry(method);
     if (entry.cuda_launch_upper && uses_symmetry(p, method)) {
-        for (const Region& band : mirrored_bands(p.n, p.m, p.output, detail::round_up(plan.tile_rows, kFusedBlockRows)))
+        for (const Region& band : mirrored_bands(p.n, p.m, p.output, detail::round_up(plan.tile_rows, kFusedGpu.block_rows)))
             entry.cuda_launch_upper(p, Region{band.row0, band.row0, band.rows, p.m - band.row0},
                                     at(band.row0, band.row0), tracker, stream);
         launch_mirror_lower(p, out, out_row_bytes, 0, p.n, stream);

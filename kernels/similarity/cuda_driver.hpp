@@ -13,6 +13,19 @@
 
 namespace hpcml::detail::similarity {
 
+// The CUDA host side's tuning: it changes speed and memory, never results. None of these was
+// timed against other values; each says what it bounds.
+struct CudaHostPolicy {
+    std::size_t waves;                // a launch's blocks: this many full waves of its kernel (tiles_per_launch)
+    std::size_t staged_band_bytes;    // the mirrored path's staged band, pinned twice
+    std::size_t whole_rows_elements;  // a device pair list's launch of whole rows, at most (no sort needed)
+};
+inline constexpr CudaHostPolicy kCudaHost{
+    .waves = 2,                                   // one wave's tail overlaps the next
+    .staged_band_bytes = std::size_t{64} << 20,   // 128 MiB pinned in all
+    .whole_rows_elements = std::size_t{1} << 25,  // 128 MiB of counts, 256 MiB of selection
+};
+
 // How many tiles of one row band go into one launch: enough of the method's blocks for two full
 // waves of its kernel (what the device runs at once, twice), so that one wave's tail overlaps
 // the next. A method without a launch shape (the naive baseline) goes tile by tile, as the seed

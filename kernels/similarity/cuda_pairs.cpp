@@ -175,14 +175,12 @@ void cuda_run_pairs_on_device(const Problem& dev, const TilePlan& plan, Method m
         raise(ErrorKind::InvalidArgument,
               "stream: a pair list cannot be captured into a CUDA graph (its length, known only once the "
               "launches have run, sizes its memory)");
-    // Launches of whole rows where they fit (at most kWholeRowsElements in a launch's output:
-    // 128 MiB of counts, 256 MiB of selection), so that the pairs arrive in row-major order and
-    // need no sort; else (and a method of one tile a launch, whose intermediate grows with the
-    // launch) as the host's list.
-    constexpr std::size_t kWholeRowsElements = std::size_t{1} << 25;
+    // Launches of whole rows where they fit (kCudaHost.whole_rows_elements in a launch's
+    // output), so that the pairs arrive in row-major order and need no sort; else (and a method
+    // of one tile a launch, whose intermediate grows with the launch) as the host's list.
     const std::size_t tiles_in_row = plan.tiles.col_blocks.size();
     const std::size_t group =
-        method_entry(method).cuda_blocks && plan.tile_rows * tiles_in_row * plan.tile_cols <= kWholeRowsElements
+        method_entry(method).cuda_blocks && plan.tile_rows * tiles_in_row * plan.tile_cols <= kCudaHost.whole_rows_elements
             ? tiles_in_row
             : std::max<std::size_t>(
                   1, std::min(tiles_per_launch(dev, plan, method), kMostSelected / (plan.tile_rows * plan.tile_cols)));

@@ -34,10 +34,11 @@ namespace hpcml::detail::similarity {
 
 namespace {
 
-constexpr int kBM = static_cast<int>(kFusedBlockRows);
-constexpr int kBN = static_cast<int>(kFusedBlockCols);
-constexpr int kBK = 16;  // samples per shared-memory stage
-constexpr int kTM = 8, kTN = 8;
+// kFusedGpu's values under the names the kernel's index arithmetic uses.
+constexpr int kBM = static_cast<int>(kFusedGpu.block_rows);
+constexpr int kBN = static_cast<int>(kFusedGpu.block_cols);
+constexpr int kBK = kFusedGpu.stage_samples;
+constexpr int kTM = kFusedGpu.thread_rows, kTN = kFusedGpu.thread_cols;
 constexpr int kThreads = (kBM / kTM) * (kBN / kTN);        // 256
 constexpr int kLoadsPerThread = kBK * kBM / 4 / kThreads;  // float4 loads of x (and y): 2
 static_assert(kBM == kBN, "x and y tiles share one load mapping");
@@ -120,7 +121,7 @@ struct Store {
 constexpr std::size_t kFloatCountLimit = std::size_t{1} << 24;
 
 template <class Store, bool Vec4, bool StopWhenDead, class Count>
-__global__ void __launch_bounds__(kThreads, 2) similarity_fused_kernel(const FusedArgs a) {
+__global__ void __launch_bounds__(kThreads, kFusedGpu.blocks_per_sm) similarity_fused_kernel(const FusedArgs a) {
     __shared__ __align__(16) float xs[kBK][kBM];
     __shared__ __align__(16) float ys[kBK][kBN];
 
@@ -227,7 +228,7 @@ bool vec4_loads(const float* x, std::size_t ldx, const float* y, std::size_t ldy
 
 LaunchBlocks fused_blocks(const Problem& p) {
     const FusedKernel kernel = fused_kernel(p.output, vec4_loads(p.x, p.ldx, p.y, p.ldy), p.samples);
-    return {kFusedBlockRows, kFusedBlockCols,
+    return {kFusedGpu.block_rows, kFusedGpu.block_cols,
             detail::resident_blocks(reinterpret_cast<const void*>(kernel), kThreads, 0)};
 }
 

@@ -39,8 +39,23 @@ void launch_naive(const Problem& problem, const Region& region, const RegionOutp
                   StreamHandle stream);
 LaunchBlocks fused_blocks(const Problem& problem);
 LaunchBlocks sorted_blocks(const Problem& problem);
-// The fused kernel's block, whose rows the mirrored paths' bands are whole multiples of.
-constexpr std::size_t kFusedBlockRows = 128, kFusedBlockCols = 128;
+// The fused GPU kernel's tuning (fused.cu; as CUB's tuning policies): it changes speed, never
+// results. Its values are the machine-code report's prediction (docs/machine-code.md), timed only
+// as a whole: 256 x 16384^2, y a copy, at 0.738 of the compare-count floor (H200, 819e221).
+struct FusedGpuPolicy {
+    std::size_t block_rows, block_cols;  // the output each block computes (the mirrored paths' bands: whole blocks)
+    int stage_samples;                   // samples per shared-memory stage (and mode All's vote interval)
+    int thread_rows, thread_cols;        // each thread's outputs (thread_cols 8: one bitmask byte per row)
+    int blocks_per_sm;                   // __launch_bounds__'s minimum: at most 128 registers a thread
+};
+inline constexpr FusedGpuPolicy kFusedGpu{
+    .block_rows = 128,   // with 8 x 8 a thread: 256 threads; no other block timed
+    .block_cols = 128,   // square: x's and y's tiles share one load mapping
+    .stage_samples = 16, // two float4 loads of x and of y per thread and stage; not timed against others
+    .thread_rows = 8,    // 3.235 instructions per pair and sample predicted, 92.7% of the floor (sass report)
+    .thread_cols = 8,    // as thread_rows; fixed by the bitmask store
+    .blocks_per_sm = 2,  // 128 registers, 56-64 bytes spilled (sass report); one block a SM not timed
+};
 
 // What the sorted method refuses on a CUDA device: count mode counts at most 1023 samples (7 bit
 // planes of eights, sorted_block.hpp), and a tile's rows fill at most 65535 rows of blocks.

@@ -20,8 +20,8 @@ namespace hpcml::detail::similarity {
 namespace {
 
 constexpr int kTile = 32, kRowsPerPass = 8;
-constexpr std::size_t kBlock = kFusedBlockRows;
-static_assert(kFusedBlockRows == kFusedBlockCols && kFusedBlockRows % kTile == 0, "a 32-tile lies in one block");
+constexpr std::size_t kBlock = kFusedGpu.block_rows;
+static_assert(kFusedGpu.block_rows == kFusedGpu.block_cols && kFusedGpu.block_rows % kTile == 0, "a 32-tile lies in one block");
 
 // Grid: x over destination column tiles, y (striding) over destination row tiles [tile_begin,
 // tile_end).
