@@ -89,8 +89,6 @@ Caches& caches() {
     }();
     return *all;
 }
-constexpr std::size_t kPinnedCacheBytes = std::size_t{512} << 20;
-constexpr std::size_t kCachedPerDevice = 16;  // streams, and events, kept per device
 
 // A handle of `device` from `cache`, or a new one made by `make`.
 template <class Handle, class Make>
@@ -116,7 +114,7 @@ void give_cached(std::map<int, std::vector<Handle>>& cache, int device, Handle h
         Caches& c = caches();
         const std::lock_guard<std::mutex> lock(c.mutex);
         std::vector<Handle>& kept = cache[device];
-        if (kept.size() < kCachedPerDevice) {
+        if (kept.size() < kMemory.cached_per_device) {
             kept.push_back(handle);
             return;
         }
@@ -187,7 +185,7 @@ void pinned_give(void* block, std::size_t capacity) noexcept {
     Caches& c = caches();
     try {
         const std::lock_guard<std::mutex> lock(c.mutex);
-        if (c.pinned_bytes + capacity <= kPinnedCacheBytes) {
+        if (c.pinned_bytes + capacity <= kMemory.pinned_cache_bytes) {
             c.pinned.emplace(capacity, block);
             c.pinned_bytes += capacity;
             return;
@@ -198,7 +196,7 @@ void pinned_give(void* block, std::size_t capacity) noexcept {
 }
 
 void upload_to_device(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
-    constexpr std::size_t kStagedFrom = std::size_t{32} << 20, kChunk = std::size_t{16} << 20;
+    constexpr std::size_t kStagedFrom = kMemory.staged_upload_from, kChunk = kMemory.upload_chunk_bytes;
     cudaPointerAttributes attributes;
     const bool pageable = query_pointer(src, attributes) != cudaSuccess ||
                           attributes.type == cudaMemoryTypeUnregistered ||

@@ -18,11 +18,10 @@ void host_copy_rows(void* dst, std::size_t dst_stride, const void* src, std::siz
     if (rows == 0 || row_bytes == 0) return;
     auto* d = static_cast<unsigned char*>(dst);
     const auto* s = static_cast<const unsigned char*>(src);
-    // A thread per MiB or more, each a range of the rows' bytes (whole rows, or parts of a few
-    // long ones), as one memcpy per row it touches.
-    constexpr std::size_t kBytesPerThread = std::size_t{1} << 20;
+    // A thread per kMemory.copy_bytes_per_thread or more, each a range of the rows' bytes (whole
+    // rows, or parts of a few long ones), as one memcpy per row it touches.
     const std::size_t total = row_bytes * rows;
-    const auto pieces = static_cast<std::ptrdiff_t>(std::max<std::size_t>(total / kBytesPerThread, 1));
+    const auto pieces = static_cast<std::ptrdiff_t>(std::max<std::size_t>(total / kMemory.copy_bytes_per_thread, 1));
 #pragma omp parallel for schedule(static) if (pieces > 1)
     for (std::ptrdiff_t k = 0; k < pieces; ++k) {
         const auto piece = static_cast<std::size_t>(k), count = static_cast<std::size_t>(pieces);
@@ -65,7 +64,7 @@ HostCache& host_cache() {
 }
 
 bool kept(std::size_t bytes, HostBlock kind) {
-    return kKeepHostBlocks && kind == HostBlock::Kept && bytes >= kSmallestKeptBytes;
+    return kKeepHostBlocks && kind == HostBlock::Kept && bytes >= kMemory.smallest_kept_bytes;
 }
 
 }  // namespace
@@ -89,7 +88,7 @@ void* host_take(std::size_t bytes, std::size_t& capacity, HostBlock kind) noexce
         }
     }
     capacity = bytes;
-    if (bytes < kSmallestKeptBytes) return ::operator new(bytes, std::nothrow);  // malloc's own, as fast
+    if (bytes < kMemory.smallest_kept_bytes) return ::operator new(bytes, std::nothrow);  // malloc's own, as fast
     return ::operator new(bytes, kHostAlignment, std::nothrow);
 }
 
@@ -98,7 +97,7 @@ void host_give(void* block, std::size_t capacity, HostBlock kind) noexcept {
         HostCache& c = host_cache();
         try {
             const std::lock_guard<std::mutex> lock(c.mutex);
-            if (c.bytes + capacity <= kHostCacheBytes) {
+            if (c.bytes + capacity <= kMemory.host_cache_bytes) {
                 c.blocks.emplace(capacity, block);
                 c.bytes += capacity;
                 return;
@@ -106,7 +105,7 @@ void host_give(void* block, std::size_t capacity, HostBlock kind) noexcept {
         } catch (...) {  // no memory to keep it: free it instead
         }
     }
-    if (capacity < kSmallestKeptBytes) {
+    if (capacity < kMemory.smallest_kept_bytes) {
         ::operator delete(block);
     } else {
         ::operator delete(block, kHostAlignment);

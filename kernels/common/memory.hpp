@@ -77,9 +77,9 @@ std::size_t host_available_bytes();
 void ensure_host_fits(std::size_t bytes, const std::string& what);
 
 // Host blocks for HostBuffer, kept between calls (64-byte aligned; smaller than
-// kSmallestKeptBytes, malloc's alignment): a freed block of at least
-// kSmallestKeptBytes (smaller ones are malloc's, which keeps them per thread at less cost than a
-// shared cache; a batch of small games allocates millions) and up to kHostCacheBytes in all
+// kMemory.smallest_kept_bytes, malloc's alignment): a freed block of at least
+// kMemory.smallest_kept_bytes (smaller ones are malloc's, which keeps them per thread at less cost than a
+// shared cache; a batch of small games allocates millions) and up to kMemory.host_cache_bytes in all
 // serves the next request it fits, at most twice its size, so that a
 // call made block after block (hpcml-similarity's) reuses its pages instead of mapping and
 // faulting them in again. take() returns a block of at least `bytes` and its capacity (null where
@@ -87,7 +87,29 @@ void ensure_host_fits(std::size_t bytes, const std::string& what);
 // (release_cached_memory calls it). Builds with AddressSanitizer keep nothing, so that a use
 // after free is still caught. A Fresh block is allocated and freed each time, as NumPy's arrays
 // are: the naive baselines' intermediates.
-constexpr std::size_t kHostCacheBytes = std::size_t{64} << 20, kSmallestKeptBytes = std::size_t{64} << 10;
+//
+// The caches' and copies' tuning, every family's (as CUB's tuning policies): it changes speed and
+// memory, never results; Zen 4 is the AMD EPYC machine of bench/results/, 2 cores.
+struct MemoryPolicy {
+    std::size_t host_cache_bytes;       // host blocks kept in all
+    std::size_t smallest_kept_bytes;    // host blocks below it go to malloc, unkept
+    std::size_t copy_bytes_per_thread;  // host_copy_rows: a thread per this many bytes
+    std::size_t pinned_cache_bytes;     // pinned blocks kept in all (cuda_support.cpp)
+    std::size_t cached_per_device;      // streams, and events, kept per device
+    std::size_t staged_upload_from;     // upload_to_device stages pageable sources from this size
+    std::size_t upload_chunk_bytes;     // its pinned chunks, two in flight
+};
+inline constexpr MemoryPolicy kMemory{
+    .host_cache_bytes =
+        std::size_t{64} << 20,  // real case 256 x 270725: 65.4 s, 1.08 GB; 1 GiB 67.1 s, 1.29 GB (Zen 4)
+    .smallest_kept_bytes = std::size_t{64} << 10,  // keeping every block cost 1.08x on 1e5 games of 3 x 3 (831aa4b)
+    .copy_bytes_per_thread = std::size_t{1}
+                             << 20,  // one thread took 2.17 ms against 0.16 of kernels (H200); threads untimed
+    .pinned_cache_bytes = std::size_t{512} << 20,  // pinned allocation is slow, its free synchronises: not timed
+    .cached_per_device = 16,                       // not timed
+    .staged_upload_from = std::size_t{32} << 20,   // not timed yet (docs/regret.md)
+    .upload_chunk_bytes = std::size_t{16} << 20,   // not timed yet (docs/regret.md)
+};
 enum class HostBlock { Kept, Fresh };
 void* host_take(std::size_t bytes, std::size_t& capacity, HostBlock kind) noexcept;
 void host_give(void* block, std::size_t capacity, HostBlock kind) noexcept;

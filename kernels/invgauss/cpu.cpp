@@ -56,6 +56,23 @@ void evaluate_loop(Fn fn, const Elementwise<T>& e, std::size_t begin, std::size_
     });
 }
 
+// The quantile's tuning on the CPU: it changes speed, never results (bench/results/ of a20527d,
+// Zen 4: the AMD EPYC machine, 2 cores).
+struct QuantileCpuPolicy {
+    std::size_t block_elements;  // elements solved in lock step at once
+    bool lock_step;              // in lock step at all (else element by element)
+};
+// Lock step pays where its loops are 4 or 8 wide: GCC on x86-64 with libmvec, at the avx2 level or
+// above; at SSE2's 2 lanes it was 10% slower (0.95-1.00 s against 0.87 s).
+inline constexpr QuantileCpuPolicy kQuantileCpu {
+    .block_elements = 128,  // no other size timed; lock step as a whole 3.1-3.6x element by element
+#if HPCML_HAVE_LIBMVEC && defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+        .lock_step = true,  // 2.6-3.6x element by element at avx2 and avx512
+#else
+        .lock_step = false,  // no libmvec (or not GCC on x86-64): its loops would not vectorise
+#endif
+};
+
 // The quantile, a block of elements at a time, solved in lock step: each step of the solve
 // (quantile.hpp's quantile_step) is one vectorised loop over the block's elements still being
 // solved, packed to the front whenever a quarter of them have converged (their step counts vary
@@ -63,7 +80,7 @@ void evaluate_loop(Fn fn, const Elementwise<T>& e, std::size_t begin, std::size_
 // Its loops run over whole groups of kLanes (the lanes past the elements hold values that are
 // never read back), for evaluate_loop's reason.
 struct QuantileBlock {
-    static constexpr std::size_t kElements = 128;
+    static constexpr std::size_t kElements = kQuantileCpu.block_elements;
     static_assert(kElements % kLanes == 0, "whole groups of lanes");
     using Flag = std::int64_t;  // GCC vectorises no loop that loads a bool array
     std::size_t n = 0;
@@ -174,17 +191,9 @@ struct ApplyCommon {
     }
 };
 
-// The quantile in lock step pays where its loops are 4 or 8 wide: GCC on x86-64 with libmvec, at
-// the avx2 level or above (3x faster than element by element). At SSE2's 2 lanes it was 10% slower.
-#if HPCML_HAVE_LIBMVEC && defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-constexpr bool kQuantileLockStep = true;
-#else
-constexpr bool kQuantileLockStep = false;
-#endif
-
 template <class T, class Entry>
 void evaluate_block(Apply<T, Entry> fn, const Elementwise<T>& e, std::size_t begin, std::size_t end, CpuKernel level) {
-    if constexpr (Entry::value == Function::Ppf && kQuantileLockStep) {
+    if constexpr (Entry::value == Function::Ppf && kQuantileCpu.lock_step) {
         if (level >= Avx2Level::value)
             quantile_loop(e, begin, end, level);
         else

@@ -17,11 +17,11 @@ namespace hpcml::detail::invgauss {
 
 namespace {
 
-// Host arrays go through pinned memory in chunks of kChunk elements, two in flight on two
+// Host arrays go through pinned memory in chunks of kGpu.chunk elements, two in flight on two
 // streams: while the GPU copies and computes one chunk, the CPU fills the pinned inputs of the
 // next and empties the outputs of the one before, and one stream's copies overlap the other's
 // kernel. (From pageable memory the driver stages every copy itself, synchronously.)
-constexpr std::size_t kChunk = std::size_t{1} << 20;
+constexpr std::size_t kChunk = kGpu.chunk;
 
 // One of the two: its stream, the event after its last download, its device and pinned buffers
 // (the inputs, x, mu and lambda one after another: a chunk of each that varies per element, one

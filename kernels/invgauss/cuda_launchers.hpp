@@ -5,9 +5,22 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+
 #include "backends.hpp"
 
 namespace hpcml::detail::invgauss {
+
+// The GPU kernels' and the host path's values: they change speed, never results. Neither was
+// timed against another value.
+struct GpuPolicy {
+    int distance_threads;  // a distance block's threads: one block per parameter pair (CUB's BlockReduce)
+    std::size_t chunk;     // host arrays' elements per pinned chunk, two in flight (cuda_driver.cpp)
+};
+inline constexpr GpuPolicy kGpu{
+    .distance_threads = 256,        // not timed
+    .chunk = std::size_t{1} << 20,  // 8 MiB of doubles a chunk; not timed
+};
 
 template <class T>
 void launch_evaluate(Function f, const Elementwise<T>& e, cudaStream_t stream);

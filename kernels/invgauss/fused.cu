@@ -89,7 +89,7 @@ __global__ void invgauss_sample_kernel(const Elementwise<T> e, std::uint64_t see
                                          static_cast<double>(e.lam[i * e.lam_step])));
 }
 
-constexpr int kDistanceThreads = 256;
+constexpr int kDistanceThreads = kGpu.distance_threads;
 
 __global__ void __launch_bounds__(kDistanceThreads) invgauss_distance_kernel(const DistanceProblem p) {
     using Reduce = cub::BlockReduce<double, kDistanceThreads>;

@@ -17,16 +17,13 @@ namespace hpcml::detail::regret {
 
 namespace {
 
-// Games per batched chunk: 131072 warps of 3 x 3 games fill any GPU.
-constexpr std::size_t kMaxChunkGames = std::size_t{1} << 20;
-
 bool batched(std::size_t n1, std::size_t n2) { return std::max(n1, n2) <= kMaxBatchedActions; }
 
 std::vector<GameSolution> solve_batched(const float* A, std::size_t batch, std::size_t n1, std::size_t n2,
                                         const Schedule& sc, cudaStream_t stream, MemoryTracker& tracker) {
     std::vector<GameSolution> out(batch);
     const std::size_t chunk =
-        std::clamp<std::size_t>(kChunkBytes / (n1 * n2 * sizeof(float)), 1, std::min(batch, kMaxChunkGames));
+        std::clamp<std::size_t>(kGpu.chunk_bytes / (n1 * n2 * sizeof(float)), 1, std::min(batch, kGpu.chunk_games));
     DeviceBuffer<float> payoffs(tracker, chunk * n1 * n2, stream, "regret payoffs on device");
     ChunkResults results(tracker, chunk, n1, n2, sc.records(), stream);
     for (std::size_t first = 0; first < batch; first += chunk) {
@@ -57,8 +54,8 @@ void cuda_solve_device(const float* A, std::size_t batch, std::size_t n1, std::s
     const cudaStream_t stream = static_cast<cudaStream_t>(context.stream);
     const Schedule sc = make_schedule(o);
     if (batched(n1, n2)) {
-        for (std::size_t first = 0; first < batch; first += kMaxChunkGames) {
-            const std::size_t games = std::min(kMaxChunkGames, batch - first);
+        for (std::size_t first = 0; first < batch; first += kGpu.chunk_games) {
+            const std::size_t games = std::min(kGpu.chunk_games, batch - first);
             // The kernel leaves each game's largest cumulative regret where its eps bound goes.
             launch_batched({A + first * n1 * n2, static_cast<int>(games), static_cast<int>(n1), static_cast<int>(n2),
                             first, sc, out.row_strategy + first * n1, out.col_strategy + first * n2, out.value + first,

@@ -183,8 +183,8 @@ void run_large(const Schedule& sc, std::uint64_t first_game, int games, LargeSta
         launch_evaluate(x, u1, st.n1, u2, st.n2, games, value, gap, stride, stream);
     };
 
-    // Graphs of 8 iterations and of 1; replays run back to back on the stream.
-    constexpr int kChunk = 8;
+    // Graphs of kGpu.graph_iterations iterations and of 1; replays run back to back on the stream.
+    constexpr int kChunk = kGpu.graph_iterations;
     const bool direct =
         capturing(stream) || stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
     std::optional<Graph> one_iteration, eight_iterations;
@@ -220,7 +220,7 @@ void run_large(const Schedule& sc, std::uint64_t first_game, int games, LargeSta
 // Games per chunk of the large-game path: the same for host and device payoffs, since the chunk
 // sets the pass's plan, and with it the order of its sums.
 std::size_t large_chunk(std::size_t batch, std::size_t n1, std::size_t n2) {
-    return std::clamp<std::size_t>(kChunkBytes / (n1 * n2 * sizeof(float)), 1, std::min(batch, kMaxGridGames));
+    return std::clamp<std::size_t>(kGpu.chunk_bytes / (n1 * n2 * sizeof(float)), 1, std::min(batch, kMaxGridGames));
 }
 
 int multiprocessors(int device) {

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -19,6 +20,32 @@ namespace hpcml::detail::regret {
 // kernel (a group of lanes per game, payoffs in shared memory); larger ones by the large-game path.
 static_assert(kMaxBatchedActions <= kTileRows && kMaxBatchedActions <= kTileColumns,
               "the batched kernel equals the CPU to the bit only for games within one CPU tile");
+
+// The GPU solvers' values (as CUB's tuning policies). Those marked "order" fix a summation order,
+// so results depend on them: the same on every GPU (tests compare with the CPU to 1e-9); the
+// others change speed and memory only. H200 is the run of bench/results/gpu-2026-11-28-819e2213487f/.
+struct GpuPolicy {
+    int gemv_threads;         // order: a dual GEMV block's threads (dual_gemv.cu)
+    int columns_per_thread;   // order: each a band of gemv_threads x columns_per_thread columns
+    int rows_in_flight;       // rows of loads a GEMV thread issues before it waits
+    int split_blocks_per_sm;  // order: row splits for about this many GEMV blocks per SM
+    int move_block_entries;   // order: a move's partial sums go per block of this many entries
+    int move_threads;         // a move block's threads (large_games.cu)
+    int graph_iterations;     // a large game's captured graphs: of this many iterations, and of 1
+    std::size_t chunk_games;  // batched games per chunk (cuda_driver.cpp)
+    std::size_t chunk_bytes;  // payoffs per chunk of games (cuda_results.hpp)
+};
+inline constexpr GpuPolicy kGpu{
+    .gemv_threads = 256,         // 16384^2, 20 iterations: 0.798 of the HBM floor (H200); no other size timed
+    .columns_per_thread = 4,     // one 128-bit load a row (the machine-code budget's); no other width timed
+    .rows_in_flight = 4,         // 64 bytes in flight a thread: one memory round trip a step (predicted); not timed
+    .split_blocks_per_sm = 4,    // not timed
+    .move_block_entries = 1024,  // a few µs a move, against tens at 16 blocks for n = 16384 (predicted); not timed
+    .move_threads = 256,         // 4 entries a thread loaded before any store (predicted); not timed
+    .graph_iterations = 8,       // not timed
+    .chunk_games = std::size_t{1} << 20,  // 131072 warps of 3 x 3 games fill any GPU; 1e5 3 x 3 games: 58.9 ms (H200)
+    .chunk_bytes = std::size_t{1} << 30,  // bounds the buffers (a memory cap, not timed)
+};
 
 // The naive baseline (naive.cu): the seed's eager program, float32 state, one launch per
 // operation (cuBLAS GEMVs, dots and asums, elementwise kernels), fresh temporaries every
@@ -72,10 +99,9 @@ void launch_dual_gemv(const DualGemv& plan, const float* A, const double* x, con
 // A turn's move for the players that move, on iteration *t (in device memory, so that a
 // captured graph replays unchanged). actions: null for full information, else the turn's sampled
 // actions (game g: actions[2 g + player]), whose own entry is the baseline. The move runs in
-// blocks of kMoveBlockEntries entries per player and game, whose partial sums go through
+// blocks of kGpu.move_block_entries entries per player and game, whose partial sums go through
 // `partial` (2 x count x games x move_blocks doubles, move_blocks = move_blocks(the larger n)).
-constexpr int kMoveBlockEntries = 1024;
-HPCML_HD inline int move_blocks(int n) { return (n + kMoveBlockEntries - 1) / kMoveBlockEntries; }
+HPCML_HD inline int move_blocks(int n) { return (n + kGpu.move_block_entries - 1) / kGpu.move_block_entries; }
 struct MoveArgs {
     PlayerDevice players[2];
     int player[2];  // which player each block row is (0 = row player)

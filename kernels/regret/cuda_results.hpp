@@ -14,9 +14,6 @@
 
 namespace hpcml::detail::regret {
 
-// Payoffs per chunk of games: about 1 GiB, so that buffers stay bounded.
-constexpr std::size_t kChunkBytes = std::size_t{1} << 30;
-
 // Where a chunk's results go on the device (curve: games x records, null without records).
 struct ResultPointers {
     double *rows, *cols, *value, *gap, *max_regret, *curve;

@@ -23,11 +23,12 @@ namespace {
 
 constexpr unsigned kFullMask = 0xffffffffu;
 
-constexpr int kGemvThreads = 256;
-constexpr int kColumnsPerThread = 4;
+// kGpu's values under the names the kernel's index arithmetic uses.
+constexpr int kGemvThreads = kGpu.gemv_threads;
+constexpr int kColumnsPerThread = kGpu.columns_per_thread;
 constexpr int kBandColumns = kGemvThreads * kColumnsPerThread;  // 1024
 constexpr int kWarpsPerBlock = kGemvThreads / 32;
-constexpr int kRowsInFlight = 4;  // rows of loads a thread issues before it waits: 64 bytes
+constexpr int kRowsInFlight = kGpu.rows_in_flight;  // 64 bytes a thread
 
 __device__ inline double warp_sum(double v) {
     for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullMask, v, offset);
@@ -111,11 +112,11 @@ __global__ void finish_utilities_kernel(const double* partial, int partials, int
 }  // namespace
 
 DualGemv plan_dual_gemv(int games, int n1, int n2, int multiprocessors) {
-    // Row splits so that bands x splits x games gives about four blocks per SM. Not the
+    // Row splits so that bands x splits x games gives about kGpu.split_blocks_per_sm blocks per SM. Not the
     // kernel's occupancy: each split sums its rows of x^T A and the splits are added in order,
     // so the split count sets the rounding, and an occupancy (nvcc's register count) would
     // change results between builds.
-    constexpr long long kSplitBlocksPerSM = 4;
+    constexpr long long kSplitBlocksPerSM = kGpu.split_blocks_per_sm;
     const int bands = (n2 + kBandColumns - 1) / kBandColumns;
     const long long wanted = (kSplitBlocksPerSM * multiprocessors + static_cast<long long>(bands) * games - 1) /
                              (static_cast<long long>(bands) * games);

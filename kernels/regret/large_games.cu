@@ -23,7 +23,7 @@ namespace hpcml::detail::regret {
 
 namespace {
 
-constexpr int kMoveThreads = 256;
+constexpr int kMoveThreads = kGpu.move_threads;
 using BlockSum = cub::BlockReduce<double, kMoveThreads>;
 
 // A block-wide reduction, the same value returned to every thread.
@@ -51,7 +51,7 @@ __global__ void reset_kernel(const PlayerDevice p, std::size_t entries) {
 }
 
 // The move of math.hpp, spread over many blocks: block (b, q, g) owns entries
-// [b * kMoveBlockEntries, (b + 1) * kMoveBlockEntries) of moving player q (args.players[q]) in
+// [b * kGpu.move_block_entries, (b + 1) * kGpu.move_block_entries) of moving player q (args.players[q]) in
 // game g, kMovePerThread per thread, strided by the block so that loads coalesce. The player's
 // two sums (the baseline <u, s> and the numerators' total) are per-block partials added in block
 // order by every block that needs them (the same total everywhere, whatever the scheduling):
@@ -65,8 +65,8 @@ __global__ void reset_kernel(const PlayerDevice p, std::size_t entries) {
 // three launches of one to three round trips each (the report reads 3 for observe, 1 for play,
 // no load after a store), a few microseconds per move where one block per player took tens
 // (predicted: docs/machine-code.md).
-constexpr int kMovePerThread = kMoveBlockEntries / kMoveThreads;
-static_assert(kMovePerThread * kMoveThreads == kMoveBlockEntries, "whole entries per thread");
+constexpr int kMovePerThread = kGpu.move_block_entries / kMoveThreads;
+static_assert(kMovePerThread * kMoveThreads == kGpu.move_block_entries, "whole entries per thread");
 
 struct MoveBlock {
     double* __restrict__ R;
@@ -106,7 +106,7 @@ __device__ MoveBlock move_block(const MoveArgs& a) {
     const int blocks = move_blocks(p.n);
     const std::size_t stride = static_cast<std::size_t>(a.count) * a.games * a.move_blocks;
     double* partial = a.partial + (static_cast<std::size_t>(q) * a.games + game) * a.move_blocks;
-    const int begin = static_cast<int>(blockIdx.x) * kMoveBlockEntries;
+    const int begin = static_cast<int>(blockIdx.x) * kGpu.move_block_entries;
     return {p.R, p.Q, p.sum, p.s, p.u, begin < p.n ? p.n : 0, begin, partial, stride, blocks};
 }
 
