@@ -30,7 +30,8 @@ namespace {
 // Rows per group, the column partial loaded and stored once per group: eight rows' loads in
 // flight keep the memory busy (four ran at 0.8 of eight's speed; sixteen spill registers). A
 // tile's rows stream past whole, its y and column partial staying in L2 (32 KiB each at 4096
-// columns): L1-sized pieces made the hardware prefetcher start over on every piece.
+// columns): L1-sized pieces made the hardware prefetcher start over on every piece. The groups
+// set the summation order, so this is fixed for every CPU (not a LargePassPolicy field).
 constexpr std::size_t kRows = 8;
 
 // The pass's tuning by CPU class: it changes speed, never results. Each value with what was

@@ -49,7 +49,7 @@ std::size_t select_passing(const unsigned char* out, SimilarityOutput output, st
 
 namespace {
 
-constexpr unsigned kPairThreads = 256;
+constexpr unsigned kPairThreads = 256;  // the pair keys' kernels: one thread a pair, not timed (a pass at memory speed)
 
 unsigned pair_blocks(std::size_t count) {
     return static_cast<unsigned>(std::min<std::size_t>((count + kPairThreads - 1) / kPairThreads, 65535));
