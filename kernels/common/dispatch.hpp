@@ -36,14 +36,16 @@ namespace hpcml::detail {
 struct EntryPoint {
     std::string_view name;
     bool takes_stream = false;           // queues its work on options.stream (else it must be null)
-    std::span<const Method> methods;     // its methods beside Auto: its family's list (any other is refused)
+    // Its methods beside Auto, what Auto runs first (where the fields below do not say): its
+    // family's list; any other is refused.
+    std::span<const Method> methods;
     bool device_memory = false;          // takes device pointers: runs on CUDA (backend Auto or Cuda)
     bool reports_progress = false;       // calls options.progress (progress.hpp; else it must be empty)
     std::array<std::size_t, 3> shape{};  // the call's sizes, for its profiler range (trailing zeros: fewer)
-    Method auto_on_cpu = Method::Fused;  // what Auto runs on the CPU (the family's cost model)
+    Method auto_on_cpu = Method::Auto;   // what Auto runs on the CPU (a family's cost model); Auto: methods' first
     // What a CUDA device runs for the asked method, having checked that it can (similarity's
     // sorted block does not fit every GPU, nor count every sample); empty: the asked method, Auto
-    // being the fused one.
+    // being methods' first.
     std::function<Method(Method requested, int device)> on_cuda_method = nullptr;
 };
 
@@ -79,11 +81,12 @@ RunStats dispatch(const ExecutionOptions& options, const EntryPoint& entry, OnCp
     const auto start = std::chrono::steady_clock::now();
     const Context context = make_context(entry.device_memory ? Backend::Cuda : options.backend, options.device,
                                          entry.takes_stream ? options.stream : nullptr);
+    const Method first = entry.methods.empty() ? Method::Auto : entry.methods.front();
     const Method method = context.backend == Backend::Cuda && entry.on_cuda_method
                               ? entry.on_cuda_method(options.method, context.device)
-                          : options.method != Method::Auto  ? options.method
-                          : context.backend == Backend::Cpu ? entry.auto_on_cpu
-                                                            : Method::Fused;
+                          : options.method != Method::Auto                                       ? options.method
+                          : context.backend == Backend::Cpu && entry.auto_on_cpu != Method::Auto ? entry.auto_on_cpu
+                                                                                                 : first;
     MemoryTracker tracker;
     const NvtxRange range([&] { return range_name(entry, context.backend); });
     if (context.backend == Backend::Cuda) {
