@@ -75,6 +75,10 @@ TEST(SimilarityTilePlan, TilesBandsAndMirrorsCoverTheOutputOnce) {
                 if (const std::optional<SimilarityPlannedTile> mirror = hpcml::similarity_mirror_of(b)) mark(*mirror);
         }
         EXPECT_EQ(banded, computed) << what;
+        // "Whole rows" asked as the largest count: the same bands as the tiles in a row.
+        EXPECT_EQ(plan.bands(SIZE_MAX).size(), plan.bands(plan.col_blocks.size()).size()) << what;
+        for (const SimilarityPlannedTile& b : plan.bands(SIZE_MAX))
+            EXPECT_TRUE(b.cols > 0 && b.col0 + b.cols <= m && (!symmetric || b.col0 == b.row0)) << what;
         if (symmetric) EXPECT_EQ(std::count(whole.begin(), whole.end(), 1), static_cast<std::ptrdiff_t>(n * m)) << what;
     }
     using V = std::vector<std::size_t>;

@@ -222,9 +222,34 @@ struct SimilarityTilePlan {
     /// role Diagonal), else from the first column; no empty ones. hpcml-similarity's units of
     /// work, the CUDA backend's launches and, with 1, the tiles a sink is given.
     std::vector<SimilarityPlannedTile> bands(std::size_t tiles_per_band) const;
+    /// bands(), one at a time to `visit` (a SimilarityPlannedTile each), without the list.
+    template <class Visit>
+    void for_each_band(std::size_t tiles_per_band, Visit&& visit) const;
     /// Bytes of a row of `cols` columns of S (similarity_output_bytes(1, cols, output)).
     std::size_t row_bytes(std::size_t cols) const;
 };
+
+template <class Visit>
+void SimilarityTilePlan::for_each_band(std::size_t tiles_per_band, Visit&& visit) const {
+    const std::size_t count = col_blocks.size();
+    tiles_per_band = tiles_per_band < 1 ? 1 : tiles_per_band > count ? count : tiles_per_band;
+    for (std::size_t a = 0, row0 = 0; a < row_blocks.size(); row0 += row_blocks[a++]) {
+        if (row_blocks[a] == 0) continue;
+        const std::size_t first = symmetric ? a : 0;
+        std::size_t col0 = 0;
+        for (std::size_t b = 0; b < first; ++b) col0 += col_blocks[b];
+        for (std::size_t b = first; b < count && col_blocks[b] > 0;) {
+            const std::size_t end = b + (tiles_per_band < count - b ? tiles_per_band : count - b);
+            std::size_t cols = 0;
+            for (std::size_t k = b; k < end; ++k) cols += col_blocks[k];
+            visit(SimilarityPlannedTile{
+                row0, col0, row_blocks[a], cols, a, b,
+                symmetric && b == a ? SimilarityTileRole::Diagonal : SimilarityTileRole::Computed});
+            col0 += cols;
+            b = end;
+        }
+    }
+}
 
 /// Blocks of `tile` rows and columns from the first (the last shorter), the edge no larger than
 /// max(n, m) and rounded up to whole elements of `output` for the columns, and for the rows too

@@ -182,7 +182,7 @@ void run_cpu_to_sink(const Problem& p, std::optional<std::size_t> tile_option, M
     detail::HostBuffer<unsigned char> tile_buffer(tracker, tile_bytes, "similarity tile buffer"), mirror_buffer;
     if (sink_mirrors && symmetric && plan.tiles.row_blocks.size() > 1)
         mirror_buffer = detail::HostBuffer<unsigned char>(tracker, tile_bytes, "similarity mirror tile buffer");
-    for (const SimilarityPlannedTile& planned : plan.tiles.bands(1)) {  // a symmetric plan's from the diagonal on
+    plan.tiles.for_each_band(1, [&](const SimilarityPlannedTile& planned) {  // a symmetric plan's from the diagonal on
         const Region region = region_of(planned);
         // Its mirror where y is x (none for a diagonal tile), as a region (empty: none).
         const Region mirrored =
@@ -199,7 +199,7 @@ void run_cpu_to_sink(const Problem& p, std::optional<std::size_t> tile_option, M
         // The mirror is planned here: its elements are done, sunk or (!sink_mirrors) covered by
         // the caller, who adds the mirrored pairs.
         if (progress && units(mirrored)) progress->add(units(mirrored));
-    }
+    });
 }
 
 }  // namespace hpcml::detail::similarity
@@ -230,9 +230,10 @@ void run_cpu_into(const Problem& p, std::optional<std::size_t> tile_option, Meth
     const detail::similarity::MethodEntry& entry = detail::similarity::method_entry(method);
     if (entry.whole_output_on_cpu)
         return entry.cpu(p, {0, 0, p.n, p.m}, output_at(out, p, 0, 0), tracker, progress, nullptr);
-    for (const SimilarityPlannedTile& tile : make_plan(p, tile_option, Backend::Cpu).tiles.bands(1))
+    make_plan(p, tile_option, Backend::Cpu).tiles.for_each_band(1, [&](const SimilarityPlannedTile& tile) {
         entry.cpu(p, detail::similarity::region_of(tile), output_at(out, p, tile.row0, tile.col0), tracker, progress,
                   nullptr);
+    });
 }
 
 RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* sink, const SimilarityOptions& options) {

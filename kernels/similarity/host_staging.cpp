@@ -6,7 +6,7 @@ namespace hpcml::detail::similarity {
 
 std::vector<Region> launch_regions(const TilePlan& plan, std::size_t group) {
     std::vector<Region> regions;
-    for (const SimilarityPlannedTile& band : plan.tiles.bands(group)) regions.push_back(region_of(band));
+    plan.tiles.for_each_band(group, [&](const SimilarityPlannedTile& band) { regions.push_back(region_of(band)); });
     return regions;
 }
 

@@ -96,22 +96,8 @@ std::vector<SimilarityPlannedTile> SimilarityTilePlan::tiles() const {
 }
 
 std::vector<SimilarityPlannedTile> SimilarityTilePlan::bands(std::size_t tiles_per_band) const {
-    tiles_per_band = std::max<std::size_t>(tiles_per_band, 1);
     std::vector<SimilarityPlannedTile> all;
-    for (std::size_t a = 0, row0 = 0; a < row_blocks.size(); row0 += row_blocks[a++]) {
-        if (row_blocks[a] == 0) continue;
-        std::size_t col0 = 0;
-        const std::size_t first = symmetric ? a : 0;
-        for (std::size_t b = 0; b < first; ++b) col0 += col_blocks[b];
-        for (std::size_t b = first; b < col_blocks.size() && col_blocks[b] > 0; b += tiles_per_band) {
-            std::size_t cols = 0;
-            for (std::size_t k = b; k < std::min(b + tiles_per_band, col_blocks.size()); ++k) cols += col_blocks[k];
-            const bool diagonal = symmetric && b == a;
-            all.push_back({row0, col0, row_blocks[a], cols, a, b,
-                           diagonal ? SimilarityTileRole::Diagonal : SimilarityTileRole::Computed});
-            col0 += cols;
-        }
-    }
+    for_each_band(tiles_per_band, [&](const SimilarityPlannedTile& band) { all.push_back(band); });
     return all;
 }
 

@@ -131,7 +131,10 @@ void launch_sorted(const Problem& p, const Region& region, const RegionOutput& o
                    StreamHandle stream_handle) {
     if (region.rows == 0 || region.cols == 0) return;
     const auto stream = static_cast<cudaStream_t>(stream_handle);
-    // check_sorted_on_cuda (methods.cpp) has refused more samples than the block counts.
+    // check_sorted_on_cuda (methods.cpp) refused more samples than the block counts, naming
+    // them; here only a backstop, for a caller that skipped it (counts would wrap silently).
+    if (p.mode == SimilarityMode::Count && p.samples > kMostCountSamples)
+        detail::raise(ErrorKind::Internal, "similarity: the sorted kernel launched past its sample limit");
     detail::require(region.rows <= std::size_t{65535} * kRows && region.cols < (std::size_t{1} << 30),
                     "tile: at most 16776960 rows and 2^30 columns per tile on the GPU");
     const SortedOperand x = sort_operand(p.x + region.row0, p.ldx, p.samples, region.rows, tracker, stream,
