@@ -194,9 +194,13 @@ enum class SimilarityTileRole {
 /// S, its place in the plan's grid (row_block, col_block: those of its first tile for a band of
 /// SimilarityTilePlan::bands) and its role.
 struct SimilarityPlannedTile {
-    std::size_t row0 = 0, col0 = 0, rows = 0, cols = 0;
-    std::size_t row_block = 0, col_block = 0;
-    SimilarityTileRole role = SimilarityTileRole::Computed;
+    std::size_t row0 = 0;       ///< S's row of the tile's first row
+    std::size_t col0 = 0;       ///< S's column of the tile's first column
+    std::size_t rows = 0;       ///< rows in the tile
+    std::size_t cols = 0;       ///< columns in the tile
+    std::size_t row_block = 0;  ///< its row block in the plan's grid
+    std::size_t col_block = 0;  ///< its (first) column block in the plan's grid
+    SimilarityTileRole role = SimilarityTileRole::Computed;  ///< how its elements are obtained
 };
 
 /// An n x m output cut into tiles: a grid of row blocks by column blocks. The one tile plan of
@@ -206,14 +210,18 @@ struct SimilarityPlannedTile {
 /// is x (`symmetric`), the row and column blocks are the same, and a tile below the diagonal is
 /// the mirror (similarity_transpose) of the one above it.
 struct SimilarityTilePlan {
-    std::size_t n = 0, m = 0;
+    std::size_t n = 0;                                  ///< S's rows (x's features)
+    std::size_t m = 0;                                  ///< S's columns (y's features)
     SimilarityOutput output = SimilarityOutput::Int32;  ///< a concrete type (never Default)
     bool symmetric = false;                             ///< y is x
-    /// The blocks' heights and widths, covering n and m; an empty side is one empty block.
-    std::vector<std::size_t> row_blocks, col_blocks;
-    /// The edge the blocks were cut with (similarity_tile_plan's `tile`, no larger than the
-    /// output's longer side, columns rounded up to whole elements), or the first blocks' lengths.
-    std::size_t tile_rows = 0, tile_cols = 0;
+    std::vector<std::size_t> row_blocks;  ///< the blocks' heights, covering n (an empty side: one empty block)
+    std::vector<std::size_t> col_blocks;  ///< the blocks' widths, covering m (an empty side: one empty block)
+    /// The row edge the blocks were cut with (similarity_tile_plan's `tile`, no larger than the
+    /// output's longer side), or the first row block's length.
+    std::size_t tile_rows = 0;
+    /// The column edge (the same, rounded up to whole elements of `output`), or the first
+    /// column block's width.
+    std::size_t tile_cols = 0;
 
     /// Every tile of the grid, row-major, with its role (an empty side gives empty tiles).
     std::vector<SimilarityPlannedTile> tiles() const;
