@@ -1,23 +1,27 @@
 // Similarity on the CPU by the sorted method (sorted_math.hpp gives the idea; docs/similarity.md
-// the worked example and the costs). Per sample, each column tile's finite y values are sorted
-// (one radix sort of the region's columns, split by tile) and so are each row band's x values. Per
-// sample, band and tile, a merge of the two finds every row's rank interval [lo, hi) with the
-// exact predicate. Per group of 16 samples, each tile gets a prefix table per sample, P[k] = the
+// the worked example and the costs). Per sample, the strip's finite y values are sorted (one
+// radix sort), and so are its x values; one merge of the two finds every row's rank interval
+// [lo, hi) in y's order with the exact predicate (cpu_sorted_strip.cpp). Per sample and tile of
+// 512 columns, a rank map turns a row's strip interval into its interval among the tile's columns,
+// two loads. Per group of 16 samples, each tile gets a prefix table per sample, P[k] = the
 // columns of ranks < k as a 512-bit mask, and a row's mask at that sample is P[hi] ^ P[lo]. Count
 // mode adds the 16 masks into bit-sliced counters (a carry-save tree, then a ripple add); mode
 // All ANDs them, stops once a band's rows have all failed, and checks the last few surviving
 // pairs one by one (where y is x the diagonal never fails).
 //
-// Cost per row, sample and tile (512 pairs): a merge step for each end, two table rows (one cache
-// line each) and about 7 logic ops per row and sample for the counters (with AVX-512, one
-// instruction per full-adder bit), against the direct method's 128 vector instructions.
+// Cost per row, sample and tile (512 pairs): two rank-map loads, two table rows (one cache line
+// each) and about 7 logic ops for the counters (with AVX-512, one instruction per full-adder
+// bit), against the direct method's 128 vector instructions; per row and sample, a merge step for
+// each end, whatever the tile.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
+#include "common/error.hpp"
 #include "cpu_sorted.hpp"
 
 namespace hpcml::detail::similarity {
@@ -44,7 +48,7 @@ private:
 };
 
 // A thread's scratch for one item: the group's tables, the rows' interval ends, the counters (or
-// mode All's masks), one row of counts and one row of output.
+// mode All's masks), one row of counts, one row of output and a rank map.
 struct Workspace {
     unsigned char* tables;      // kGroup x (kTile + 1) rows of bits
     unsigned char* counters;    // kBand x planes (count), kBand (all) rows of bits
@@ -53,19 +57,21 @@ struct Workspace {
     std::int32_t* counts;  // kTile
     unsigned char* row;    // kTile int32s' bytes
     std::uint16_t* alive;  // kBand: mode All's rows still alive
-    static std::size_t bytes(unsigned planes) {
+    std::uint16_t* map;    // strip + 1 + kRankMapRoom: a tile's rank map at one sample
+    static std::size_t bytes(unsigned planes, std::size_t strip) {
         return (kGroup * (kTile + 1) + kBand * planes + kTile) * kBitsBytes +
                2 * kGroup * kBand * sizeof(std::uint16_t) + 2 * kTile * sizeof(std::int32_t) +
-               kBand * sizeof(std::uint16_t);
+               kBand * sizeof(std::uint16_t) + (strip + 1 + kRankMapRoom) * sizeof(std::uint16_t);
     }
-    Workspace(unsigned char* at, unsigned planes)  // at: 64-byte aligned, bytes(planes) long
+    Workspace(unsigned char* at, unsigned planes)  // at: 64-byte aligned, bytes(planes, strip) long
         : tables(at),
           counters(tables + kGroup * (kTile + 1) * kBitsBytes),
           transposed(counters + kBand * planes * kBitsBytes),
           ends(reinterpret_cast<std::uint16_t*>(transposed + kTile * kBitsBytes)),
           counts(reinterpret_cast<std::int32_t*>(ends + 2 * kGroup * kBand)),
           row(reinterpret_cast<unsigned char*>(counts + kTile)),
-          alive(reinterpret_cast<std::uint16_t*>(row + kTile * sizeof(std::int32_t))) {}
+          alive(reinterpret_cast<std::uint16_t*>(row + kTile * sizeof(std::int32_t))),
+          map(alive + kBand) {}
     // The rows of bits as the level's type.
     template <class Bits>
     static Bits* as(unsigned char* rows) {
@@ -78,8 +84,7 @@ struct Workspace {
 struct Item {
     const Problem& p;
     const Region& region;
-    const SortedGroups& xs;
-    const SortedGroups& ys;
+    const SortedStrip& sorted;
     std::size_t band, tile, rows, cols;
     unsigned planes;
     const Workspace& w;
@@ -118,15 +123,24 @@ void finish_directly(const Item& it, std::size_t count, std::size_t from) {
     }
 }
 
-// Samples [g0, g0 + valid) of a group: each one's table, and every row's interval ends.
+// Samples [g0, g0 + valid) of a group: each one's table, and every row's interval ends in the
+// tile (through the sample's rank map; samples past `valid` keep [0, 0)).
 template <class Level, class Bits>
 void prepare_group(const Item& it, Bits* tables, std::size_t g0, std::size_t valid) {
-    for (std::size_t k = 0; k < valid; ++k)
-        build_table(tables + k * (kTile + 1), it.ys.ids(it.tile, g0 + k), it.ys.count(it.tile, g0 + k));
-    std::fill_n(it.w.ends, it.rows * 2 * kGroup, 0);
-    for (std::size_t k = 0; k < valid; k += kMerged)
-        find_intervals<Level>(it.xs, it.ys, it.band, it.tile, g0 + k, it.p.threshold, std::min(kMerged, valid - k),
-                              it.w.ends + k);
+    const SortedStrip& sorted = it.sorted;
+    if (valid < kGroup) std::fill_n(it.w.ends, it.rows * 2 * kGroup, 0);
+    for (std::size_t k = 0; k < valid; ++k) {
+        const std::size_t s = g0 + k;
+        build_table<Level>(tables + k * (kTile + 1), sorted.ids(it.tile, s), sorted.count(it.tile, s));
+        build_rank_map<std::remove_cvref_t<decltype(Bits::part[0])>>(it.w.map, sorted.ranks(it.tile, s), sorted.count(it.tile, s),
+                                                sorted.strip_count(s));
+        const RankInterval* interval = sorted.intervals(s) + it.band * kBand;
+        std::uint16_t* ends = it.w.ends + k;
+        for (std::size_t r = 0; r < it.rows; ++r) {
+            ends[r * 2 * kGroup] = it.w.map[interval[r].lo];
+            ends[r * 2 * kGroup + kGroup] = it.w.map[interval[r].hi];
+        }
+    }
 }
 
 // Row r's mask at sample k of the group: P[hi] ^ P[lo].
@@ -150,8 +164,7 @@ bool all_masks(const Item& it) {
     }
     for (std::size_t g0 = 0; g0 < it.p.samples; g0 += kGroup) {
         const std::size_t valid = std::min(kGroup, it.p.samples - g0);
-        it.xs.ensure(g0 + valid);
-        it.ys.ensure(g0 + valid);
+        it.sorted.ensure(g0 + valid);
         prepare_group<Level>(it, tables, g0, valid);
         std::size_t still = 0, survivors = 0;
         for (std::size_t q = 0; q < alive; ++q) {
@@ -309,16 +322,31 @@ void item_kernel(const Item& it) {
 
 }  // namespace
 
+namespace sorted {
+namespace {
+std::atomic<std::size_t> strip_for_tests{0};
+}
+std::size_t strip() {
+    const std::size_t lowered = strip_for_tests.load(std::memory_order_relaxed);
+    return lowered ? lowered : kSortedCpu.strip;
+}
+void set_strip_for_tests(std::size_t strip) {
+    require(strip % kTile == 0 && strip <= kSortedCpu.strip, "strip: a multiple of 512 up to the policy's");
+    strip_for_tests.store(strip, std::memory_order_relaxed);
+}
+}  // namespace sorted
+
 void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
                 detail::Progress* progress, const RegionOutput* mirror) {
     if (region.rows == 0 || region.cols == 0) return;
     if (p.samples == 0) return cpu_fused(p, region, out, tracker, progress, mirror);  // nothing to sort
     const bool diagonal = symmetry_pays(p) && region.row0 == region.col0 && region.rows == region.cols;
-    if (region.rows > kSortedCpu.strip || region.cols > kSortedCpu.strip) {  // strips, so that the sorted copies stay small
-        for (std::size_t r = 0; r < region.rows; r += kSortedCpu.strip)
-            for (std::size_t c = diagonal ? r : 0; c < region.cols; c += kSortedCpu.strip) {
-                const Region sub{region.row0 + r, region.col0 + c, std::min(kSortedCpu.strip, region.rows - r),
-                                 std::min(kSortedCpu.strip, region.cols - c)};
+    const std::size_t strip = sorted::strip();
+    if (region.rows > strip || region.cols > strip) {  // strips, so that the sorted copies stay small
+        for (std::size_t r = 0; r < region.rows; r += strip)
+            for (std::size_t c = diagonal ? r : 0; c < region.cols; c += strip) {
+                const Region sub{region.row0 + r, region.col0 + c, std::min(strip, region.rows - r),
+                                 std::min(strip, region.cols - c)};
                 const RegionOutput sub_mirror = mirror ? offset(*mirror, p, c, r) : offset(out, p, c, r);
                 const bool mirrored_here = diagonal && c > r;  // this strip's mirror is in the region
                 cpu_sorted(p, sub, offset(out, p, r, c), tracker, progress,
@@ -328,11 +356,7 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
         return;
     }
     const bool lazily = p.mode == SimilarityMode::All;
-    const SortedGroups ys(p.y, p.ldy, region.col0, region.cols, p.samples, lazily, tracker, "similarity sorted: y");
-    const SortedGroups xs_own = diagonal ? SortedGroups{}
-                                         : SortedGroups(p.x, p.ldx, region.row0, region.rows, p.samples, lazily,
-                                                        tracker, "similarity sorted: x");
-    const SortedGroups& xs = diagonal ? ys : xs_own;  // the same features, sorted once
+    const SortedStrip sorted(p, region, diagonal, lazily, tracker);  // on the diagonal x is y: one sort
     const std::size_t bands = ceil_div(region.rows, kBand), tiles = ceil_div(region.cols, kTile);
     const std::size_t items = bands * tiles;
     const unsigned planes = counter_planes(p.samples);
@@ -340,7 +364,7 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
 #ifdef _OPENMP
     threads = static_cast<int>(std::min<std::size_t>(items, omp_get_max_threads()));
 #endif
-    const std::size_t workspace_bytes = (Workspace::bytes(planes) + 63) / 64 * 64;
+    const std::size_t workspace_bytes = (Workspace::bytes(planes, region.cols) + 63) / 64 * 64;
     const Aligned<unsigned char> workspaces(tracker, threads * workspace_bytes, "similarity sorted: tables and counters");
     // A large output bypasses the cache (nothing reads it soon, and a normal store reads each
     // line before writing it); a tile that a sink reads next stays in it.
@@ -366,7 +390,7 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
             const Workspace w(workspaces.data() + thread * workspace_bytes, planes);
             const RegionOutput transposed = mirrored ? offset(diagonal ? out : *mirror, p, tile * kTile, band * kBand)
                                                      : RegionOutput{};
-            kernel(Item{p, region, xs, ys, band, tile, rows, cols, planes, w, out, mirrored ? &transposed : nullptr,
+            kernel(Item{p, region, sorted, band, tile, rows, cols, planes, w, out, mirrored ? &transposed : nullptr,
                         stream});
             // A mirror inside this diagonal region is the region's; an outside one, its planner's.
             if (progress) progress->add(std::uint64_t{rows} * cols * (diagonal && mirrored ? 2 : 1));

@@ -25,25 +25,30 @@ namespace hpcml::detail::similarity::sorted {
 constexpr std::size_t kTile = 512;  // columns per tile: a row's mask is 512 bits, one cache line
 constexpr std::size_t kBand = kTile;  // rows per band (square, so that a band's mirror is a tile)
 constexpr std::size_t kGroup = 16;    // samples per group of tables (add16)
-constexpr std::size_t kPad = 16;      // +inf after a tile's sorted values: window searches read past the end
+constexpr std::size_t kPad = 16;      // +inf after the strip's sorted values: window searches read past the end
 constexpr std::size_t kWords = kTile / 64;
 
 // The sorted CPU method's tuning (as CUB's tuning policies): it changes speed, never results.
 // Each value with what chose it; Zen 4 is the AMD EPYC machine of bench/results/, 2 cores.
 struct SortedCpuPolicy {
-    std::size_t strip;        // rows or columns sorted at once (the sorted copies: 6 bytes per sample and feature)
+    std::size_t strip;        // rows or columns sorted at once (the sorted copies: 8 bytes per sample and feature)
     std::size_t sort_block;   // samples sorted at once (mode All: later blocks only when an item reaches them)
-    std::size_t merged;       // samples whose interval merges run side by side (find_intervals)
     std::size_t mirror_rows;  // count mode's mirror transposed this many stored rows at a time, still in L1
     std::size_t stream_bytes; // outputs at least this large are stored past the caches (non-temporal)
 };
 inline constexpr SortedCpuPolicy kSortedCpu{
-    .strip = 16384,         // bounds the sorted copies to ~100 MB at 1000 samples: not timed against others
+    .strip = 16384,         // bounds the sorted copies to ~130 MB at 1000 samples: not timed against others
     .sort_block = 32,       // mode All: most pairs fail within a few samples, so later blocks rarely sort: not timed
-    .merged = 4,            // a merge step waits on the one before (load, subtract, compare): others not timed
     .mirror_rows = 16,      // main job 8.30 -> 7.30 ms with the mirror from L1; 16 x 16 AVX-512 no faster (84dd064, Zen 4)
     .stream_bytes = std::size_t{64} << 20,  // past the last-level cache, a store reads its line first: not timed
 };
+// Ranks and ends within a strip are 16-bit.
+static_assert(kSortedCpu.strip <= 65535 && kSortedCpu.strip % kTile == 0);
+
+// The strip in use: the policy's, or a smaller multiple of kTile that a test sets so that small
+// shapes cross strip boundaries (0: the policy's again). Not for concurrent calls.
+std::size_t strip();
+void set_strip_for_tests(std::size_t strip);
 
 // A row of a table, or a counter plane: 512 bits as the level's native vectors of 64-bit lanes
 // (one AVX-512 register, two AVX2 or four 16-byte ones: GCC moves a 512-bit vector type through
@@ -113,6 +118,20 @@ template <>
 struct U32VectorOf<64> {
     using type = std::uint32_t __attribute__((vector_size(64)));
 };
+template <std::size_t Bytes>
+struct U16RunOf;  // 16-bit lanes in the same width, stored unaligned (GCC ignores a dependent vector_size)
+template <>
+struct U16RunOf<16> {
+    using type = std::uint16_t __attribute__((vector_size(16), aligned(2)));
+};
+template <>
+struct U16RunOf<32> {
+    using type = std::uint16_t __attribute__((vector_size(32), aligned(2)));
+};
+template <>
+struct U16RunOf<64> {
+    using type = std::uint16_t __attribute__((vector_size(64), aligned(2)));
+};
 // The levels' types (the baseline's 16-byte vectors are SSE2's or NEON's).
 template <class Level>
 struct BitsOf {
@@ -128,34 +147,48 @@ struct BitsOf<Avx512Level> {
 };
 constexpr std::size_t kBitsBytes = kTile / 8;  // every level's 512 bits
 
-// One side's values sorted per sample within groups of 512 features (y's tiles or x's bands):
-// group g at sample s holds count(g, s) finite values, ascending, then kPad +inf, with each
-// value's feature index within the group. Samples are sorted in blocks of kSortedCpu.sort_block: all of them
-// at once (count mode, which reads every sample), or the first block at once and each further
-// block by the first item that reaches it (mode All, where most pairs fail within a few samples).
-class SortedGroups {
+// A row's rank interval [lo, hi) at one sample, in the strip's sorted y.
+struct RankInterval {
+    std::uint16_t lo, hi;
+};
+
+// A strip's samples sorted (cpu_sorted_strip.cpp): per sample, y's finite values over the whole
+// strip in one order, each row's interval in it (x's sorted values merged with y's once, whatever
+// the tile), and per tile of 512 columns its columns in that order (`ids`, for its tables) with
+// their ranks in the strip's (`ranks`, from which a tile's rank map is built). Samples are sorted
+// in blocks of kSortedCpu.sort_block: all at once (count mode, which reads every sample), or the
+// first block at once and each further block by the first item that reaches it (mode All, where
+// most pairs fail within a few samples).
+class SortedStrip {
 public:
-    SortedGroups() = default;
-    SortedGroups(const float* data, std::size_t ld, std::size_t first, std::size_t features, std::size_t samples,
-                 bool lazily, detail::MemoryTracker& tracker, const char* what);
+    SortedStrip(const Problem& p, const Region& region, bool same, bool lazily, detail::MemoryTracker& tracker);
     // Samples [0, end) sorted (each block once, by the first thread to ask).
     void ensure(std::size_t end) const;
-    const float* values(std::size_t g, std::size_t s) const { return values_.data() + (g * samples_ + s) * (kTile + kPad); }
-    const std::uint16_t* ids(std::size_t g, std::size_t s) const { return ids_.data() + (g * samples_ + s) * kTile; }
-    std::uint32_t count(std::size_t g, std::size_t s) const { return counts_[g * samples_ + s]; }
+    const std::uint16_t* ids(std::size_t tile, std::size_t s) const { return ids_.data() + (tile * samples_ + s) * kTile; }
+    const std::uint16_t* ranks(std::size_t tile, std::size_t s) const {
+        return ranks_.data() + (tile * samples_ + s) * kTile;
+    }
+    std::uint32_t count(std::size_t tile, std::size_t s) const { return counts_[tile * samples_ + s]; }
+    std::uint32_t strip_count(std::size_t s) const { return strip_counts_[s]; }  // y's finite values
+    // Row r's interval at sample s (rows whose x is not finite: [0, 0)).
+    const RankInterval* intervals(std::size_t s) const { return intervals_.data() + s * rows_; }
 
 private:
     void sort_sample(std::size_t s) const;
-    std::size_t scratch_size() const;    // a thread's items and radix-sort scratch
-    std::size_t histogram_size() const;  // a thread's radix-sort histograms
+    std::size_t scratch_size() const;  // a thread's items, radix-sort scratch and sorted values
 
-    const float* data_ = nullptr;
-    std::size_t ld_ = 0, first_ = 0, features_ = 0, groups_ = 0, samples_ = 0;
+    const float* x_ = nullptr;
+    const float* y_ = nullptr;
+    std::size_t ldx_ = 0, ldy_ = 0, rows_ = 0, cols_ = 0, tiles_ = 0, samples_ = 0;
+    float threshold_ = 0;
+    bool same_ = false;  // x's features are y's: one sort
     // Written by sort_sample, once per sample, before any item reads the sample (call_once orders them).
-    mutable detail::HostBuffer<float> values_;
     mutable detail::HostBuffer<std::uint16_t> ids_;
+    mutable detail::HostBuffer<std::uint16_t> ranks_;
     mutable detail::HostBuffer<std::uint16_t> counts_;
-    mutable detail::HostBuffer<std::uint64_t> scratch_;  // per thread: items and the radix sort's scratch
+    mutable detail::HostBuffer<std::uint16_t> strip_counts_;
+    mutable detail::HostBuffer<RankInterval> intervals_;
+    mutable detail::HostBuffer<std::uint64_t> scratch_;     // per thread
     mutable detail::HostBuffer<std::uint32_t> histograms_;  // per thread: the radix sort's histograms
     CpuKernel level_{};  // what the sort is compiled for
     std::size_t blocks_ = 0, threads_ = 1;
@@ -185,9 +218,27 @@ template <class Level>
     return n;
 }
 
+#if defined(__GNUC__) && defined(__x86_64__)
+// build_table by AVX-512: a column's bit is one masked broadcast into its 64-bit lane.
+[[gnu::target("avx512f")]] inline void build_table_avx512(void* table, const std::uint16_t* ids, std::uint32_t count) {
+    auto* rows = static_cast<__m512i*>(table);
+    __m512i row = _mm512_setzero_si512();
+    _mm512_store_si512(rows, row);
+    for (std::uint32_t k = 0; k < count; ++k) {
+        const unsigned id = ids[k];
+        row = _mm512_mask_or_epi64(row, static_cast<__mmask8>(1u << (id >> 6)), row,
+                                   _mm512_set1_epi64(static_cast<long long>(std::uint64_t{1} << (id & 63))));
+        _mm512_store_si512(rows + k + 1, row);
+    }
+}
+#endif
+
 // P[k] = the columns of ranks < k, for k <= count: the table of one sample's tile.
-template <class Bits>
+template <class Level, class Bits>
 [[gnu::always_inline]] inline void build_table(Bits* table, const std::uint16_t* ids, std::uint32_t count) {
+#if defined(__GNUC__) && defined(__x86_64__)
+    if constexpr (std::is_same_v<Level, Avx512Level>) return build_table_avx512(table, ids, count);
+#endif
     Bits row = {};
     table[0] = row;
     for (std::uint32_t k = 0; k < count; ++k) {
@@ -196,42 +247,32 @@ template <class Bits>
     }
 }
 
-// Every row's interval for samples [s, s + merged), merged <= kSortedCpu.merged: per sample, the band's sorted values
-// merged with the tile's, each end moved forward a window of 16 at a time. A merge step waits for
-// the one before it (a load, a subtract, a compare), so the samples' merges run side by side.
-// Rows whose x value is not finite keep [0, 0) (the caller zeroes `ends` first). Sample s + k's
-// ends of row r go to ends[r * 2 kGroup + k] and ends[r * 2 kGroup + kGroup + k].
-constexpr std::size_t kMerged = kSortedCpu.merged;  // the arrays below
-template <class Level>
-[[gnu::always_inline]] inline void find_intervals(const SortedGroups& xs, const SortedGroups& ys, std::size_t band,
-                                                  std::size_t tile, std::size_t s, float threshold, std::size_t merged,
-                                                  std::uint16_t* ends) {
-    const float* v[kMerged] = {};
-    const float* a[kMerged] = {};
-    const std::uint16_t* row[kMerged] = {};
-    std::uint32_t n[kMerged] = {}, lo[kMerged] = {}, hi[kMerged] = {};
-    for (std::size_t k = 0; k < merged; ++k) {
-        v[k] = ys.values(tile, s + k);
-        a[k] = xs.values(band, s + k);
-        row[k] = xs.ids(band, s + k);
-        n[k] = xs.count(band, s + k);
+// map[g] = how many of a tile's columns have strip ranks below g, for g <= total (the strip's
+// count): a row's interval in the strip's order becomes its interval in the tile's, [map[lo],
+// map[hi]), by two loads. Runs are written a native vector at a time, so map has room for one
+// vector past total.
+template <class Native>
+[[gnu::always_inline]] inline void build_rank_map(std::uint16_t* map, const std::uint16_t* ranks, std::uint32_t count,
+                                                  std::uint32_t total) {
+    using Run = typename U16RunOf<sizeof(Native)>::type;
+    constexpr std::uint32_t kLanes = sizeof(Run) / sizeof(std::uint16_t);
+    // Two vectors per run whatever its length (runs average total / count entries, 16 to 32 for
+    // a strip of 8000 to 16384 features), a loop only past them: the next run's stores overwrite
+    // what this one's wrote past its end.
+    std::uint32_t first = 0;
+    for (std::uint32_t j = 0; j <= count; ++j) {
+        const std::uint32_t last = j < count ? ranks[j] : total;  // map[g] = j for g in (ranks[j - 1], ranks[j]]
+        const Run run = Run{} + static_cast<std::uint16_t>(j);
+        *reinterpret_cast<Run*>(map + first) = run;
+        *reinterpret_cast<Run*>(map + first + kLanes) = run;
+        for (std::uint32_t g = first + 2 * kLanes; g <= last; g += kLanes) {
+            *reinterpret_cast<Run*>(map + g) = run;
+            asm("" : "+r"(g));  // hides the stores' overlap from GCC, which would make them 2-byte ones
+        }
+        first = last + 1;
     }
-    const auto step = [&](std::size_t k, std::uint32_t q) {
-        for (std::uint32_t c = kPad; c == kPad;) lo[k] += c = count_before<Level>(a[k][q], v[k] + lo[k], threshold, false);
-        hi[k] = std::max(hi[k], lo[k]);
-        for (std::uint32_t c = kPad; c == kPad;) hi[k] += c = count_before<Level>(a[k][q], v[k] + hi[k], threshold, true);
-        std::uint16_t* of_row = ends + row[k][q] * 2 * kGroup + k;
-        of_row[0] = static_cast<std::uint16_t>(lo[k]);
-        of_row[kGroup] = static_cast<std::uint16_t>(hi[k]);
-    };
-    const std::uint32_t common = merged < kMerged ? 0 : *std::min_element(n, n + kMerged);
-    for (std::uint32_t q = 0; q < common; ++q) {
-#pragma GCC unroll 4
-        for (std::size_t k = 0; k < kMerged; ++k) step(k, q);
-    }
-    for (std::size_t k = 0; k < merged; ++k)
-        for (std::uint32_t q = common; q < n[k]; ++q) step(k, q);
 }
+constexpr std::size_t kRankMapRoom = 64;  // entries past a map's end (two of the widest vectors)
 
 #if defined(__GNUC__) && defined(__x86_64__)
 [[gnu::target("avx512f")]] inline void counters_to_counts_avx512(const void* planes_of_row, unsigned planes,
