@@ -203,6 +203,7 @@ void count_masks(const Item& it) {
         for (std::size_t k = valid; k < kGroup; ++k) tables[k * (kTile + 1)] = Bits{};  // missing samples: empty masks
         for (std::size_t r = 0; r < it.rows; ++r) {
             Bits masks[kGroup], sum[5];
+#pragma GCC unroll 16
             for (std::size_t k = 0; k < kGroup; ++k) masks[k] = row_mask(tables, w.ends, r, k);
             add16(masks, sum);
             add_planes(counters + r * it.planes, sum, it.planes);

@@ -146,6 +146,30 @@ struct BitsOf<Avx512Level> {
     using type = WideBits<U64x8>;
 };
 constexpr std::size_t kBitsBytes = kTile / 8;  // every level's 512 bits
+#if defined(__GNUC__) && defined(__x86_64__)
+// The adders' full adder for AVX-512 rows: the sum and the carry (majority) are one VPTERNLOG each,
+// where GCC makes two or three instructions of the generic forms (add16 and add_planes find
+// these by overload).
+[[gnu::target("avx512f")]] inline WideBits<U64x8> sum3(const WideBits<U64x8>& a,
+                                                                           const WideBits<U64x8>& b,
+                                                                           const WideBits<U64x8>& c) {
+    WideBits<U64x8> r;
+    r.part[0] = reinterpret_cast<U64x8>(_mm512_ternarylogic_epi64(reinterpret_cast<__m512i>(a.part[0]),
+                                                                  reinterpret_cast<__m512i>(b.part[0]),
+                                                                  reinterpret_cast<__m512i>(c.part[0]), 0x96));
+    return r;
+}
+[[gnu::target("avx512f")]] inline WideBits<U64x8> carry3(const WideBits<U64x8>& a,
+                                                                             const WideBits<U64x8>& b,
+                                                                             const WideBits<U64x8>& c) {
+    WideBits<U64x8> r;
+    r.part[0] = reinterpret_cast<U64x8>(_mm512_ternarylogic_epi64(reinterpret_cast<__m512i>(a.part[0]),
+                                                                  reinterpret_cast<__m512i>(b.part[0]),
+                                                                  reinterpret_cast<__m512i>(c.part[0]), 0xe8));
+    return r;
+}
+#endif
+
 
 // A row's rank interval [lo, hi) at one sample, in the strip's sorted y.
 struct RankInterval {
@@ -275,8 +299,44 @@ template <class Native>
 constexpr std::size_t kRankMapRoom = 64;  // entries past a map's end (two of the widest vectors)
 
 #if defined(__GNUC__) && defined(__x86_64__)
-[[gnu::target("avx512f")]] inline void counters_to_counts_avx512(const void* planes_of_row, unsigned planes,
-                                                                std::size_t cols, std::int32_t* counts) {
+// GCC 12's AVX-512 headers start some results from a self-initialised "undefined" vector, which
+// -Wmaybe-uninitialized reports once inlined (GCC bug 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// counts[0 .. min(16, left)) = low + (high << 8), 16 bytes each: exactly `left` counts are written
+// where fewer than 16 are left.
+[[gnu::target("avx512f")]] inline void store_counts16_avx512(std::int32_t* counts, std::size_t left, __m128i low,
+                                                             __m128i high) {
+    const __m512i v = _mm512_or_si512(_mm512_cvtepu8_epi32(low), _mm512_slli_epi32(_mm512_cvtepu8_epi32(high), 8));
+    _mm512_mask_storeu_epi32(counts, left >= 16 ? 0xffff : (1u << left) - 1, v);
+}
+
+// counters_to_counts by AVX-512, 64 columns at a time: each plane's 64 bits add its weight to 64
+// byte lanes (a masked byte add: one instruction per plane), planes 0-7 into one vector of bytes
+// and 8-15 into another; the bytes are then widened to counts 16 at a time. More than 16 planes
+// (65536 samples or more) go 16 columns at a time, plane by plane.
+[[gnu::target("avx512f,avx512bw")]] inline void counters_to_counts_avx512(const void* planes_of_row, unsigned planes,
+                                                                         std::size_t cols, std::int32_t* counts) {
+    const auto* words = static_cast<const std::uint64_t*>(planes_of_row);  // plane p's columns 64 g.. at words[p kWords + g]
+    const auto store = [=](std::size_t j0, __m128i low, __m128i high) {
+        store_counts16_avx512(counts + j0, cols - j0, low, planes > 8 ? high : _mm_setzero_si128());
+    };
+    if (planes <= 16) {
+        for (std::size_t g = 0; g * 64 < cols; ++g) {
+            __m512i low = _mm512_setzero_si512(), high = low;
+            for (unsigned p = 0; p < planes && p < 8; ++p)
+                low = _mm512_mask_add_epi8(low, words[p * kWords + g], low, _mm512_set1_epi8(static_cast<char>(1u << p)));
+            for (unsigned p = 8; p < planes; ++p)
+                high = _mm512_mask_add_epi8(high, words[p * kWords + g], high,
+                                            _mm512_set1_epi8(static_cast<char>(1u << (p - 8))));
+            const std::size_t j0 = g * 64;
+            store(j0, _mm512_castsi512_si128(low), _mm512_castsi512_si128(high));
+            if (j0 + 16 < cols) store(j0 + 16, _mm512_extracti32x4_epi32(low, 1), _mm512_extracti32x4_epi32(high, 1));
+            if (j0 + 32 < cols) store(j0 + 32, _mm512_extracti32x4_epi32(low, 2), _mm512_extracti32x4_epi32(high, 2));
+            if (j0 + 48 < cols) store(j0 + 48, _mm512_extracti32x4_epi32(low, 3), _mm512_extracti32x4_epi32(high, 3));
+        }
+        return;
+    }
     const auto* bytes = static_cast<const unsigned char*>(planes_of_row);  // a plane is 32 chunks of 16 columns
     for (std::size_t g = 0; g * 16 < cols; ++g) {
         __m512i acc = _mm512_setzero_si512();
@@ -285,10 +345,11 @@ constexpr std::size_t kRankMapRoom = 64;  // entries past a map's end (two of th
             std::memcpy(&chunk, bytes + (p * (kTile / 16) + g) * sizeof chunk, sizeof chunk);
             acc = _mm512_mask_or_epi32(acc, chunk, acc, _mm512_set1_epi32(1 << p));
         }
-        const std::size_t left = cols - g * 16;  // the last chunk may be partial: exactly cols counts are written
+        const std::size_t left = cols - g * 16;
         _mm512_mask_storeu_epi32(counts + g * 16, left >= 16 ? 0xffff : (1u << left) - 1, acc);
     }
 }
+#pragma GCC diagnostic pop
 #endif
 
 // counts[j] = the counter of column j, for j < cols (16 at a time, plane by plane; nothing past cols
