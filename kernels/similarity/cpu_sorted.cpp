@@ -48,19 +48,19 @@ private:
 };
 
 // A thread's scratch for one item: the group's tables, the rows' interval ends, the counters (or
-// mode All's masks), one row of counts, one row of output and a rank map.
+// mode All's masks), one row of counts, rows of output and a rank map.
 struct Workspace {
     unsigned char* tables;      // kGroup x (kTile + 1) rows of bits
     unsigned char* counters;    // kBand x planes (count), kBand (all) rows of bits
     unsigned char* transposed;  // kTile rows of bits: mode All's masks transposed, for a mirror
     std::uint16_t* ends;   // kBand x 2 kGroup: a row's lo at each sample of the group, then its hi
     std::int32_t* counts;  // kTile
-    unsigned char* row;    // kTile int32s' bytes
+    unsigned char* rows;   // mirror_rows x kTile int32s' bytes: rows encoded for the output
     std::uint16_t* alive;  // kBand: mode All's rows still alive
     std::uint16_t* map;    // strip + 1 + kRankMapRoom: a tile's rank map at one sample
     static std::size_t bytes(unsigned planes, std::size_t strip) {
         return (kGroup * (kTile + 1) + kBand * planes + kTile) * kBitsBytes +
-               2 * kGroup * kBand * sizeof(std::uint16_t) + 2 * kTile * sizeof(std::int32_t) +
+               2 * kGroup * kBand * sizeof(std::uint16_t) + (1 + kSortedCpu.mirror_rows) * kTile * sizeof(std::int32_t) +
                kBand * sizeof(std::uint16_t) + (strip + 1 + kRankMapRoom) * sizeof(std::uint16_t);
     }
     Workspace(unsigned char* at, unsigned planes)  // at: 64-byte aligned, bytes(planes, strip) long
@@ -69,8 +69,8 @@ struct Workspace {
           transposed(counters + kBand * planes * kBitsBytes),
           ends(reinterpret_cast<std::uint16_t*>(transposed + kTile * kBitsBytes)),
           counts(reinterpret_cast<std::int32_t*>(ends + 2 * kGroup * kBand)),
-          row(reinterpret_cast<unsigned char*>(counts + kTile)),
-          alive(reinterpret_cast<std::uint16_t*>(row + kTile * sizeof(std::int32_t))),
+          rows(reinterpret_cast<unsigned char*>(counts + kTile)),
+          alive(reinterpret_cast<std::uint16_t*>(rows + kSortedCpu.mirror_rows * kTile * sizeof(std::int32_t))),
           map(alive + kBand) {}
     // The rows of bits as the level's type.
     template <class Bits>
@@ -224,8 +224,8 @@ void put_row(const Item& it, const void* row, std::size_t bytes, unsigned char* 
 template <class Level, class Bits>
 const void* encode_mask(const Item& it, const Bits& mask) {
     if (it.p.output == SimilarityOutput::Bitmask) return &mask;  // bit j % 8 of byte j / 8: the same bits
-    mask_to_bytes<Level>(mask, it.w.row);
-    return it.w.row;
+    mask_to_bytes<Level>(mask, it.w.rows);
+    return it.w.rows;
 }
 
 // Mode All's mirror, from the masks: 64 x 64 bit blocks transposed into w.transposed (a mask per
@@ -257,7 +257,7 @@ RegionOutput offset(const RegionOutput& o, const Problem& p, std::size_t r, std:
 }
 
 // The item's rows to the output, each encoded in the workspace and then copied, and its mirror
-// where it has one (mode All's from the masks, count mode's a transpose of the stored counts).
+// where it has one (mode All's from the masks, count mode's a transpose of the encoded rows).
 template <class Level>
 void store_item(const Item& it, bool any_alive) {
     using Bits = typename BitsOf<Level>::type;
@@ -268,35 +268,33 @@ void store_item(const Item& it, bool any_alive) {
     const RegionOutput stored{static_cast<unsigned char*>(it.out.data) + it.band * kBand * it.out.row_stride_bytes +
                                   row_bytes(it.tile * kTile, it.p.output),
                               it.out.row_stride_bytes};
-    // Count mode's mirror is transposed from the stored rows mirror_rows at a time, while they are
-    // still in L1 (not so where they were streamed past the cache: read back, as before); mode
-    // All's comes from the masks, after the rows.
+    // Count mode encodes mirror_rows rows at a time into the workspace (int32 counts not streamed:
+    // straight into the output), stores them, and transposes its mirror from them while they are
+    // in L1, never from an output streamed past the cache; mode All's mirror comes from the masks.
     constexpr std::size_t kMirrorRows = kSortedCpu.mirror_rows;
-    const auto mirror_rows = [&](std::size_t r0, std::size_t r1) {
-        if (!it.mirror || all) return;
-        cpu_transpose(it.p, offset(stored, it.p, r0, 0), r1 - r0, it.cols, offset(*it.mirror, it.p, 0, r0));
-    };
-    for (std::size_t r = 0; r < it.rows; ++r) {
-        if (r % kMirrorRows == 0 && r > 0) mirror_rows(r - kMirrorRows, r);
-        unsigned char* dst = static_cast<unsigned char*>(stored.data) + r * stored.row_stride_bytes;
-        const void* row = w.row;
-        const Bits mask = all && any_alive ? counters[r] : Bits{};  // lives until the row is stored
-        if (all) {
-            row = encode_mask<Level>(it, mask);
-        } else if (it.p.output == SimilarityOutput::Int32 && !it.stream) {  // the counts straight to the output
-            counters_to_counts<Level>(counters + r * it.planes, it.planes, it.cols, reinterpret_cast<std::int32_t*>(dst));
-            continue;
-        } else {
-            counters_to_counts<Level>(counters + r * it.planes, it.planes, it.cols, w.counts);
-            if (it.p.output == SimilarityOutput::Int32) {
-                row = w.counts;
-            } else {
-                cpu::store_counts(w.counts, kTile, 1, it.cols, 0, 0, it.p, RegionOutput{w.row, bytes});
+    const bool direct = !all && it.p.output == SimilarityOutput::Int32 && !it.stream;
+    for (std::size_t r0 = 0; r0 < it.rows; r0 += kMirrorRows) {
+        const std::size_t r1 = std::min(it.rows, r0 + kMirrorRows);
+        const RegionOutput encoded =
+            direct ? offset(stored, it.p, r0, 0) : RegionOutput{w.rows, row_bytes(kTile, it.p.output)};
+        for (std::size_t r = r0; r < r1; ++r) {
+            unsigned char* dst = static_cast<unsigned char*>(stored.data) + r * stored.row_stride_bytes;
+            if (all) {
+                const Bits mask = any_alive ? counters[r] : Bits{};  // lives until the row is stored
+                put_row(it, encode_mask<Level>(it, mask), bytes, dst);
+                continue;
             }
+            unsigned char* row = static_cast<unsigned char*>(encoded.data) + (r - r0) * encoded.row_stride_bytes;
+            if (it.p.output == SimilarityOutput::Int32) {
+                counters_to_counts<Level>(counters + r * it.planes, it.planes, it.cols, reinterpret_cast<std::int32_t*>(row));
+            } else {
+                counters_to_counts<Level>(counters + r * it.planes, it.planes, it.cols, w.counts);
+                cpu::store_counts(w.counts, kTile, 1, it.cols, 0, 0, it.p, RegionOutput{row, bytes});
+            }
+            if (!direct) put_row(it, row, bytes, dst);
         }
-        put_row(it, row, bytes, dst);
+        if (it.mirror && !all) cpu_transpose(it.p, encoded, r1 - r0, it.cols, offset(*it.mirror, it.p, 0, r0));
     }
-    if (it.rows > 0) mirror_rows((it.rows - 1) / kMirrorRows * kMirrorRows, it.rows);
     if (it.stream) cpu::stream_fence();
     if (it.mirror && all) {
         store_mirror_masks<Level>(it, any_alive);
