@@ -47,28 +47,31 @@ private:
     T* data_ = nullptr;
 };
 
+// Count mode's items are bands_per_item bands tall (mode All's one band: its mirrors are square).
+constexpr std::size_t kItemRows = kSortedCpu.bands_per_item * kBand;
+
 // A thread's scratch for one item: the group's tables, the rows' interval ends, the counters (or
 // mode All's masks), one row of counts, rows of output and a rank map.
 struct Workspace {
     unsigned char* tables;      // kGroup x (kTile + 1) rows of bits
-    unsigned char* counters;    // kBand x planes (count), kBand (all) rows of bits
+    unsigned char* counters;    // kItemRows x planes (count), kBand (all) rows of bits
     unsigned char* transposed;  // kTile rows of bits: mode All's masks transposed, for a mirror
-    std::uint16_t* ends;   // kBand x 2 kGroup: a row's lo at each sample of the group, then its hi
+    std::uint16_t* ends;   // kItemRows x 2 kGroup: a row's lo at each sample of the group, then its hi
     std::int32_t* counts;  // kTile
     unsigned char* rows;   // mirror_rows x kTile int32s' bytes: rows encoded for the output
     std::uint16_t* alive;  // kBand: mode All's rows still alive
     std::uint16_t* map;    // strip + 1 + kRankMapRoom: a tile's rank map at one sample
     static std::size_t bytes(unsigned planes, std::size_t strip) {
-        return (kGroup * (kTile + 1) + kBand * planes + kTile) * kBitsBytes +
-               2 * kGroup * kBand * sizeof(std::uint16_t) + (1 + kSortedCpu.mirror_rows) * kTile * sizeof(std::int32_t) +
+        return (kGroup * (kTile + 1) + kItemRows * planes + kTile) * kBitsBytes +
+               2 * kGroup * kItemRows * sizeof(std::uint16_t) + (1 + kSortedCpu.mirror_rows) * kTile * sizeof(std::int32_t) +
                kBand * sizeof(std::uint16_t) + (strip + 1 + kRankMapRoom) * sizeof(std::uint16_t);
     }
     Workspace(unsigned char* at, unsigned planes)  // at: 64-byte aligned, bytes(planes, strip) long
         : tables(at),
           counters(tables + kGroup * (kTile + 1) * kBitsBytes),
-          transposed(counters + kBand * planes * kBitsBytes),
+          transposed(counters + kItemRows * planes * kBitsBytes),
           ends(reinterpret_cast<std::uint16_t*>(transposed + kTile * kBitsBytes)),
-          counts(reinterpret_cast<std::int32_t*>(ends + 2 * kGroup * kBand)),
+          counts(reinterpret_cast<std::int32_t*>(ends + 2 * kGroup * kItemRows)),
           rows(reinterpret_cast<unsigned char*>(counts + kTile)),
           alive(reinterpret_cast<std::uint16_t*>(rows + kSortedCpu.mirror_rows * kTile * sizeof(std::int32_t))),
           map(alive + kBand) {}
@@ -90,6 +93,7 @@ struct Item {
     const Workspace& w;
     const RegionOutput& out;
     const RegionOutput* mirror;  // where the item's transpose goes (at its place), or null
+    std::size_t mirrored_rows;   // rows [0, mirrored_rows) have that mirror (a diagonal band's do not)
     bool stream;                 // non-temporal stores (a large output)
 };
 
@@ -293,7 +297,8 @@ void store_item(const Item& it, bool any_alive) {
             }
             if (!direct) put_row(it, row, bytes, dst);
         }
-        if (it.mirror && !all) cpu_transpose(it.p, encoded, r1 - r0, it.cols, offset(*it.mirror, it.p, 0, r0));
+        if (it.mirror && !all && r0 < it.mirrored_rows)
+            cpu_transpose(it.p, encoded, r1 - r0, it.cols, offset(*it.mirror, it.p, 0, r0));
     }
     if (it.stream) cpu::stream_fence();
     if (it.mirror && all) {
@@ -357,12 +362,16 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
     const bool lazily = p.mode == SimilarityMode::All;
     const SortedStrip sorted(p, region, diagonal, lazily, tracker);  // on the diagonal x is y: one sort
     const std::size_t bands = ceil_div(region.rows, kBand), tiles = ceil_div(region.cols, kTile);
-    const std::size_t items = bands * tiles;
-    const unsigned planes = counter_planes(p.samples);
-    int threads = 1;
+    std::size_t most_threads = 1;
 #ifdef _OPENMP
-    threads = static_cast<int>(std::min<std::size_t>(items, omp_get_max_threads()));
+    most_threads = static_cast<std::size_t>(omp_get_max_threads());
 #endif
+    // Count mode stacks bands into taller items, as long as every thread keeps two items or more.
+    std::size_t stack = p.mode == SimilarityMode::Count ? kSortedCpu.bands_per_item : 1;
+    while (stack > 1 && ceil_div(bands, stack) * tiles < 2 * most_threads) stack /= 2;
+    const std::size_t items = ceil_div(bands, stack) * tiles;
+    const unsigned planes = counter_planes(p.samples);
+    const int threads = static_cast<int>(std::min(items, most_threads));
     const std::size_t workspace_bytes = (Workspace::bytes(planes, region.cols) + 63) / 64 * 64;
     const Aligned<unsigned char> workspaces(tracker, threads * workspace_bytes, "similarity sorted: tables and counters");
     // A large output bypasses the cache (nothing reads it soon, and a normal store reads each
@@ -381,18 +390,21 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
 #else
         const std::size_t thread = 0;
 #endif
-        const std::size_t band = item / tiles, tile = item % tiles;
-        const std::size_t rows = std::min(kBand, region.rows - band * kBand);
+        // Bands [band, last) against the tile: where y is x, those on or above the diagonal.
+        const std::size_t band = item / tiles * stack, tile = item % tiles;
+        const std::size_t last = std::min(bands, diagonal ? std::min(band + stack, tile + 1) : band + stack);
+        const std::size_t rows = std::min(last * kBand, region.rows) - std::min(band * kBand, region.rows);
         const std::size_t cols = std::min(kTile, region.cols - tile * kTile);
-        const bool mirrored = diagonal ? tile > band : mirror != nullptr;
-        if (!(diagonal && tile < band)) {  // below the diagonal: written as a mirror
+        // Rows with a mirror: where y is x, the bands above the diagonal; else all, if any.
+        const std::size_t mirrored = diagonal ? std::min(rows, (tile - std::min(tile, band)) * kBand) : mirror ? rows : 0;
+        if (last > band) {
             const Workspace w(workspaces.data() + thread * workspace_bytes, planes);
             const RegionOutput transposed = mirrored ? offset(diagonal ? out : *mirror, p, tile * kTile, band * kBand)
                                                      : RegionOutput{};
             kernel(Item{p, region, sorted, band, tile, rows, cols, planes, w, out, mirrored ? &transposed : nullptr,
-                        stream});
+                        mirrored, stream});
             // A mirror inside this diagonal region is the region's; an outside one, its planner's.
-            if (progress) progress->add(std::uint64_t{rows} * cols * (diagonal && mirrored ? 2 : 1));
+            if (progress) progress->add((std::uint64_t{rows} + (diagonal ? mirrored : 0)) * cols);
         }
     }
 }

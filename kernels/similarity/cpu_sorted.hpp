@@ -33,12 +33,14 @@ constexpr std::size_t kWords = kTile / 64;
 struct SortedCpuPolicy {
     std::size_t strip;        // rows or columns sorted at once (the sorted copies: 8 bytes per sample and feature)
     std::size_t sort_block;   // samples sorted at once (mode All: later blocks only when an item reaches them)
+    std::size_t bands_per_item;  // count mode: bands sharing an item's tables and rank maps (a power of 2)
     std::size_t mirror_rows;  // count mode's mirror transposed this many stored rows at a time, still in L1
     std::size_t stream_bytes; // outputs at least this large are stored past the caches (non-temporal)
 };
 inline constexpr SortedCpuPolicy kSortedCpu{
     .strip = 16384,         // bounds the sorted copies to ~130 MB at 1000 samples: not timed against others
     .sort_block = 32,       // mode All: most pairs fail within a few samples, so later blocks rarely sort: not timed
+    .bands_per_item = 4,    // 1 -> 4: count 256 x 8000 (y a copy) 3.6-3.9x -> 4.4-5.2x fused, main job 1.8-1.9x -> 2.0-2.2x; 8 no better (Zen 4)
     .mirror_rows = 16,      // main job 8.30 -> 7.30 ms with the mirror from L1; 16 x 16 AVX-512 no faster (84dd064, Zen 4)
     .stream_bytes = std::size_t{64} << 20,  // past the last-level cache, a store reads its line first: not timed
 };
