@@ -384,7 +384,8 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
     }();
 
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
-    for (std::size_t item = 0; item < items; ++item) {
+    for (std::size_t next = 0; next < items; ++next) {
+        const std::size_t item = items - 1 - next;  // the last tiles first: where y is x, the tallest items
 #ifdef _OPENMP
         const std::size_t thread = static_cast<std::size_t>(omp_get_thread_num());
 #else
