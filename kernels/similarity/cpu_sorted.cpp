@@ -127,20 +127,38 @@ void finish_directly(const Item& it, std::size_t count, std::size_t from) {
     }
 }
 
-// Samples [g0, g0 + valid) of a group: each one's table, and every row's interval ends in the
-// tile (through the sample's rank map; samples past `valid` keep [0, 0)).
+// Samples [g0, g0 + valid) of a group: each one's table, and the ends in the tile of rows
+// alive[0 .. count) (all rows where alive is null; samples past `valid` keep [0, 0)): their strip
+// intervals through the sample's rank map, or, for a few rows (mode All once most have failed),
+// by bisection of the tile's ranks (map[g] is the number of ranks below g).
 template <class Level, class Bits>
-void prepare_group(const Item& it, Bits* tables, std::size_t g0, std::size_t valid) {
+void prepare_group(const Item& it, Bits* tables, std::size_t g0, std::size_t valid, const std::uint16_t* alive,
+                   std::size_t count) {
     const SortedStrip& sorted = it.sorted;
     if (valid < kGroup) std::fill_n(it.w.ends, it.rows * 2 * kGroup, 0);
     for (std::size_t k = 0; k < valid; ++k) {
         const std::size_t s = g0 + k;
-        build_table<Level>(tables + k * (kTile + 1), sorted.ids(it.tile, s), sorted.count(it.tile, s));
-        build_rank_map<std::remove_cvref_t<decltype(Bits::part[0])>>(it.w.map, sorted.ranks(it.tile, s), sorted.count(it.tile, s),
-                                                sorted.strip_count(s));
+        const std::uint16_t* const ranks = sorted.ranks(it.tile, s);
+        const std::uint32_t in_tile = sorted.count(it.tile, s);
+        build_table<Level>(tables + k * (kTile + 1), sorted.ids(it.tile, s), in_tile);
         const RankInterval* interval = sorted.intervals(s) + it.band * kBand;
         std::uint16_t* ends = it.w.ends + k;
-        for (std::size_t r = 0; r < it.rows; ++r) {
+        // A map costs about a store per 16 strip ranks and a few instructions per tile rank, a
+        // bisection about 4 per halving of the tile's ranks, twice per row: not timed.
+        if (alive && count * 10 < in_tile + sorted.strip_count(s) / 128) {
+            const auto rank_in_tile = [&](std::uint16_t g) {
+                return static_cast<std::uint16_t>(std::lower_bound(ranks, ranks + in_tile, g) - ranks);
+            };
+            for (std::size_t q = 0; q < count; ++q) {
+                const std::size_t r = alive[q];
+                ends[r * 2 * kGroup] = rank_in_tile(interval[r].lo);
+                ends[r * 2 * kGroup + kGroup] = rank_in_tile(interval[r].hi);
+            }
+            continue;
+        }
+        build_rank_map<std::remove_cvref_t<decltype(Bits::part[0])>>(it.w.map, ranks, in_tile, sorted.strip_count(s));
+        for (std::size_t q = 0; q < (alive ? count : it.rows); ++q) {
+            const std::size_t r = alive ? alive[q] : q;
             ends[r * 2 * kGroup] = it.w.map[interval[r].lo];
             ends[r * 2 * kGroup + kGroup] = it.w.map[interval[r].hi];
         }
@@ -169,7 +187,7 @@ bool all_masks(const Item& it) {
     for (std::size_t g0 = 0; g0 < it.p.samples; g0 += kGroup) {
         const std::size_t valid = std::min(kGroup, it.p.samples - g0);
         it.sorted.ensure(g0 + valid);
-        prepare_group<Level>(it, tables, g0, valid);
+        prepare_group<Level>(it, tables, g0, valid, w.alive, alive);
         std::size_t still = 0, survivors = 0;
         for (std::size_t q = 0; q < alive; ++q) {
             const std::size_t r = w.alive[q];
@@ -203,7 +221,7 @@ void count_masks(const Item& it) {
     std::fill_n(counters, it.rows * it.planes, Bits{});
     for (std::size_t g0 = 0; g0 < it.p.samples; g0 += kGroup) {
         const std::size_t valid = std::min(kGroup, it.p.samples - g0);
-        prepare_group<Level>(it, tables, g0, valid);
+        prepare_group<Level>(it, tables, g0, valid, nullptr, it.rows);
         for (std::size_t k = valid; k < kGroup; ++k) tables[k * (kTile + 1)] = Bits{};  // missing samples: empty masks
         for (std::size_t r = 0; r < it.rows; ++r) {
             Bits masks[kGroup], sum[5];
