@@ -47,24 +47,24 @@ private:
     T* data_ = nullptr;
 };
 
-// Count mode's items are bands_per_item bands tall (mode All's one band: its mirrors are square).
+// Items are up to bands_per_item bands tall.
 constexpr std::size_t kItemRows = kSortedCpu.bands_per_item * kBand;
 
 // A thread's scratch for one item: the group's tables, the rows' interval ends, the counters (or
 // mode All's masks), one row of counts, rows of output and a rank map.
 struct Workspace {
     unsigned char* tables;      // kGroup x (kTile + 1) rows of bits
-    unsigned char* counters;    // kItemRows x planes (count), kBand (all) rows of bits
+    unsigned char* counters;    // kItemRows x planes (count), kItemRows (all) rows of bits
     unsigned char* transposed;  // kTile rows of bits: mode All's masks transposed, for a mirror
     std::uint16_t* ends;   // kItemRows x 2 kGroup: a row's lo at each sample of the group, then its hi
     std::int32_t* counts;  // kTile
     unsigned char* rows;   // mirror_rows x kTile int32s' bytes: rows encoded for the output
-    std::uint16_t* alive;  // kBand: mode All's rows still alive
+    std::uint16_t* alive;  // kItemRows: mode All's rows still alive
     std::uint16_t* map;    // strip + 1 + kRankMapRoom: a tile's rank map at one sample
     static std::size_t bytes(unsigned planes, std::size_t strip) {
         return (kGroup * (kTile + 1) + kItemRows * planes + kTile) * kBitsBytes +
                2 * kGroup * kItemRows * sizeof(std::uint16_t) + (1 + kSortedCpu.mirror_rows) * kTile * sizeof(std::int32_t) +
-               kBand * sizeof(std::uint16_t) + (strip + 1 + kRankMapRoom) * sizeof(std::uint16_t);
+               kItemRows * sizeof(std::uint16_t) + (strip + 1 + kRankMapRoom) * sizeof(std::uint16_t);
     }
     Workspace(unsigned char* at, unsigned planes)  // at: 64-byte aligned, bytes(planes, strip) long
         : tables(at),
@@ -74,7 +74,7 @@ struct Workspace {
           counts(reinterpret_cast<std::int32_t*>(ends + 2 * kGroup * kItemRows)),
           rows(reinterpret_cast<unsigned char*>(counts + kTile)),
           alive(reinterpret_cast<std::uint16_t*>(rows + kSortedCpu.mirror_rows * kTile * sizeof(std::int32_t))),
-          map(alive + kBand) {}
+          map(alive + kItemRows) {}
     // The rows of bits as the level's type.
     template <class Bits>
     static Bits* as(unsigned char* rows) {
@@ -250,32 +250,37 @@ const void* encode_mask(const Item& it, const Bits& mask) {
     return it.w.rows;
 }
 
-// Mode All's mirror, from the masks: 64 x 64 bit blocks transposed into w.transposed (a mask per
-// column, bit r for row r), each then a row of the mirror.
+RegionOutput offset(const RegionOutput& o, const Problem& p, std::size_t r, std::size_t c) {
+    return {static_cast<unsigned char*>(o.data) + r * o.row_stride_bytes + row_bytes(c, p.output), o.row_stride_bytes};
+}
+
+// Mode All's mirror, from the masks, a band of the item at a time (its rows with a mirror): 64 x
+// 64 bit blocks transposed into w.transposed (a mask per column, bit r for the band's row r),
+// each then a row of the mirror.
 template <class Level>
 void store_mirror_masks(const Item& it, bool any_alive) {
     using Bits = typename BitsOf<Level>::type;
     const Workspace& w = it.w;
-    const Bits* const masks = Workspace::as<Bits>(w.counters);
     auto* const transposed_words = reinterpret_cast<std::uint64_t*>(w.transposed);
-    for (std::size_t cb = 0; cb < kWords; ++cb)
-        for (std::size_t rb = 0; rb < kWords; ++rb) {
-            std::uint64_t block[64];
-            for (std::size_t k = 0; k < 64; ++k) {
-                const std::size_t r = rb * 64 + k;
-                block[k] = any_alive && r < it.rows ? masks[r].word(cb) : 0;
+    for (std::size_t first = 0; first < it.mirrored_rows; first += kBand) {
+        const Bits* const masks = Workspace::as<Bits>(w.counters) + first;
+        const std::size_t rows = std::min(kBand, it.mirrored_rows - first);
+        for (std::size_t cb = 0; cb < kWords; ++cb)
+            for (std::size_t rb = 0; rb < kWords; ++rb) {
+                std::uint64_t block[64];
+                for (std::size_t k = 0; k < 64; ++k) {
+                    const std::size_t r = rb * 64 + k;
+                    block[k] = any_alive && r < rows ? masks[r].word(cb) : 0;
+                }
+                cpu::transpose_64x64_bits(block);
+                for (std::size_t k = 0; k < 64; ++k) transposed_words[(cb * 64 + k) * kWords + rb] = block[k];
             }
-            cpu::transpose_64x64_bits(block);
-            for (std::size_t k = 0; k < 64; ++k) transposed_words[(cb * 64 + k) * kWords + rb] = block[k];
-        }
-    const std::size_t bytes = row_bytes(it.rows, it.p.output);
-    for (std::size_t c = 0; c < it.cols; ++c)
-        put_row(it, encode_mask<Level>(it, Workspace::as<Bits>(w.transposed)[c]), bytes,
-                static_cast<unsigned char*>(it.mirror->data) + c * it.mirror->row_stride_bytes);
-}
-
-RegionOutput offset(const RegionOutput& o, const Problem& p, std::size_t r, std::size_t c) {
-    return {static_cast<unsigned char*>(o.data) + r * o.row_stride_bytes + row_bytes(c, p.output), o.row_stride_bytes};
+        const RegionOutput mirror = offset(*it.mirror, it.p, 0, first);
+        const std::size_t bytes = row_bytes(rows, it.p.output);
+        for (std::size_t c = 0; c < it.cols; ++c)
+            put_row(it, encode_mask<Level>(it, Workspace::as<Bits>(w.transposed)[c]), bytes,
+                    static_cast<unsigned char*>(mirror.data) + c * mirror.row_stride_bytes);
+    }
 }
 
 // The item's rows to the output, each encoded in the workspace and then copied, and its mirror
@@ -384,8 +389,8 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
 #ifdef _OPENMP
     most_threads = static_cast<std::size_t>(omp_get_max_threads());
 #endif
-    // Count mode stacks bands into taller items, as long as every thread keeps two items or more.
-    std::size_t stack = p.mode == SimilarityMode::Count ? kSortedCpu.bands_per_item : 1;
+    // Bands stacked into taller items, as long as every thread keeps two items or more.
+    std::size_t stack = kSortedCpu.bands_per_item;
     while (stack > 1 && ceil_div(bands, stack) * tiles < 2 * most_threads) stack /= 2;
     const std::size_t items = ceil_div(bands, stack) * tiles;
     const unsigned planes = counter_planes(p.samples);
