@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/architectures.hpp"
+#include "similarity/cpu_sorted.hpp"
 #include "similarity/methods.hpp"
 #include "similarity/sorted_block.hpp"
 #include "similarity/sorted_math.hpp"
@@ -149,15 +150,18 @@ std::vector<float> make(std::size_t count, Kind kind, float t, unsigned seed) {
     return v;
 }
 
-// The sorted method's bytes equal the fused method's for both modes (int32 counts, bitmask),
+// The sorted method's bytes equal the fused method's for both modes and every output type,
 // unset and small tiles (a sink's tiles, mirrored where y is x), y a copy of x and y = x.
 void expect_sorted_equals_fused(const std::vector<float>& x, const std::vector<float>& y, std::size_t samples,
                                 std::size_t n, std::size_t m, float t, bool self, const std::string& what) {
     const MatrixView xv{x.data(), samples, n};
     const MatrixView yv = self ? MatrixView{} : MatrixView{y.data(), samples, m};
-    for (auto [mode, output] : {std::pair{SimilarityMode::Count, SimilarityOutput::Int32},
-                                std::pair{SimilarityMode::All, SimilarityOutput::Bitmask},
-                                std::pair{SimilarityMode::All, SimilarityOutput::Bool}})
+    std::vector<std::pair<SimilarityMode, SimilarityOutput>> outputs = {{SimilarityMode::Count, SimilarityOutput::Int32},
+                                                                        {SimilarityMode::Count, SimilarityOutput::UInt16},
+                                                                        {SimilarityMode::All, SimilarityOutput::Bitmask},
+                                                                        {SimilarityMode::All, SimilarityOutput::Bool}};
+    if (samples <= 255) outputs.push_back({SimilarityMode::Count, SimilarityOutput::UInt8});
+    for (auto [mode, output] : outputs)
         for (std::optional<std::size_t> tile : {std::optional<std::size_t>{}, std::optional<std::size_t>{520}}) {
             SimilarityOptions o;
             o.backend = Backend::Cpu;
@@ -222,6 +226,69 @@ TEST(SimilaritySorted, AllModeFinishesSurvivorsDirectly) {
     const std::vector<float> copy = x;
     expect_sorted_equals_fused(x, copy, samples, n, n, 1.0f, false, "planted");
     expect_sorted_equals_fused(x, x, samples, n, n, 1.0f, true, "planted, y = x");
+}
+
+// The sorted method's layout lowered (its strip, and the bands its items stack) so that small
+// shapes cross strip boundaries and stack bands whatever the thread count; restored on exit.
+class SortedLayoutForTest {
+public:
+    explicit SortedLayoutForTest(sorted::SortedLayout layout) { sorted::set_layout_for_tests(layout); }
+    ~SortedLayoutForTest() { sorted::set_layout_for_tests({0, 0}); }
+    SortedLayoutForTest(const SortedLayoutForTest&) = delete;
+    SortedLayoutForTest& operator=(const SortedLayoutForTest&) = delete;
+};
+
+TEST(SimilaritySorted, EqualsFusedAcrossStripsAndStackedBands) {
+    // Strips of 512 and 1024 over 1100 x 1300 (y = x: the strips' own diagonal and the mirrors
+    // between strips), items of 1, 2 and 4 bands, 33 samples (past a group and the sorted block);
+    // random data (mode All settles within a group) and clustered data (a third of the pairs pass
+    // every sample, so mode All runs every group, its last rows by bisection).
+    const std::size_t samples = 33, n = 1100, m = 1300;
+    for (auto [strip, bands] : {std::pair<std::size_t, std::size_t>{512, 1}, {512, 4}, {1024, 2}}) {
+        const SortedLayoutForTest layout({strip, bands});
+        const std::string what = "strip " + std::to_string(strip) + " bands " + std::to_string(bands);
+        const auto x = make(samples * n, Kind::Normal, 1.0f, 31), y = make(samples * m, Kind::Normal, 1.0f, 32);
+        expect_sorted_equals_fused(x, y, samples, n, m, 1.0f, false, what + " random");
+        expect_sorted_equals_fused(x, x, samples, n, n, 1.0f, true, what + " random, y = x");
+        const auto cx = clustered_data(samples, n), cy = clustered_data(samples, m);
+        expect_sorted_equals_fused(cx, cy, samples, n, m, 2.0f, false, what + " clustered");
+        expect_sorted_equals_fused(cx, cx, samples, n, n, 2.0f, true, what + " clustered, y = x");
+    }
+    EXPECT_THROW(sorted::set_layout_for_tests({500, 0}), hpcml::Error);
+    EXPECT_THROW(sorted::set_layout_for_tests({0, 3}), hpcml::Error);
+}
+
+TEST(SimilaritySorted, EqualsFusedWhereTheOutputIsStreamed) {
+    // Outputs of 64 MiB or more are stored past the cache, and where y = x the int32 mirror is
+    // then written a cache line at a time from where the mirror's lines start: outputs 0, 4 and
+    // 36 bytes past a 64-byte boundary (a first chunk of 16, 15 and 7 rows), and rows whose
+    // length is not a multiple of 64 bytes (no lines); mode All's bool output too. 16 samples:
+    // the fewest for which y = x computes half and mirrors the rest.
+    const std::size_t samples = 16;
+    for (auto [n, mode, output] : {std::tuple{std::size_t{4112}, SimilarityMode::Count, SimilarityOutput::Int32},
+                                   std::tuple{std::size_t{4105}, SimilarityMode::Count, SimilarityOutput::Int32},
+                                   std::tuple{std::size_t{8200}, SimilarityMode::All, SimilarityOutput::Bool}}) {
+        const auto x = make(samples * n, Kind::Normal, 1.0f, static_cast<unsigned>(n));
+        const std::size_t bytes = hpcml::similarity_output_bytes(n, n, output);
+        ASSERT_GE(bytes, std::size_t{64} << 20);
+        std::vector<unsigned char> fused(bytes + 128), sorted_out(bytes + 128);
+        const auto at = [](std::vector<unsigned char>& v, std::size_t offset) {
+            return v.data() + (64 - reinterpret_cast<std::uintptr_t>(v.data()) % 64) % 64 + offset;
+        };
+        for (std::size_t offset : {0, 4, 36}) {
+            SimilarityOptions o;
+            o.backend = Backend::Cpu;
+            o.mode = mode;
+            o.output = output;
+            o.method = Method::Fused;
+            hpcml::similarity(MatrixView{x.data(), samples, n}, {}, at(fused, offset), o);
+            o.method = Method::Sorted;
+            hpcml::similarity(MatrixView{x.data(), samples, n}, {}, at(sorted_out, offset), o);
+            ASSERT_TRUE(std::equal(at(fused, offset), at(fused, offset) + bytes, at(sorted_out, offset)))
+                << "n " << n << " offset " << offset;
+            if (output != SimilarityOutput::Int32) break;
+        }
+    }
 }
 
 TEST(SimilaritySorted, AutoPicksAMethodAndSaysWhich) {

@@ -59,11 +59,12 @@ struct Workspace {
     std::uint16_t* ends;   // kItemRows x 2 kGroup: a row's lo at each sample of the group, then its hi
     std::int32_t* counts;  // kTile
     unsigned char* rows;   // mirror_rows x kTile int32s' bytes: rows encoded for the output
+    unsigned char* mirrored;  // kTile x mirror_rows int32s: their transpose, for a streamed mirror
     std::uint16_t* alive;  // kItemRows: mode All's rows still alive
     std::uint16_t* map;    // strip + 1 + kRankMapRoom: a tile's rank map at one sample
     static std::size_t bytes(unsigned planes, std::size_t strip) {
         return (kGroup * (kTile + 1) + kItemRows * planes + kTile) * kBitsBytes +
-               2 * kGroup * kItemRows * sizeof(std::uint16_t) + (1 + kSortedCpu.mirror_rows) * kTile * sizeof(std::int32_t) +
+               2 * kGroup * kItemRows * sizeof(std::uint16_t) + (1 + 2 * kSortedCpu.mirror_rows) * kTile * sizeof(std::int32_t) +
                kItemRows * sizeof(std::uint16_t) + (strip + 1 + kRankMapRoom) * sizeof(std::uint16_t);
     }
     Workspace(unsigned char* at, unsigned planes)  // at: 64-byte aligned, bytes(planes, strip) long
@@ -73,7 +74,8 @@ struct Workspace {
           ends(reinterpret_cast<std::uint16_t*>(transposed + kTile * kBitsBytes)),
           counts(reinterpret_cast<std::int32_t*>(ends + 2 * kGroup * kItemRows)),
           rows(reinterpret_cast<unsigned char*>(counts + kTile)),
-          alive(reinterpret_cast<std::uint16_t*>(rows + kSortedCpu.mirror_rows * kTile * sizeof(std::int32_t))),
+          mirrored(rows + kSortedCpu.mirror_rows * kTile * sizeof(std::int32_t)),
+          alive(reinterpret_cast<std::uint16_t*>(mirrored + kSortedCpu.mirror_rows * kTile * sizeof(std::int32_t))),
           map(alive + kItemRows) {}
     // The rows of bits as the level's type.
     template <class Bits>
@@ -300,8 +302,14 @@ void store_item(const Item& it, bool any_alive) {
     // in L1, never from an output streamed past the cache; mode All's mirror comes from the masks.
     constexpr std::size_t kMirrorRows = kSortedCpu.mirror_rows;
     const bool direct = !all && it.p.output == SimilarityOutput::Int32 && !it.stream;
-    for (std::size_t r0 = 0; r0 < it.rows; r0 += kMirrorRows) {
-        const std::size_t r1 = std::min(it.rows, r0 + kMirrorRows);
+    // Streamed int32 counts get their mirror a cache line at a time too (16 rows' counts in each
+    // mirror row, non-temporal, so that no store reads its line first): the chunks of rows start
+    // where the mirror's lines do, where every mirror row starts at the same place in its line.
+    const bool lines = it.mirror && !all && it.stream && it.p.output == SimilarityOutput::Int32 &&
+                       it.mirror->row_stride_bytes % 64 == 0 && reinterpret_cast<std::uintptr_t>(it.mirror->data) % 4 == 0;
+    const std::size_t phase = lines ? (64 - reinterpret_cast<std::uintptr_t>(it.mirror->data) % 64) % 64 / 4 : 0;
+    for (std::size_t r0 = 0, r1 = 0; r0 < it.rows; r0 = r1) {
+        r1 = std::min(it.rows, r0 == 0 && phase ? phase : r0 + kMirrorRows);
         const RegionOutput encoded =
             direct ? offset(stored, it.p, r0, 0) : RegionOutput{w.rows, row_bytes(kTile, it.p.output)};
         for (std::size_t r = r0; r < r1; ++r) {
@@ -320,8 +328,17 @@ void store_item(const Item& it, bool any_alive) {
             }
             if (!direct) put_row(it, row, bytes, dst);
         }
-        if (it.mirror && !all && r0 < it.mirrored_rows)
-            cpu_transpose(it.p, encoded, r1 - r0, it.cols, offset(*it.mirror, it.p, 0, r0));
+        const std::size_t mirrored_end = std::min(r1, it.mirrored_rows);
+        if (all || !it.mirror || r0 >= mirrored_end) continue;
+        const RegionOutput mirror = offset(*it.mirror, it.p, 0, r0);
+        if (!lines || mirrored_end - r0 != kMirrorRows) {
+            cpu_transpose(it.p, encoded, mirrored_end - r0, it.cols, mirror);
+            continue;
+        }
+        const std::size_t line = kMirrorRows * sizeof(std::int32_t);
+        cpu_transpose(it.p, encoded, kMirrorRows, it.cols, RegionOutput{w.mirrored, line});
+        for (std::size_t c = 0; c < it.cols; ++c)
+            cpu::stream_bytes(w.mirrored + c * line, line, static_cast<unsigned char*>(mirror.data) + c * mirror.row_stride_bytes);
     }
     if (it.stream) cpu::stream_fence();
     if (it.mirror && all) {
@@ -351,15 +368,15 @@ void item_kernel(const Item& it) {
 
 namespace sorted {
 namespace {
-std::atomic<std::size_t> strip_for_tests{0};
+std::atomic<std::size_t> strip_for_tests{0}, bands_for_tests{0};
 }
-std::size_t strip() {
-    const std::size_t lowered = strip_for_tests.load(std::memory_order_relaxed);
-    return lowered ? lowered : kSortedCpu.strip;
-}
-void set_strip_for_tests(std::size_t strip) {
-    require(strip % kTile == 0 && strip <= kSortedCpu.strip, "strip: a multiple of 512 up to the policy's");
-    strip_for_tests.store(strip, std::memory_order_relaxed);
+SortedLayout layout_for_tests() { return {strip_for_tests.load(), bands_for_tests.load()}; }
+void set_layout_for_tests(SortedLayout layout) {
+    require(layout.strip % kTile == 0 && layout.strip <= kSortedCpu.strip, "strip: a multiple of 512 up to the policy's");
+    require((layout.bands_per_item & (layout.bands_per_item - 1)) == 0 && layout.bands_per_item <= kSortedCpu.bands_per_item,
+            "bands_per_item: a power of 2 up to the policy's");
+    strip_for_tests.store(layout.strip);
+    bands_for_tests.store(layout.bands_per_item);
 }
 }  // namespace sorted
 
@@ -368,7 +385,8 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
     if (region.rows == 0 || region.cols == 0) return;
     if (p.samples == 0) return cpu_fused(p, region, out, tracker, progress, mirror);  // nothing to sort
     const bool diagonal = symmetry_pays(p) && region.row0 == region.col0 && region.rows == region.cols;
-    const std::size_t strip = sorted::strip();
+    const SortedLayout lowered = sorted::layout_for_tests();
+    const std::size_t strip = lowered.strip ? lowered.strip : kSortedCpu.strip;
     if (region.rows > strip || region.cols > strip) {  // strips, so that the sorted copies stay small
         for (std::size_t r = 0; r < region.rows; r += strip)
             for (std::size_t c = diagonal ? r : 0; c < region.cols; c += strip) {
@@ -390,8 +408,8 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
     most_threads = static_cast<std::size_t>(omp_get_max_threads());
 #endif
     // Bands stacked into taller items, as long as every thread keeps two items or more.
-    std::size_t stack = kSortedCpu.bands_per_item;
-    while (stack > 1 && ceil_div(bands, stack) * tiles < 2 * most_threads) stack /= 2;
+    std::size_t stack = lowered.bands_per_item ? lowered.bands_per_item : kSortedCpu.bands_per_item;
+    while (!lowered.bands_per_item && stack > 1 && ceil_div(bands, stack) * tiles < 2 * most_threads) stack /= 2;
     const std::size_t items = ceil_div(bands, stack) * tiles;
     const unsigned planes = counter_planes(p.samples);
     const int threads = static_cast<int>(std::min(items, most_threads));

@@ -1,7 +1,7 @@
 // The sorted similarity method's pieces (cpu_sorted.cpp runs them; docs/similarity.md explains
-// the method): its constants, each instruction-set level's 512-bit rows, the sorted copies of x
-// and y (cpu_sorted_groups.cpp sorts them), the merges that find each row's rank intervals, the
-// tables of prefix masks, and the encodings of a row of counters or of a mask.
+// the method): its constants and tuning, each instruction-set level's 512-bit rows, the sorted
+// strip (cpu_sorted_strip.cpp sorts it and finds each row's rank interval), the tiles' rank maps
+// and tables of prefix masks, and the encodings of a row of counters or of a mask.
 #pragma once
 
 #include <algorithm>
@@ -47,10 +47,15 @@ inline constexpr SortedCpuPolicy kSortedCpu{
 // Ranks and ends within a strip are 16-bit.
 static_assert(kSortedCpu.strip <= 65535 && kSortedCpu.strip % kTile == 0);
 
-// The strip in use: the policy's, or a smaller multiple of kTile that a test sets so that small
-// shapes cross strip boundaries (0: the policy's again). Not for concurrent calls.
-std::size_t strip();
-void set_strip_for_tests(std::size_t strip);
+// The strip and the bands per item in use: the policy's (the bands fewer where threads would
+// lack items), or what a test sets so that small shapes cross strip boundaries and stack bands
+// whatever the thread count (a multiple of kTile up to the policy's, and a power of 2; 0: the
+// policy's). Not for concurrent calls.
+struct SortedLayout {
+    std::size_t strip, bands_per_item;
+};
+SortedLayout layout_for_tests();
+void set_layout_for_tests(SortedLayout layout);
 
 // A row of a table, or a counter plane: 512 bits as the level's native vectors of 64-bit lanes
 // (one AVX-512 register, two AVX2 or four 16-byte ones: GCC moves a 512-bit vector type through

@@ -1,8 +1,10 @@
 // libFuzzer target: the similarity's sorted method against its fused one on arbitrary data. The
 // input's first bytes choose the shape (up to 40 samples and 700 x 700 features: more than one of
-// the sorted method's 512-wide tiles), the mode, y = x or a copy, a tile and the threshold (its
-// bits); the rest are the float32 values (their bits, NaN and infinities included), repeated in
-// a scrambled order so that ties are common. Any byte of difference aborts.
+// the sorted method's 512-wide tiles), the mode, y = x or a copy, a tile, the output type, the
+// sorted method's layout (its strip lowered to 512 or 1024 features, so that 700 crosses it, and
+// the bands its items stack) and the threshold (its bits); the rest are the float32 values
+// (their bits, NaN and infinities included), repeated in a scrambled order so that ties are
+// common. Any byte of difference aborts.
 #include <hpcml/similarity.hpp>
 
 #include <cmath>
@@ -10,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include "similarity/cpu_sorted.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 10) return 0;
@@ -32,7 +36,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     o.backend = hpcml::Backend::Cpu;
     o.threshold = threshold;
     o.mode = all ? hpcml::SimilarityMode::All : hpcml::SimilarityMode::Count;
-    o.output = all ? hpcml::SimilarityOutput::Bitmask : hpcml::SimilarityOutput::Int32;
+    const unsigned kind = data[5] >> 6;  // the mode's output types, every one reached
+    o.output = all ? (kind & 1 ? hpcml::SimilarityOutput::Bool : hpcml::SimilarityOutput::Bitmask)
+                   : kind == 1 ? hpcml::SimilarityOutput::UInt16
+                   : kind == 2 ? hpcml::SimilarityOutput::UInt8
+                               : hpcml::SimilarityOutput::Int32;
+    using hpcml::detail::similarity::sorted::SortedLayout;
+    const SortedLayout layouts[] = {{0, 0}, {512, 1}, {512, 4}, {1024, 2}};
     const std::size_t tiles[] = {0, 1, 100, 520};
     if (const std::size_t tile = tiles[data[5] >> 2 & 3]) o.tile = tile;
     const std::size_t cols = self ? n : m;
@@ -42,7 +52,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     o.method = hpcml::Method::Fused;
     hpcml::similarity(xv, yv, fused.data(), o);
     o.method = hpcml::Method::Sorted;
+    hpcml::detail::similarity::sorted::set_layout_for_tests(layouts[data[5] >> 4 & 3]);
     hpcml::similarity(xv, yv, sorted.data(), o);
+    hpcml::detail::similarity::sorted::set_layout_for_tests({0, 0});
     if (fused != sorted) std::abort();
     return 0;
 }
