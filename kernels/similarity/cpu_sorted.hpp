@@ -126,18 +126,18 @@ struct U32VectorOf<64> {
     using type = std::uint32_t __attribute__((vector_size(64)));
 };
 template <std::size_t Bytes>
-struct U16RunOf;  // 16-bit lanes in the same width, stored unaligned (GCC ignores a dependent vector_size)
+struct U16VectorOf;  // 16-bit lanes in the same width (GCC ignores a dependent vector_size)
 template <>
-struct U16RunOf<16> {
-    using type = std::uint16_t __attribute__((vector_size(16), aligned(2)));
+struct U16VectorOf<16> {
+    using type = std::uint16_t __attribute__((vector_size(16)));
 };
 template <>
-struct U16RunOf<32> {
-    using type = std::uint16_t __attribute__((vector_size(32), aligned(2)));
+struct U16VectorOf<32> {
+    using type = std::uint16_t __attribute__((vector_size(32)));
 };
 template <>
-struct U16RunOf<64> {
-    using type = std::uint16_t __attribute__((vector_size(64), aligned(2)));
+struct U16VectorOf<64> {
+    using type = std::uint16_t __attribute__((vector_size(64)));
 };
 // The levels' types (the baseline's 16-byte vectors are SSE2's or NEON's).
 template <class Level>
@@ -285,7 +285,7 @@ template <class Level, class Bits>
 template <class Native>
 [[gnu::always_inline]] inline void build_rank_map(std::uint16_t* map, const std::uint16_t* ranks, std::uint32_t count,
                                                   std::uint32_t total) {
-    using Run = typename U16RunOf<sizeof(Native)>::type;
+    using Run = typename U16VectorOf<sizeof(Native)>::type;
     constexpr std::uint32_t kLanes = sizeof(Run) / sizeof(std::uint16_t);
     // Two vectors per run whatever its length (runs average total / count entries, 16 to 32 for
     // a strip of 8000 to 16384 features), a loop only past them: the next run's stores overwrite
@@ -294,10 +294,10 @@ template <class Native>
     for (std::uint32_t j = 0; j <= count; ++j) {
         const std::uint32_t last = j < count ? ranks[j] : total;  // map[g] = j for g in (ranks[j - 1], ranks[j]]
         const Run run = Run{} + static_cast<std::uint16_t>(j);
-        *reinterpret_cast<Run*>(map + first) = run;
-        *reinterpret_cast<Run*>(map + first + kLanes) = run;
+        std::memcpy(map + first, &run, sizeof run);  // unaligned
+        std::memcpy(map + first + kLanes, &run, sizeof run);
         for (std::uint32_t g = first + 2 * kLanes; g <= last; g += kLanes) {
-            *reinterpret_cast<Run*>(map + g) = run;
+            std::memcpy(map + g, &run, sizeof run);
             asm("" : "+r"(g));  // hides the stores' overlap from GCC, which would make them 2-byte ones
         }
         first = last + 1;
