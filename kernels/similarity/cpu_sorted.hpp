@@ -235,6 +235,30 @@ private:
 }
 #endif
 
+#if defined(__GNUC__) && defined(__x86_64__)
+// count_before by AVX (two 8-lane compares) and by SSE2 (four 4-lane ones); GCC leaves the
+// generic loop's 16 compares scalar.
+[[gnu::target("avx2,popcnt")]] inline std::uint32_t count_before_avx2(float a, const float* v, float threshold, bool end) {
+    const __m256 x = _mm256_set1_ps(a), bound = _mm256_set1_ps(end ? -threshold : threshold);
+    const __m256 d0 = _mm256_sub_ps(x, _mm256_loadu_ps(v)), d1 = _mm256_sub_ps(x, _mm256_loadu_ps(v + 8));
+    const int before = end ? _mm256_movemask_ps(_mm256_cmp_ps(d0, bound, _CMP_GT_OQ)) |
+                                 _mm256_movemask_ps(_mm256_cmp_ps(d1, bound, _CMP_GT_OQ)) << 8
+                           : _mm256_movemask_ps(_mm256_cmp_ps(d0, bound, _CMP_NLT_UQ)) |
+                                 _mm256_movemask_ps(_mm256_cmp_ps(d1, bound, _CMP_NLT_UQ)) << 8;
+    return static_cast<std::uint32_t>(__builtin_popcount(static_cast<unsigned>(before)));
+}
+inline std::uint32_t count_before_sse2(float a, const float* v, float threshold, bool end) {
+    const __m128 x = _mm_set1_ps(a), bound = _mm_set1_ps(end ? -threshold : threshold);
+    std::uint32_t n = 0;
+    for (int k = 0; k < 16; k += 4) {
+        const __m128 d = _mm_sub_ps(x, _mm_loadu_ps(v + k));
+        n += static_cast<std::uint32_t>(
+            __builtin_popcount(static_cast<unsigned>(_mm_movemask_ps(end ? _mm_cmpgt_ps(d, bound) : _mm_cmpnlt_ps(d, bound)))));
+    }
+    return n;
+}
+#endif
+
 // How many of v[0 .. 16) lie before the interval's start (or, with `end`, its end) for a: the
 // values are sorted, so the predicate holds on a prefix of the window and this is where it turns,
 // if it turns inside the window (16: look further).
@@ -242,6 +266,8 @@ template <class Level>
 [[gnu::always_inline]] inline std::uint32_t count_before(float a, const float* v, float threshold, bool end) {
 #if defined(__GNUC__) && defined(__x86_64__)
     if constexpr (std::is_same_v<Level, Avx512Level>) return count_before_avx512(a, v, threshold, end);
+    if constexpr (std::is_same_v<Level, Avx2Level>) return count_before_avx2(a, v, threshold, end);
+    return count_before_sse2(a, v, threshold, end);
 #endif
     std::uint32_t n = 0;
     for (std::size_t k = 0; k < kPad; ++k)
@@ -359,6 +385,49 @@ constexpr std::size_t kRankMapRoom = 64;  // entries past a map's end (two of th
 #pragma GCC diagnostic pop
 #endif
 
+#if defined(__GNUC__) && defined(__x86_64__)
+// counters_to_counts by AVX2, 32 columns at a time, for at most 16 planes: each plane's 32 bits
+// spread to 32 byte lanes (a byte shuffle of the broadcast word, a compare against each byte's
+// bit) add its weight, planes 0-7 into one vector of bytes and 8-15 into another; then widened
+// 8 at a time.
+[[gnu::target("avx2")]] inline void counters_to_counts_avx2(const void* planes_of_row, unsigned planes,
+                                                            std::size_t cols, std::int32_t* counts) {
+    const auto* words = static_cast<const std::uint32_t*>(planes_of_row);  // plane p's columns 32 g.. at words[p 16 + g]
+    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
+                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+    for (std::size_t g = 0; g * 32 < cols; ++g) {
+        __m256i low = _mm256_setzero_si256(), high = low;
+        for (unsigned p = 0; p < planes; ++p) {
+            const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(words[p * kTile / 32 + g])), spread);
+            const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit);
+            const __m256i weight = _mm256_set1_epi8(static_cast<char>(1u << (p % 8)));
+            if (p < 8) {
+                low = _mm256_or_si256(low, _mm256_and_si256(set, weight));
+            } else {
+                high = _mm256_or_si256(high, _mm256_and_si256(set, weight));
+            }
+        }
+        alignas(32) unsigned char lows[32], highs[32];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(lows), low);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(highs), high);
+        for (std::size_t q = 0; q < 32 && g * 32 + q < cols; q += 8) {
+            const __m256i v = _mm256_or_si256(
+                _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(lows + q))),
+                _mm256_slli_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(highs + q))), 8));
+            const std::size_t left = cols - (g * 32 + q);  // exactly cols counts are written
+            if (left >= 8) {
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(counts + g * 32 + q), v);
+            } else {
+                alignas(32) std::int32_t part[8];
+                _mm256_store_si256(reinterpret_cast<__m256i*>(part), v);
+                std::memcpy(counts + g * 32 + q, part, left * sizeof(std::int32_t));
+            }
+        }
+    }
+}
+#endif
+
 // counts[j] = the counter of column j, for j < cols (16 at a time, plane by plane; nothing past cols
 // is written, so counts may be the output's row).
 template <class Level, class Bits>
@@ -366,6 +435,8 @@ template <class Level, class Bits>
                                                       std::int32_t* counts) {
 #if defined(__GNUC__) && defined(__x86_64__)
     if constexpr (std::is_same_v<Level, Avx512Level>) return counters_to_counts_avx512(planes_of_row, planes, cols, counts);
+    if constexpr (std::is_same_v<Level, Avx2Level>)
+        if (planes <= 16) return counters_to_counts_avx2(planes_of_row, planes, cols, counts);
 #endif
     // Columns in vectors of the level's native width (see WideBits).
     using Ints = typename U32VectorOf<sizeof(Bits::part[0])>::type;
