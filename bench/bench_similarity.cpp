@@ -28,9 +28,13 @@ namespace {
 using hpcml::bench::Flags;
 using hpcml::bench::RunResult;
 
+// What a host call delivers its result to (--deliver).
+enum class Deliver { Out, Sink, Pairs };
+
 struct Workload {
     std::size_t samples, n, m, tile;
     bool on_device;  // --where device: inputs and output in device memory, no host copies
+    Deliver deliver = Deliver::Out;
     hpcml::SimilarityOptions options;
     std::vector<float> x, y;    // y empty: y = x
     std::vector<float> x_copy;  // y = x as other memory: the plain run beside the symmetric one
@@ -133,7 +137,7 @@ void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w,
     // pay for them, whatever the method (at 256 x 8000, 65536 faults of a 256 MB output: the
     // medians fell from 524 to 452 ms fused and from 188 to 157 ms sorted, y a copy of x).
     std::unique_ptr<unsigned char[]> out;
-    if (!w->on_device) {
+    if (!w->on_device && w->deliver == Deliver::Out) {
         out.reset(new unsigned char[out_bytes]);
         std::memset(out.get(), 0, out_bytes);
     }
@@ -147,7 +151,15 @@ void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w,
         for (auto _ : state) {
             try {
                 // The whole call, host copies included: what a user waits for.
-                timed += hpcml::bench::time_wall(state, [&] { stats = hpcml::similarity(x, y, out.get(), options); });
+                timed += hpcml::bench::time_wall(state, [&] {
+                    if (w->deliver == Deliver::Sink) {
+                        stats = hpcml::similarity(x, y, [](const hpcml::SimilarityTile&) {}, options);
+                    } else if (w->deliver == Deliver::Pairs) {
+                        stats = hpcml::similarity_pairs(x, y, options).stats;
+                    } else {
+                        stats = hpcml::similarity(x, y, out.get(), options);
+                    }
+                });
             } catch (const hpcml::Error& e) {
                 hpcml::bench::skip_with_error(state, e);
                 return;
@@ -155,6 +167,7 @@ void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w,
         }
     }
     energy.report(state);
+    if (method == hpcml::Method::Auto) state.SetLabel("ran " + std::string(hpcml::to_string(stats.method)));
     const double elements = static_cast<double>(w->samples) * w->n * w->m;
     state.counters["elements/s"] = benchmark::Counter(elements, benchmark::Counter::kIsIterationInvariantRate);
     hpcml::bench::set_memory_counters(state, stats.memory);
@@ -205,6 +218,8 @@ void declare(Flags& flags) {
     flags.add("threshold", "1", "threshold t of |x - y| < t");
     flags.add("where", "host", "host|device: host arrays (end to end) or device arrays (kernels only)");
     flags.add("symmetric", "both", "both|on: with y = x, also time fused on a copy of x (no symmetry) beside it");
+    flags.add("deliver", "out", "out|sink|pairs: host calls into one output, to a tile sink (tiles of --tile, "
+                                "dropped), or as a pair list (similarity_pairs)");
 }
 
 void register_benchmarks(const Flags& flags) {
@@ -214,6 +229,10 @@ void register_benchmarks(const Flags& flags) {
     w->m = flags.str("dim-y").empty() ? w->n : static_cast<std::size_t>(flags.integer("dim-y", 1));
     w->tile = static_cast<std::size_t>(flags.integer("tile", 1));
     w->on_device = flags.choice("where", {"host", "device"}) == "device";
+    const std::string deliver = flags.choice("deliver", {"out", "sink", "pairs"});
+    w->deliver = deliver == "sink" ? Deliver::Sink : deliver == "pairs" ? Deliver::Pairs : Deliver::Out;
+    if (w->on_device && w->deliver != Deliver::Out)
+        throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "--deliver: sink and pairs are host calls (--where host)");
     auto& o = w->options;
     o.tile = w->tile;
     o.threshold = static_cast<float>(flags.real("threshold"));
@@ -241,7 +260,8 @@ void register_benchmarks(const Flags& flags) {
                                      "/" + std::string(hpcml::to_string(o.backend)) +
                                      "/samples:" + std::to_string(w->samples) + "/n:" + std::to_string(w->n) +
                                      "/m:" + std::to_string(w->m) + "/tile:" + std::to_string(w->tile) + "/" +
-                                     flags.str("mode") + (w->on_device ? "/device" : "");
+                                     flags.str("mode") + (w->on_device ? "/device" : "") +
+                                     (w->deliver == Deliver::Out ? "" : "/" + deliver);
             benchmark::RegisterBenchmark(name.c_str(),
                                          [w, method, copy](benchmark::State& s) { run_similarity(s, w, method, copy); })
                 ->UseManualTime()

@@ -157,15 +157,24 @@ Method method_for(const Problem& p, Method requested, Backend backend, int devic
     return method_on_cpu(p, requested);
 }
 
+Problem cpu_auto_problem(const Problem& p, std::optional<std::size_t> tile, CpuDelivery delivery) {
+    if (delivery == CpuDelivery::Output) return p;
+    const TilePlan plan = make_plan(p, tile, Backend::Cpu, false, delivery == CpuDelivery::Pairs);
+    Problem unit = p;
+    unit.n = std::min(p.n, plan.tile_rows);
+    unit.m = std::min(p.m, plan.tile_cols);
+    return unit;
+}
+
 detail::EntryPoint entry_point(std::string_view name, const Problem& p, const SimilarityOptions& options,
-                               bool device_memory) {
+                               bool device_memory, CpuDelivery delivery) {
     return {.name = name,
             .takes_stream = device_memory,
             .methods = detail::similarity::kMethodList,
             .device_memory = device_memory,
             .reports_progress = !device_memory,
             .shape = {p.samples, p.n, p.m},
-            .auto_on_cpu = method_for(p, Method::Auto, Backend::Cpu),
+            .auto_on_cpu = method_for(cpu_auto_problem(p, options.tile, delivery), Method::Auto, Backend::Cpu),
             .on_cuda_method = [&p, &options](Method requested, int device) {
                 return detail::similarity::cuda_method_checked(p, make_plan(p, options.tile, Backend::Cuda), requested,
                                                                device);
@@ -206,6 +215,8 @@ void run_cpu_to_sink(const Problem& p, std::optional<std::size_t> tile_option, M
 
 namespace hpcml {
 
+using detail::similarity::cpu_auto_problem;
+using detail::similarity::CpuDelivery;
 using detail::similarity::entry_point;
 using detail::similarity::make_plan;
 using detail::similarity::make_problem;
@@ -242,9 +253,11 @@ RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* si
     detail::require(!sink || static_cast<bool>(*sink), "sink: empty callback");
     detail::Progress progress(options, std::uint64_t{p.n} * p.m);
     const RunStats stats = detail::dispatch(
-        options, entry_point("similarity", p, options),
+        options, entry_point("similarity", p, options, false, sink ? CpuDelivery::Sink : CpuDelivery::Output),
         [&](detail::MemoryTracker& tracker) {
-            const Method method = method_for(p, options.method, Backend::Cpu);
+            const Method method = method_for(
+                cpu_auto_problem(p, options.tile, sink ? CpuDelivery::Sink : CpuDelivery::Output), options.method,
+                Backend::Cpu);
             if (sink) {
                 run_cpu_to_sink(p, options.tile, method, *sink, tracker, &progress);
             } else {

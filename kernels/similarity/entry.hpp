@@ -26,14 +26,23 @@ TilePlan make_plan(const Problem& p, std::optional<std::size_t> tile, Backend ba
                    bool pairs = false);
 
 // The method a call runs where it asked for `requested` (methods.hpp): on the CPU Auto is the
-// cost model's choice (docs/similarity.md); on a CUDA device, cuda_method's.
+// cost model's choice (docs/similarity.md) for the problem it is given (cpu_auto_problem's); on
+// a CUDA device, cuda_method's.
 Method method_for(const Problem& p, Method requested, Backend backend, int device = 0);
+
+// Where a call's CPU backend delivers: into one output (a method that takes it whole gets one
+// region), or tile by tile (make_plan's tiles) to a sink or into a pair list.
+enum class CpuDelivery { Output, Sink, Pairs };
+
+// The problem the CPU's Auto judges: the call's where the method gets the whole output, else one
+// tile of the plan, the shape each of the method's runs gets (a sink's tiles, a pair list's).
+Problem cpu_auto_problem(const Problem& p, std::optional<std::size_t> tile, CpuDelivery delivery);
 
 // What the similarity entry points accept of ExecutionOptions; on a CUDA device, the method's
 // refusals are checked with the plan its calls run (make_plan), before any launch. Holds
 // references to p and options.
 detail::EntryPoint entry_point(std::string_view name, const Problem& p, const SimilarityOptions& options,
-                               bool device_memory = false);
+                               bool device_memory = false, CpuDelivery delivery = CpuDelivery::Output);
 
 // The CPU backend to a sink, through a tile buffer. Where y is x (uses_symmetry) the method
 // computes the tiles on and above the diagonal only (square tiles; the diagonal ones half) and

@@ -8,6 +8,8 @@
 
 namespace hpcml {
 
+using detail::similarity::cpu_auto_problem;
+using detail::similarity::CpuDelivery;
 using detail::similarity::entry_point;
 using detail::similarity::make_plan;
 using detail::similarity::make_problem;
@@ -64,7 +66,8 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
                       passing[k].count);
     };
     const detail::EntryPoint entry =
-        on_device ? entry_point("similarity_pairs_device", p, o, true) : entry_point("similarity_pairs", p, o);
+        on_device ? entry_point("similarity_pairs_device", p, o, true)
+                  : entry_point("similarity_pairs", p, o, false, CpuDelivery::Pairs);
     const RunStats stats = detail::dispatch(
         o, entry,
         [&](detail::MemoryTracker& tracker) {
@@ -74,7 +77,9 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
             SimilarityOptions cpu = o;
             if (!count) cpu.output = SimilarityOutput::Bitmask;
             const Problem tiles = make_problem(x, y, cpu);
-            const Method method = method_for(tiles, o.method, Backend::Cpu);
+            const Method method = method_for(
+                cpu_auto_problem(tiles, cpu.tile, CpuDelivery::Pairs), o.method,
+                Backend::Cpu);
             const bool symmetric = detail::similarity::uses_symmetry(tiles, method);
             const SimilarityTileSink add_tile = [&](const SimilarityTile& tile) {
                 pairs.add_tile(tile, least, symmetric && tile.col0 > tile.row0);
