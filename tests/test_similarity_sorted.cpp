@@ -291,6 +291,39 @@ TEST(SimilaritySorted, EqualsFusedWhereTheOutputIsStreamed) {
     }
 }
 
+TEST(SimilaritySorted, AutoJudgesTheShapeThatRuns) {
+    // The CPU's auto (docs/similarity.md, "Which method auto runs") judges the shape one run of
+    // the method gets: a sink's and a pair list's tiles, not the whole call; counts stored
+    // narrower than int32 need more samples; from 64 samples, fewer pairs.
+    const auto chosen = [](std::size_t samples, std::size_t n, SimilarityOutput output,
+                           std::optional<std::size_t> sink_tile) {
+        const auto x = make(samples * n, Kind::Normal, 1.0f, 5);
+        SimilarityOptions o;
+        o.backend = Backend::Cpu;
+        o.output = output;
+        o.tile = sink_tile;
+        if (sink_tile) return hpcml::similarity({x.data(), samples, n}, {}, [](const hpcml::SimilarityTile&) {}, o).method;
+        std::vector<unsigned char> out(hpcml::similarity_output_bytes(n, n, output));
+        return hpcml::similarity({x.data(), samples, n}, {}, out.data(), o).method;
+    };
+    EXPECT_EQ(chosen(16, 2100, SimilarityOutput::Int32, std::nullopt), Method::Sorted);
+    EXPECT_EQ(chosen(16, 2100, SimilarityOutput::Int32, 256), Method::Fused);  // a sink's 256 x 256 tiles
+    EXPECT_EQ(chosen(16, 2100, SimilarityOutput::Int32, 2048), Method::Sorted);
+    EXPECT_EQ(chosen(16, 2100, SimilarityOutput::UInt8, std::nullopt), Method::Fused);
+    EXPECT_EQ(chosen(32, 2100, SimilarityOutput::UInt8, std::nullopt), Method::Sorted);
+    EXPECT_EQ(chosen(32, 768, SimilarityOutput::Int32, std::nullopt), Method::Fused);
+    EXPECT_EQ(chosen(64, 768, SimilarityOutput::Int32, std::nullopt), Method::Sorted);
+    EXPECT_EQ(chosen(64, 500, SimilarityOutput::Int32, std::nullopt), Method::Fused);
+    // A pair list's tiles are 2048 x 2048 unless told: 2100 features run sorted, tiles of 600 fused.
+    const auto x = make(16 * 2100, Kind::Normal, 1.0f, 6);
+    SimilarityOptions o;
+    o.backend = Backend::Cpu;
+    o.mode = SimilarityMode::All;
+    EXPECT_EQ(hpcml::similarity_pairs({x.data(), 16, 2100}, {}, o).stats.method, Method::Sorted);
+    o.tile = 600;
+    EXPECT_EQ(hpcml::similarity_pairs({x.data(), 16, 2100}, {}, o).stats.method, Method::Fused);
+}
+
 TEST(SimilaritySorted, AutoPicksAMethodAndSaysWhich) {
     const auto x = make(64 * 40, Kind::Normal, 1.0f, 9);
     std::vector<std::int32_t> out(40 * 40);
