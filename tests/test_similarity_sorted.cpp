@@ -293,8 +293,8 @@ TEST(SimilaritySorted, EqualsFusedWhereTheOutputIsStreamed) {
 
 TEST(SimilaritySorted, AutoJudgesTheShapeThatRuns) {
     // The CPU's auto (docs/similarity.md, "Which method auto runs") judges the shape one run of
-    // the method gets: a sink's and a pair list's tiles, not the whole call; counts stored
-    // narrower than int32 need more samples; from 64 samples, fewer pairs.
+    // the method gets: a sink's and a pair list's tiles, not the whole call; where y = x, counts
+    // stored narrower than int32 need more samples; from 64 samples, fewer pairs.
     const auto chosen = [](std::size_t samples, std::size_t n, SimilarityOutput output,
                            std::optional<std::size_t> sink_tile) {
         const auto x = make(samples * n, Kind::Normal, 1.0f, 5);
@@ -309,7 +309,15 @@ TEST(SimilaritySorted, AutoJudgesTheShapeThatRuns) {
     EXPECT_EQ(chosen(16, 2100, SimilarityOutput::Int32, std::nullopt), Method::Sorted);
     EXPECT_EQ(chosen(16, 2100, SimilarityOutput::Int32, 256), Method::Fused);  // a sink's 256 x 256 tiles
     EXPECT_EQ(chosen(16, 2100, SimilarityOutput::Int32, 2048), Method::Sorted);
-    EXPECT_EQ(chosen(16, 2100, SimilarityOutput::UInt8, std::nullopt), Method::Fused);
+    EXPECT_EQ(chosen(16, 2100, SimilarityOutput::UInt8, std::nullopt), Method::Fused);  // y = x: narrow mirrors
+    {
+        const auto x = make(16 * 2100, Kind::Normal, 1.0f, 7), y = x;
+        SimilarityOptions o;
+        o.backend = Backend::Cpu;
+        o.output = SimilarityOutput::UInt8;
+        std::vector<unsigned char> out(2100 * 2100);
+        EXPECT_EQ(hpcml::similarity({x.data(), 16, 2100}, {y.data(), 16, 2100}, out.data(), o).method, Method::Sorted);
+    }
     EXPECT_EQ(chosen(32, 2100, SimilarityOutput::UInt8, std::nullopt), Method::Sorted);
     EXPECT_EQ(chosen(32, 768, SimilarityOutput::Int32, std::nullopt), Method::Fused);
     EXPECT_EQ(chosen(64, 768, SimilarityOutput::Int32, std::nullopt), Method::Sorted);
