@@ -153,7 +153,8 @@ void run_similarity(benchmark::State& state, const std::shared_ptr<Workload>& w,
                 // The whole call, host copies included: what a user waits for.
                 timed += hpcml::bench::time_wall(state, [&] {
                     if (w->deliver == Deliver::Sink) {
-                        stats = hpcml::similarity(x, y, [](const hpcml::SimilarityTile&) {}, options);
+                        stats = hpcml::similarity(
+                            x, y, [](const hpcml::SimilarityTile&) {}, options);
                     } else if (w->deliver == Deliver::Pairs) {
                         stats = hpcml::similarity_pairs(x, y, options).stats;
                     } else {
@@ -218,8 +219,9 @@ void declare(Flags& flags) {
     flags.add("threshold", "1", "threshold t of |x - y| < t");
     flags.add("where", "host", "host|device: host arrays (end to end) or device arrays (kernels only)");
     flags.add("symmetric", "both", "both|on: with y = x, also time fused on a copy of x (no symmetry) beside it");
-    flags.add("deliver", "out", "out|sink|pairs: host calls into one output, to a tile sink (tiles of --tile, "
-                                "dropped), or as a pair list (similarity_pairs)");
+    flags.add("deliver", "out",
+              "out|sink|pairs: host calls into one output, to a tile sink (tiles of --tile, "
+              "dropped), or as a pair list (similarity_pairs)");
 }
 
 void register_benchmarks(const Flags& flags) {
@@ -232,7 +234,8 @@ void register_benchmarks(const Flags& flags) {
     const std::string deliver = flags.choice("deliver", {"out", "sink", "pairs"});
     w->deliver = deliver == "sink" ? Deliver::Sink : deliver == "pairs" ? Deliver::Pairs : Deliver::Out;
     if (w->on_device && w->deliver != Deliver::Out)
-        throw hpcml::Error(hpcml::ErrorKind::InvalidArgument, "--deliver: sink and pairs are host calls (--where host)");
+        throw hpcml::Error(hpcml::ErrorKind::InvalidArgument,
+                           "--deliver: sink and pairs are host calls (--where host)");
     auto& o = w->options;
     o.tile = w->tile;
     o.threshold = static_cast<float>(flags.real("threshold"));
@@ -256,12 +259,11 @@ void register_benchmarks(const Flags& flags) {
     for (hpcml::Method method : methods)
         for (bool copy : {false, true}) {
             if (copy && (!plain || method == hpcml::Method::Naive)) continue;
-            const std::string name = "similarity/" + std::string(hpcml::to_string(method)) + (copy ? "-plain" : "") +
-                                     "/" + std::string(hpcml::to_string(o.backend)) +
-                                     "/samples:" + std::to_string(w->samples) + "/n:" + std::to_string(w->n) +
-                                     "/m:" + std::to_string(w->m) + "/tile:" + std::to_string(w->tile) + "/" +
-                                     flags.str("mode") + (w->on_device ? "/device" : "") +
-                                     (w->deliver == Deliver::Out ? "" : "/" + deliver);
+            const std::string name =
+                "similarity/" + std::string(hpcml::to_string(method)) + (copy ? "-plain" : "") + "/" +
+                std::string(hpcml::to_string(o.backend)) + "/samples:" + std::to_string(w->samples) +
+                "/n:" + std::to_string(w->n) + "/m:" + std::to_string(w->m) + "/tile:" + std::to_string(w->tile) + "/" +
+                flags.str("mode") + (w->on_device ? "/device" : "") + (w->deliver == Deliver::Out ? "" : "/" + deliver);
             benchmark::RegisterBenchmark(name.c_str(),
                                          [w, method, copy](benchmark::State& s) { run_similarity(s, w, method, copy); })
                 ->UseManualTime()

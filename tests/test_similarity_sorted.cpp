@@ -156,10 +156,11 @@ void expect_sorted_equals_fused(const std::vector<float>& x, const std::vector<f
                                 std::size_t n, std::size_t m, float t, bool self, const std::string& what) {
     const MatrixView xv{x.data(), samples, n};
     const MatrixView yv = self ? MatrixView{} : MatrixView{y.data(), samples, m};
-    std::vector<std::pair<SimilarityMode, SimilarityOutput>> outputs = {{SimilarityMode::Count, SimilarityOutput::Int32},
-                                                                        {SimilarityMode::Count, SimilarityOutput::UInt16},
-                                                                        {SimilarityMode::All, SimilarityOutput::Bitmask},
-                                                                        {SimilarityMode::All, SimilarityOutput::Bool}};
+    std::vector<std::pair<SimilarityMode, SimilarityOutput>> outputs = {
+        {SimilarityMode::Count, SimilarityOutput::Int32},
+        {SimilarityMode::Count, SimilarityOutput::UInt16},
+        {SimilarityMode::All, SimilarityOutput::Bitmask},
+        {SimilarityMode::All, SimilarityOutput::Bool}};
     if (samples <= 255) outputs.push_back({SimilarityMode::Count, SimilarityOutput::UInt8});
     for (auto [mode, output] : outputs)
         for (std::optional<std::size_t> tile : {std::optional<std::size_t>{}, std::optional<std::size_t>{520}}) {
@@ -302,7 +303,10 @@ TEST(SimilaritySorted, AutoJudgesTheShapeThatRuns) {
         o.backend = Backend::Cpu;
         o.output = output;
         o.tile = sink_tile;
-        if (sink_tile) return hpcml::similarity({x.data(), samples, n}, {}, [](const hpcml::SimilarityTile&) {}, o).method;
+        if (sink_tile)
+            return hpcml::similarity(
+                       {x.data(), samples, n}, {}, [](const hpcml::SimilarityTile&) {}, o)
+                .method;
         std::vector<unsigned char> out(hpcml::similarity_output_bytes(n, n, output));
         return hpcml::similarity({x.data(), samples, n}, {}, out.data(), o).method;
     };

@@ -255,9 +255,9 @@ RunStats run(MatrixView x, MatrixView y, void* out, const SimilarityTileSink* si
     const RunStats stats = detail::dispatch(
         options, entry_point("similarity", p, options, false, sink ? CpuDelivery::Sink : CpuDelivery::Output),
         [&](detail::MemoryTracker& tracker) {
-            const Method method = method_for(
-                cpu_auto_problem(p, options.tile, sink ? CpuDelivery::Sink : CpuDelivery::Output), options.method,
-                Backend::Cpu);
+            const Method method =
+                method_for(cpu_auto_problem(p, options.tile, sink ? CpuDelivery::Sink : CpuDelivery::Output),
+                           options.method, Backend::Cpu);
             if (sink) {
                 run_cpu_to_sink(p, options.tile, method, *sink, tracker, &progress);
             } else {

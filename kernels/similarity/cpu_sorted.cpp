@@ -56,16 +56,17 @@ struct Workspace {
     unsigned char* tables;      // kGroup x (kTile + 1) rows of bits
     unsigned char* counters;    // kItemRows x planes (count), kItemRows (all) rows of bits
     unsigned char* transposed;  // kTile rows of bits: mode All's masks transposed, for a mirror
-    std::uint16_t* ends;   // kItemRows x 2 kGroup: a row's lo at each sample of the group, then its hi
+    std::uint16_t* ends;        // kItemRows x 2 kGroup: a row's lo at each sample of the group, then its hi
     std::int32_t* counts;  // kTile
     unsigned char* rows;   // mirror_rows x kTile int32s' bytes: rows encoded for the output
     unsigned char* mirrored;  // kTile x mirror_rows int32s: their transpose, for a streamed mirror
-    std::uint16_t* alive;  // kItemRows: mode All's rows still alive
-    std::uint16_t* map;    // strip + 1 + kRankMapRoom: a tile's rank map at one sample
+    std::uint16_t* alive;     // kItemRows: mode All's rows still alive
+    std::uint16_t* map;       // strip + 1 + kRankMapRoom: a tile's rank map at one sample
     static std::size_t bytes(unsigned planes, std::size_t strip) {
         return (kGroup * (kTile + 1) + kItemRows * planes + kTile) * kBitsBytes +
-               2 * kGroup * kItemRows * sizeof(std::uint16_t) + (1 + 2 * kSortedCpu.mirror_rows) * kTile * sizeof(std::int32_t) +
-               kItemRows * sizeof(std::uint16_t) + (strip + 1 + kRankMapRoom) * sizeof(std::uint16_t);
+               2 * kGroup * kItemRows * sizeof(std::uint16_t) +
+               (1 + 2 * kSortedCpu.mirror_rows) * kTile * sizeof(std::int32_t) + kItemRows * sizeof(std::uint16_t) +
+               (strip + 1 + kRankMapRoom) * sizeof(std::uint16_t);
     }
     Workspace(unsigned char* at, unsigned planes)  // at: 64-byte aligned, bytes(planes, strip) long
         : tables(at),
@@ -306,7 +307,8 @@ void store_item(const Item& it, bool any_alive) {
     // mirror row, non-temporal, so that no store reads its line first): the chunks of rows start
     // where the mirror's lines do, where every mirror row starts at the same place in its line.
     const bool lines = it.mirror && !all && it.stream && it.p.output == SimilarityOutput::Int32 &&
-                       it.mirror->row_stride_bytes % 64 == 0 && reinterpret_cast<std::uintptr_t>(it.mirror->data) % 4 == 0;
+                       it.mirror->row_stride_bytes % 64 == 0 &&
+                       reinterpret_cast<std::uintptr_t>(it.mirror->data) % 4 == 0;
     const std::size_t phase = lines ? (64 - reinterpret_cast<std::uintptr_t>(it.mirror->data) % 64) % 64 / 4 : 0;
     for (std::size_t r0 = 0, r1 = 0; r0 < it.rows; r0 = r1) {
         r1 = std::min(it.rows, r0 == 0 && phase ? phase : r0 + kMirrorRows);
@@ -321,7 +323,8 @@ void store_item(const Item& it, bool any_alive) {
             }
             unsigned char* row = static_cast<unsigned char*>(encoded.data) + (r - r0) * encoded.row_stride_bytes;
             if (it.p.output == SimilarityOutput::Int32) {
-                counters_to_counts<Level>(counters + r * it.planes, it.planes, it.cols, reinterpret_cast<std::int32_t*>(row));
+                counters_to_counts<Level>(counters + r * it.planes, it.planes, it.cols,
+                                          reinterpret_cast<std::int32_t*>(row));
             } else {
                 counters_to_counts<Level>(counters + r * it.planes, it.planes, it.cols, w.counts);
                 cpu::store_counts(w.counts, kTile, 1, it.cols, 0, 0, it.p, RegionOutput{row, bytes});
@@ -338,7 +341,8 @@ void store_item(const Item& it, bool any_alive) {
         const std::size_t line = kMirrorRows * sizeof(std::int32_t);
         cpu_transpose(it.p, encoded, kMirrorRows, it.cols, RegionOutput{w.mirrored, line});
         for (std::size_t c = 0; c < it.cols; ++c)
-            cpu::stream_bytes(w.mirrored + c * line, line, static_cast<unsigned char*>(mirror.data) + c * mirror.row_stride_bytes);
+            cpu::stream_bytes(w.mirrored + c * line, line,
+                              static_cast<unsigned char*>(mirror.data) + c * mirror.row_stride_bytes);
     }
     if (it.stream) cpu::stream_fence();
     if (it.mirror && all) {
@@ -372,8 +376,10 @@ std::atomic<std::size_t> strip_for_tests{0}, bands_for_tests{0};
 }
 SortedLayout layout_for_tests() { return {strip_for_tests.load(), bands_for_tests.load()}; }
 void set_layout_for_tests(SortedLayout layout) {
-    require(layout.strip % kTile == 0 && layout.strip <= kSortedCpu.strip, "strip: a multiple of 512 up to the policy's");
-    require((layout.bands_per_item & (layout.bands_per_item - 1)) == 0 && layout.bands_per_item <= kSortedCpu.bands_per_item,
+    require(layout.strip % kTile == 0 && layout.strip <= kSortedCpu.strip,
+            "strip: a multiple of 512 up to the policy's");
+    require((layout.bands_per_item & (layout.bands_per_item - 1)) == 0 &&
+                layout.bands_per_item <= kSortedCpu.bands_per_item,
             "bands_per_item: a power of 2 up to the policy's");
     strip_for_tests.store(layout.strip);
     bands_for_tests.store(layout.bands_per_item);
@@ -438,7 +444,9 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
         const std::size_t rows = std::min(last * kBand, region.rows) - std::min(band * kBand, region.rows);
         const std::size_t cols = std::min(kTile, region.cols - tile * kTile);
         // Rows with a mirror: where y is x, the bands above the diagonal; else all, if any.
-        const std::size_t mirrored = diagonal ? std::min(rows, (tile - std::min(tile, band)) * kBand) : mirror ? rows : 0;
+        const std::size_t mirrored = diagonal ? std::min(rows, (tile - std::min(tile, band)) * kBand)
+                                     : mirror ? rows
+                                              : 0;
         if (last > band) {
             const Workspace w(workspaces.data() + thread * workspace_bytes, planes);
             const RegionOutput transposed = mirrored ? offset(diagonal ? out : *mirror, p, tile * kTile, band * kBand)

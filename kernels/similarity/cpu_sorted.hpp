@@ -38,10 +38,12 @@ struct SortedCpuPolicy {
     std::size_t stream_bytes; // outputs at least this large are stored past the caches (non-temporal)
 };
 inline constexpr SortedCpuPolicy kSortedCpu{
-    .strip = 16384,         // bounds the sorted copies to ~130 MB at 1000 samples: not timed against others
-    .sort_block = 16,       // mode All: most pairs fail within a group; 32 -> 16: the real case as pairs 13.1 -> 9.5 s, all 20000 alike (Zen 4)
-    .bands_per_item = 4,    // 1 -> 4: count 256 x 8000 (y a copy) 3.6-3.9x -> 4.4-5.2x fused, main job 1.8-1.9x -> 2.0-2.2x, all 256 x 20000 3.0x -> 3.6x; 8 no better (Zen 4)
-    .mirror_rows = 16,      // main job 8.30 -> 7.30 ms with the mirror from L1; 16 x 16 AVX-512 no faster (84dd064, Zen 4)
+    .strip = 16384,    // bounds the sorted copies to ~130 MB at 1000 samples: not timed against others
+    .sort_block = 16,  // mode All: most pairs fail within a group; 32 -> 16: the real case as pairs 13.1 -> 9.5 s, all
+                       // 20000 alike (Zen 4)
+    .bands_per_item = 4,  // 1 -> 4: count 256 x 8000 (y a copy) 3.6-3.9x -> 4.4-5.2x fused, main job 1.8-1.9x
+                          // -> 2.0-2.2x, all 256 x 20000 3.0x -> 3.6x; 8 no better (Zen 4)
+    .mirror_rows = 16,  // main job 8.30 -> 7.30 ms with the mirror from L1; 16 x 16 AVX-512 no faster (84dd064, Zen 4)
     .stream_bytes = std::size_t{64} << 20,  // past the last-level cache, a store reads its line first: not timed
 };
 // Ranks and ends within a strip are 16-bit.
@@ -157,18 +159,16 @@ constexpr std::size_t kBitsBytes = kTile / 8;  // every level's 512 bits
 // The adders' full adder for AVX-512 rows: the sum and the carry (majority) are one VPTERNLOG each,
 // where GCC makes two or three instructions of the generic forms (add16 and add_planes find
 // these by overload).
-[[gnu::target("avx512f")]] inline WideBits<U64x8> sum3(const WideBits<U64x8>& a,
-                                                                           const WideBits<U64x8>& b,
-                                                                           const WideBits<U64x8>& c) {
+[[gnu::target("avx512f")]] inline WideBits<U64x8> sum3(const WideBits<U64x8>& a, const WideBits<U64x8>& b,
+                                                       const WideBits<U64x8>& c) {
     WideBits<U64x8> r;
     r.part[0] = reinterpret_cast<U64x8>(_mm512_ternarylogic_epi64(reinterpret_cast<__m512i>(a.part[0]),
                                                                   reinterpret_cast<__m512i>(b.part[0]),
                                                                   reinterpret_cast<__m512i>(c.part[0]), 0x96));
     return r;
 }
-[[gnu::target("avx512f")]] inline WideBits<U64x8> carry3(const WideBits<U64x8>& a,
-                                                                             const WideBits<U64x8>& b,
-                                                                             const WideBits<U64x8>& c) {
+[[gnu::target("avx512f")]] inline WideBits<U64x8> carry3(const WideBits<U64x8>& a, const WideBits<U64x8>& b,
+                                                         const WideBits<U64x8>& c) {
     WideBits<U64x8> r;
     r.part[0] = reinterpret_cast<U64x8>(_mm512_ternarylogic_epi64(reinterpret_cast<__m512i>(a.part[0]),
                                                                   reinterpret_cast<__m512i>(b.part[0]),
@@ -176,7 +176,6 @@ constexpr std::size_t kBitsBytes = kTile / 8;  // every level's 512 bits
     return r;
 }
 #endif
-
 
 // A row's rank interval [lo, hi) at one sample, in the strip's sorted y.
 struct RankInterval {
@@ -195,7 +194,9 @@ public:
     SortedStrip(const Problem& p, const Region& region, bool same, bool lazily, detail::MemoryTracker& tracker);
     // Samples [0, end) sorted (each block once, by the first thread to ask).
     void ensure(std::size_t end) const;
-    const std::uint16_t* ids(std::size_t tile, std::size_t s) const { return ids_.data() + (tile * samples_ + s) * kTile; }
+    const std::uint16_t* ids(std::size_t tile, std::size_t s) const {
+        return ids_.data() + (tile * samples_ + s) * kTile;
+    }
     const std::uint16_t* ranks(std::size_t tile, std::size_t s) const {
         return ranks_.data() + (tile * samples_ + s) * kTile;
     }
@@ -238,7 +239,8 @@ private:
 #if defined(__GNUC__) && defined(__x86_64__)
 // count_before by AVX (two 8-lane compares) and by SSE2 (four 4-lane ones); GCC leaves the
 // generic loop's 16 compares scalar.
-[[gnu::target("avx2,popcnt")]] inline std::uint32_t count_before_avx2(float a, const float* v, float threshold, bool end) {
+[[gnu::target("avx2,popcnt")]] inline std::uint32_t count_before_avx2(float a, const float* v, float threshold,
+                                                                      bool end) {
     const __m256 x = _mm256_set1_ps(a), bound = _mm256_set1_ps(end ? -threshold : threshold);
     const __m256 d0 = _mm256_sub_ps(x, _mm256_loadu_ps(v)), d1 = _mm256_sub_ps(x, _mm256_loadu_ps(v + 8));
     const int before = end ? _mm256_movemask_ps(_mm256_cmp_ps(d0, bound, _CMP_GT_OQ)) |
@@ -252,8 +254,8 @@ inline std::uint32_t count_before_sse2(float a, const float* v, float threshold,
     std::uint32_t n = 0;
     for (int k = 0; k < 16; k += 4) {
         const __m128 d = _mm_sub_ps(x, _mm_loadu_ps(v + k));
-        n += static_cast<std::uint32_t>(
-            __builtin_popcount(static_cast<unsigned>(_mm_movemask_ps(end ? _mm_cmpgt_ps(d, bound) : _mm_cmpnlt_ps(d, bound)))));
+        n += static_cast<std::uint32_t>(__builtin_popcount(
+            static_cast<unsigned>(_mm_movemask_ps(end ? _mm_cmpgt_ps(d, bound) : _mm_cmpnlt_ps(d, bound)))));
     }
     return n;
 }
@@ -349,8 +351,9 @@ constexpr std::size_t kRankMapRoom = 64;  // entries past a map's end (two of th
 // and 8-15 into another; the bytes are then widened to counts 16 at a time. More than 16 planes
 // (65536 samples or more) go 16 columns at a time, plane by plane.
 [[gnu::target("avx512f,avx512bw")]] inline void counters_to_counts_avx512(const void* planes_of_row, unsigned planes,
-                                                                         std::size_t cols, std::int32_t* counts) {
-    const auto* words = static_cast<const std::uint64_t*>(planes_of_row);  // plane p's columns 64 g.. at words[p kWords + g]
+                                                                          std::size_t cols, std::int32_t* counts) {
+    const auto* words =
+        static_cast<const std::uint64_t*>(planes_of_row);  // plane p's columns 64 g.. at words[p kWords + g]
     const auto store = [=](std::size_t j0, __m128i low, __m128i high) {
         store_counts16_avx512(counts + j0, cols - j0, low, planes > 8 ? high : _mm_setzero_si128());
     };
@@ -358,7 +361,8 @@ constexpr std::size_t kRankMapRoom = 64;  // entries past a map's end (two of th
         for (std::size_t g = 0; g * 64 < cols; ++g) {
             __m512i low = _mm512_setzero_si512(), high = low;
             for (unsigned p = 0; p < planes && p < 8; ++p)
-                low = _mm512_mask_add_epi8(low, words[p * kWords + g], low, _mm512_set1_epi8(static_cast<char>(1u << p)));
+                low =
+                    _mm512_mask_add_epi8(low, words[p * kWords + g], low, _mm512_set1_epi8(static_cast<char>(1u << p)));
             for (unsigned p = 8; p < planes; ++p)
                 high = _mm512_mask_add_epi8(high, words[p * kWords + g], high,
                                             _mm512_set1_epi8(static_cast<char>(1u << (p - 8))));
@@ -392,14 +396,16 @@ constexpr std::size_t kRankMapRoom = 64;  // entries past a map's end (two of th
 // 8 at a time.
 [[gnu::target("avx2")]] inline void counters_to_counts_avx2(const void* planes_of_row, unsigned planes,
                                                             std::size_t cols, std::int32_t* counts) {
-    const auto* words = static_cast<const std::uint32_t*>(planes_of_row);  // plane p's columns 32 g.. at words[p 16 + g]
+    const auto* words =
+        static_cast<const std::uint32_t*>(planes_of_row);  // plane p's columns 32 g.. at words[p 16 + g]
     const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
                                             2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
     const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
     for (std::size_t g = 0; g * 32 < cols; ++g) {
         __m256i low = _mm256_setzero_si256(), high = low;
         for (unsigned p = 0; p < planes; ++p) {
-            const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(words[p * kTile / 32 + g])), spread);
+            const __m256i bytes =
+                _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(words[p * kTile / 32 + g])), spread);
             const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit);
             const __m256i weight = _mm256_set1_epi8(static_cast<char>(1u << (p % 8)));
             if (p < 8) {
@@ -414,7 +420,8 @@ constexpr std::size_t kRankMapRoom = 64;  // entries past a map's end (two of th
         for (std::size_t q = 0; q < 32 && g * 32 + q < cols; q += 8) {
             const __m256i v = _mm256_or_si256(
                 _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(lows + q))),
-                _mm256_slli_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(highs + q))), 8));
+                _mm256_slli_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(highs + q))),
+                                  8));
             const std::size_t left = cols - (g * 32 + q);  // exactly cols counts are written
             if (left >= 8) {
                 _mm256_storeu_si256(reinterpret_cast<__m256i*>(counts + g * 32 + q), v);

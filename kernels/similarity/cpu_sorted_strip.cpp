@@ -208,17 +208,16 @@ void sort_sample_for(const float* x, std::size_t rows, const float* y, std::size
     for (std::size_t t = 0; t < tiles; ++t)
         out.counts[t * out.stride] = static_cast<std::uint16_t>(next[t] - t * out.stride * kTile);
     *out.strip_count = static_cast<std::uint16_t>(ys.count);
-    const SortedSide xs = same ? ys
-                               : sort_side<Level>(x, rows, scratch + 2 * y_room, scratch + 2 * y_room + x_room,
-                                                  histograms, x_values);
+    const SortedSide xs =
+        same ? ys
+             : sort_side<Level>(x, rows, scratch + 2 * y_room, scratch + 2 * y_room + x_room, histograms, x_values);
     std::fill_n(out.intervals, rows, RankInterval{0, 0});
     merge_intervals<Level>(xs, ys, threshold, out.intervals);
 }
 
 }  // namespace
 
-SortedStrip::SortedStrip(const Problem& p, const Region& region, bool same, bool lazily,
-                         detail::MemoryTracker& tracker)
+SortedStrip::SortedStrip(const Problem& p, const Region& region, bool same, bool lazily, detail::MemoryTracker& tracker)
     : x_(p.x + region.row0),
       y_(p.y + region.col0),
       ldx_(p.ldx),
@@ -254,7 +253,8 @@ SortedStrip::SortedStrip(const Problem& p, const Region& region, bool same, bool
 void SortedStrip::ensure(std::size_t end) const {
     for (std::size_t b = 0; b * kSortedCpu.sort_block < end; ++b)
         std::call_once(sorted_[b], [&] {
-            for (std::size_t s = b * kSortedCpu.sort_block; s < std::min(samples_, (b + 1) * kSortedCpu.sort_block); ++s)
+            for (std::size_t s = b * kSortedCpu.sort_block; s < std::min(samples_, (b + 1) * kSortedCpu.sort_block);
+                 ++s)
                 sort_sample(s);
         });
 }
@@ -264,7 +264,7 @@ void SortedStrip::sort_sample(std::size_t s) const {
 #ifdef _OPENMP
     thread = std::min(static_cast<std::size_t>(omp_get_thread_num()), threads_ - 1);
 #endif
-    const SampleOut out{ids_.data() + s * kTile,   ranks_.data() + s * kTile,     counts_.data() + s, samples_,
+    const SampleOut out{ids_.data() + s * kTile,  ranks_.data() + s * kTile,    counts_.data() + s, samples_,
                         strip_counts_.data() + s, intervals_.data() + s * rows_};
     CpuLevels::visit(level_, [&](auto entry) {
         using Level = decltype(entry);

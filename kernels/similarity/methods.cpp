@@ -60,19 +60,18 @@ struct SortedOnCpuRule {
     std::uint64_t least_pairs_many;
 };
 constexpr SortedOnCpuRule kSortedOnCpu{
-    .least_side = 512,             // n = m = 512: sorted 0.58-0.81x fused at 16-256 samples (y = x; 1.24x y a copy at 64)
-    .least_samples = 16,           // count, int32: n = m = 1000 at 16 samples 1.13-1.19x
-    .least_samples_narrow = 32,    // count, y = x, uint16/uint8 at 2000: 16-20 samples 0.69-0.92x, 32 samples 1.17x
-    .least_pairs = 1'000'000,      // n = m = 1000: 1.13-1.86x at 16, 64, 256 samples (0.90-1.02x at 32)
-    .many_samples = 64,            // from here on
-    .least_pairs_many = 500'000,   // n = m = 768: 0.99-1.43x at 64 and 256 samples, 0.77-0.91x at 16 and 32
+    .least_side = 512,           // n = m = 512: sorted 0.58-0.81x fused at 16-256 samples (y = x; 1.24x y a copy at 64)
+    .least_samples = 16,         // count, int32: n = m = 1000 at 16 samples 1.13-1.19x
+    .least_samples_narrow = 32,  // count, y = x, uint16/uint8 at 2000: 16-20 samples 0.69-0.92x, 32 samples 1.17x
+    .least_pairs = 1'000'000,    // n = m = 1000: 1.13-1.86x at 16, 64, 256 samples (0.90-1.02x at 32)
+    .many_samples = 64,          // from here on
+    .least_pairs_many = 500'000,  // n = m = 768: 0.99-1.43x at 64 and 256 samples, 0.77-0.91x at 16 and 32
 };
 
 bool sorted_pays_on_cpu(const Problem& p) {
     const bool narrow = p.output != SimilarityOutput::Int32 && symmetry_pays(p);
-    const bool enough_samples =
-        p.mode == SimilarityMode::All ||
-        p.samples >= (narrow ? kSortedOnCpu.least_samples_narrow : kSortedOnCpu.least_samples);
+    const bool enough_samples = p.mode == SimilarityMode::All ||
+                                p.samples >= (narrow ? kSortedOnCpu.least_samples_narrow : kSortedOnCpu.least_samples);
     const std::uint64_t least_pairs =
         p.samples >= kSortedOnCpu.many_samples ? kSortedOnCpu.least_pairs_many : kSortedOnCpu.least_pairs;
     return enough_samples && std::min(p.n, p.m) >= kSortedOnCpu.least_side && std::uint64_t{p.n} * p.m >= least_pairs;

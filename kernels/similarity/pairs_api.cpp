@@ -65,9 +65,8 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
             pairs.add(region.row0 + passing[k].index / region.cols, region.col0 + passing[k].index % region.cols,
                       passing[k].count);
     };
-    const detail::EntryPoint entry =
-        on_device ? entry_point("similarity_pairs_device", p, o, true)
-                  : entry_point("similarity_pairs", p, o, false, CpuDelivery::Pairs);
+    const detail::EntryPoint entry = on_device ? entry_point("similarity_pairs_device", p, o, true)
+                                               : entry_point("similarity_pairs", p, o, false, CpuDelivery::Pairs);
     const RunStats stats = detail::dispatch(
         o, entry,
         [&](detail::MemoryTracker& tracker) {
@@ -77,9 +76,8 @@ SimilarityPairs pairs_of(MatrixView x, MatrixView y, const SimilarityOptions& op
             SimilarityOptions cpu = o;
             if (!count) cpu.output = SimilarityOutput::Bitmask;
             const Problem tiles = make_problem(x, y, cpu);
-            const Method method = method_for(
-                cpu_auto_problem(tiles, cpu.tile, CpuDelivery::Pairs), o.method,
-                Backend::Cpu);
+            const Method method =
+                method_for(cpu_auto_problem(tiles, cpu.tile, CpuDelivery::Pairs), o.method, Backend::Cpu);
             const bool symmetric = detail::similarity::uses_symmetry(tiles, method);
             const SimilarityTileSink add_tile = [&](const SimilarityTile& tile) {
                 pairs.add_tile(tile, least, symmetric && tile.col0 > tile.row0);

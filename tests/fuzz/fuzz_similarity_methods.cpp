@@ -37,10 +37,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     o.threshold = threshold;
     o.mode = all ? hpcml::SimilarityMode::All : hpcml::SimilarityMode::Count;
     const unsigned kind = data[5] >> 6;  // the mode's output types, every one reached
-    o.output = all ? (kind & 1 ? hpcml::SimilarityOutput::Bool : hpcml::SimilarityOutput::Bitmask)
-                   : kind == 1 ? hpcml::SimilarityOutput::UInt16
-                   : kind == 2 ? hpcml::SimilarityOutput::UInt8
-                               : hpcml::SimilarityOutput::Int32;
+    o.output = all         ? (kind & 1 ? hpcml::SimilarityOutput::Bool : hpcml::SimilarityOutput::Bitmask)
+               : kind == 1 ? hpcml::SimilarityOutput::UInt16
+               : kind == 2 ? hpcml::SimilarityOutput::UInt8
+                           : hpcml::SimilarityOutput::Int32;
     using hpcml::detail::similarity::sorted::SortedLayout;
     const SortedLayout layouts[] = {{0, 0}, {512, 1}, {512, 4}, {1024, 2}};
     const std::size_t tiles[] = {0, 1, 100, 520};
