@@ -241,11 +241,12 @@ public:
 
 TEST(SimilaritySorted, EqualsFusedAcrossStripsAndStackedBands) {
     // Strips of 512 and 1024 over 1100 x 1300 (y = x: the strips' own diagonal and the mirrors
-    // between strips), items of 1, 2 and 4 bands, 33 samples (past a group and the sorted block);
-    // random data (mode All settles within a group) and clustered data (a third of the pairs pass
-    // every sample, so mode All runs every group, its last rows by bisection).
+    // between strips) and the policy's strip with items of 4 bands forced (1100 rows: 3 bands in
+    // one item), 33 samples (past a group and the sorted block); random data (mode All settles
+    // within a group) and clustered data (a third of the pairs pass every sample, so mode All
+    // runs every group).
     const std::size_t samples = 33, n = 1100, m = 1300;
-    for (auto [strip, bands] : {std::pair<std::size_t, std::size_t>{512, 1}, {512, 4}, {1024, 2}}) {
+    for (auto [strip, bands] : {std::pair<std::size_t, std::size_t>{512, 1}, {1024, 2}, {0, 4}}) {
         const SortedLayoutForTest layout({strip, bands});
         const std::string what = "strip " + std::to_string(strip) + " bands " + std::to_string(bands);
         const auto x = make(samples * n, Kind::Normal, 1.0f, 31), y = make(samples * m, Kind::Normal, 1.0f, 32);
@@ -257,6 +258,25 @@ TEST(SimilaritySorted, EqualsFusedAcrossStripsAndStackedBands) {
     }
     EXPECT_THROW(sorted::set_layout_for_tests({500, 0}), hpcml::Error);
     EXPECT_THROW(sorted::set_layout_for_tests({0, 3}), hpcml::Error);
+}
+
+TEST(SimilaritySorted, AllModeFindsTheLastRowsEndsByBisection) {
+    // Mode All where after a group only 5 rows of an item are alive, each with 500 columns that
+    // pass every sample: too many pairs to finish one by one (2500 pairs x 24 samples left), so
+    // the next groups find those rows' ends by bisection of the tiles' ranks, not rank maps.
+    const std::size_t samples = 40, n = 600, m = 1100;
+    auto x = make(samples * n, Kind::Normal, 1.0f, 41), y = make(samples * m, Kind::Normal, 1.0f, 42);
+    std::mt19937 rng(43);
+    std::uniform_real_distribution<float> near(-0.3f, 0.3f);
+    for (std::size_t s = 0; s < samples; ++s) {
+        const float v = 10.0f + static_cast<float>(s);  // far from the others: no other pair passes
+        for (std::size_t i : {3, 77, 200, 311, 599}) x[s * n + i] = v + near(rng);
+        for (std::size_t j = 20; j < 520; ++j) y[s * m + j] = v + near(rng);
+    }
+    for (auto [strip, bands] : {std::pair<std::size_t, std::size_t>{0, 1}, {0, 2}}) {
+        const SortedLayoutForTest layout({strip, bands});
+        expect_sorted_equals_fused(x, y, samples, n, m, 1.0f, false, "bands " + std::to_string(bands));
+    }
 }
 
 TEST(SimilaritySorted, EqualsFusedWhereTheOutputIsStreamed) {

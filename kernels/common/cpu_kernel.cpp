@@ -17,7 +17,7 @@ bool Avx512Level::detected() {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
     return __builtin_cpu_supports("x86-64-v4");
 #elif defined(__x86_64__) && defined(__clang__)
-    return Avx2Level::detected() && __builtin_cpu_supports("avx512f");
+    return Avx2Level::detected() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
 #else
     return false;
 #endif

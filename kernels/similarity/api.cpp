@@ -159,8 +159,10 @@ Method method_for(const Problem& p, Method requested, Backend backend, int devic
 
 Problem cpu_auto_problem(const Problem& p, std::optional<std::size_t> tile, CpuDelivery delivery) {
     if (delivery == CpuDelivery::Output) return p;
-    const TilePlan plan = make_plan(p, tile, Backend::Cpu, false, delivery == CpuDelivery::Pairs);
     Problem unit = p;
+    // A pair list in mode All runs as bitmask tiles (pairs_api.cpp), whose plan rounds columns to 8.
+    if (delivery == CpuDelivery::Pairs && p.mode == SimilarityMode::All) unit.output = SimilarityOutput::Bitmask;
+    const TilePlan plan = make_plan(unit, tile, Backend::Cpu, false, delivery == CpuDelivery::Pairs);
     unit.n = std::min(p.n, plan.tile_rows);
     unit.m = std::min(p.m, plan.tile_cols);
     return unit;

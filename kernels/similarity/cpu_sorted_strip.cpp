@@ -198,8 +198,8 @@ void sort_sample_for(const float* x, std::size_t rows, const float* y, std::size
     const SortedSide ys = sort_side<Level>(y, cols, scratch, scratch + y_room, histograms, y_values);
     // Each tile's columns in the strip's order, with their ranks in it.
     const std::size_t tiles = ceil_div(cols, kTile);
-    std::uint32_t next[kSortedCpu.strip / kTile];  // where tile t's next column goes (counted here, not in memory)
-    for (std::size_t t = 0; t < tiles; ++t) next[t] = static_cast<std::uint32_t>(t * out.stride * kTile);
+    std::size_t next[kSortedCpu.strip / kTile];  // where tile t's next column goes (counted here, not in memory)
+    for (std::size_t t = 0; t < tiles; ++t) next[t] = t * out.stride * kTile;
     for (std::size_t g = 0; g < ys.count; ++g) {
         const std::size_t f = ys.items[g] & 0xffff, at = next[f / kTile]++;
         out.ids[at] = static_cast<std::uint16_t>(f % kTile);

@@ -1,8 +1,8 @@
 // libFuzzer target: the similarity's sorted method against its fused one on arbitrary data. The
 // input's first bytes choose the shape (up to 40 samples and 700 x 700 features: more than one of
 // the sorted method's 512-wide tiles), the mode, y = x or a copy, a tile, the output type, the
-// sorted method's layout (its strip lowered to 512 or 1024 features, so that 700 crosses it, and
-// the bands its items stack) and the threshold (its bits); the rest are the float32 values
+// sorted method's layout (its strip lowered to 512 or 1024 features, so that 700 crosses it, or
+// items of 4 bands forced, so that 700 rows stack two) and the threshold (its bits); the rest are the float32 values
 // (their bits, NaN and infinities included), repeated in a scrambled order so that ties are
 // common. Any byte of difference aborts.
 #include <hpcml/similarity.hpp>
@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                : kind == 2 ? hpcml::SimilarityOutput::UInt8
                            : hpcml::SimilarityOutput::Int32;
     using hpcml::detail::similarity::sorted::SortedLayout;
-    const SortedLayout layouts[] = {{0, 0}, {512, 1}, {512, 4}, {1024, 2}};
+    const SortedLayout layouts[] = {{0, 0}, {512, 1}, {0, 4}, {1024, 2}};
     const std::size_t tiles[] = {0, 1, 100, 520};
     if (const std::size_t tile = tiles[data[5] >> 2 & 3]) o.tile = tile;
     const std::size_t cols = self ? n : m;
