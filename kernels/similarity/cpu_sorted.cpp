@@ -6,13 +6,13 @@
 // two loads. Per group of 16 samples, each tile gets a prefix table per sample, P[k] = the
 // columns of ranks < k as a 512-bit mask, and a row's mask at that sample is P[hi] ^ P[lo]. Count
 // mode adds the 16 masks into bit-sliced counters (a carry-save tree, then a ripple add); mode
-// All ANDs them, stops once a band's rows have all failed, and checks the last few surviving
+// All ANDs them, stops once an item's rows have all failed, and checks the last few surviving
 // pairs one by one (where y is x the diagonal never fails).
 //
 // Cost per row, sample and tile (512 pairs): two rank-map loads, two table rows (one cache line
 // each) and about 7 logic ops for the counters (with AVX-512, one instruction per full-adder
 // bit), against the direct method's 128 vector instructions; per row and sample, a merge step for
-// each end, whatever the tile.
+// each end, whatever the tile. cpu_sorted_store.cpp stores the items.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -22,7 +22,7 @@
 #endif
 
 #include "common/error.hpp"
-#include "cpu_sorted.hpp"
+#include "cpu_sorted_item.hpp"
 
 namespace hpcml::detail::similarity {
 
@@ -45,59 +45,6 @@ public:
 private:
     detail::HostBuffer<unsigned char> buffer_;
     T* data_ = nullptr;
-};
-
-// Items are up to bands_per_item bands tall.
-constexpr std::size_t kItemRows = kSortedCpu.bands_per_item * kBand;
-
-// A thread's scratch for one item: the group's tables, the rows' interval ends, the counters (or
-// mode All's masks), one row of counts, rows of output and a rank map.
-struct Workspace {
-    unsigned char* tables;      // kGroup x (kTile + 1) rows of bits
-    unsigned char* counters;    // kItemRows x planes (count), kItemRows (all) rows of bits
-    unsigned char* transposed;  // kTile rows of bits: mode All's masks transposed, for a mirror
-    std::uint16_t* ends;        // kItemRows x 2 kGroup: a row's lo at each sample of the group, then its hi
-    std::int32_t* counts;  // kTile
-    unsigned char* rows;   // mirror_rows x kTile int32s' bytes: rows encoded for the output
-    unsigned char* mirrored;  // kTile x mirror_rows int32s: their transpose, for a streamed mirror
-    std::uint16_t* alive;     // kItemRows: mode All's rows still alive
-    std::uint16_t* map;       // strip + 1 + kRankMapRoom: a tile's rank map at one sample
-    static std::size_t bytes(unsigned planes, std::size_t strip) {
-        return (kGroup * (kTile + 1) + kItemRows * planes + kTile) * kBitsBytes +
-               2 * kGroup * kItemRows * sizeof(std::uint16_t) +
-               (1 + 2 * kSortedCpu.mirror_rows) * kTile * sizeof(std::int32_t) + kItemRows * sizeof(std::uint16_t) +
-               (strip + 1 + kRankMapRoom) * sizeof(std::uint16_t);
-    }
-    Workspace(unsigned char* at, unsigned planes)  // at: 64-byte aligned, bytes(planes, strip) long
-        : tables(at),
-          counters(tables + kGroup * (kTile + 1) * kBitsBytes),
-          transposed(counters + kItemRows * planes * kBitsBytes),
-          ends(reinterpret_cast<std::uint16_t*>(transposed + kTile * kBitsBytes)),
-          counts(reinterpret_cast<std::int32_t*>(ends + 2 * kGroup * kItemRows)),
-          rows(reinterpret_cast<unsigned char*>(counts + kTile)),
-          mirrored(rows + kSortedCpu.mirror_rows * kTile * sizeof(std::int32_t)),
-          alive(reinterpret_cast<std::uint16_t*>(mirrored + kSortedCpu.mirror_rows * kTile * sizeof(std::int32_t))),
-          map(alive + kItemRows) {}
-    // The rows of bits as the level's type.
-    template <class Bits>
-    static Bits* as(unsigned char* rows) {
-        return reinterpret_cast<Bits*>(rows);
-    }
-};
-
-// One work item: rows [0, rows) of band `band` against columns [0, cols) of tile `tile` of the
-// region, computed in a thread's workspace and stored into `out` (the region's output).
-struct Item {
-    const Problem& p;
-    const Region& region;
-    const SortedStrip& sorted;
-    std::size_t band, tile, rows, cols;
-    unsigned planes;
-    const Workspace& w;
-    const RegionOutput& out;
-    const RegionOutput* mirror;  // where the item's transpose goes (at its place), or null
-    std::size_t mirrored_rows;   // rows [0, mirrored_rows) have that mirror (a diagonal band's do not)
-    bool stream;                 // non-temporal stores (a large output)
 };
 
 template <class Bits>
@@ -236,136 +183,20 @@ void count_masks(const Item& it) {
     }
 }
 
-// Copies a row's bytes to the output (streamed where the output is large).
-void put_row(const Item& it, const void* row, std::size_t bytes, unsigned char* dst) {
-    if (it.stream) {
-        cpu::stream_bytes(row, bytes, dst);
-    } else {
-        std::memcpy(dst, row, bytes);
-    }
-}
-
-// Mode All: a row's mask (bit j is column j) in the output's encoding, `cols` columns of it.
-template <class Level, class Bits>
-const void* encode_mask(const Item& it, const Bits& mask) {
-    if (it.p.output == SimilarityOutput::Bitmask) return &mask;  // bit j % 8 of byte j / 8: the same bits
-    mask_to_bytes<Level>(mask, it.w.rows);
-    return it.w.rows;
-}
-
-RegionOutput offset(const RegionOutput& o, const Problem& p, std::size_t r, std::size_t c) {
-    return {static_cast<unsigned char*>(o.data) + r * o.row_stride_bytes + row_bytes(c, p.output), o.row_stride_bytes};
-}
-
-// Mode All's mirror, from the masks, a band of the item at a time (its rows with a mirror): 64 x
-// 64 bit blocks transposed into w.transposed (a mask per column, bit r for the band's row r),
-// each then a row of the mirror.
+// An item's counters (count mode) or masks (mode All: whether any pair is left), compiled for
+// each instruction-set level; store_kernel's then stores them.
+using ItemKernel = bool (*)(const Item&);
 template <class Level>
-void store_mirror_masks(const Item& it, bool any_alive) {
-    using Bits = typename BitsOf<Level>::type;
-    const Workspace& w = it.w;
-    auto* const transposed_words = reinterpret_cast<std::uint64_t*>(w.transposed);
-    for (std::size_t first = 0; first < it.mirrored_rows; first += kBand) {
-        const Bits* const masks = Workspace::as<Bits>(w.counters) + first;
-        const std::size_t rows = std::min(kBand, it.mirrored_rows - first);
-        for (std::size_t cb = 0; cb < kWords; ++cb)
-            for (std::size_t rb = 0; rb < kWords; ++rb) {
-                std::uint64_t block[64];
-                for (std::size_t k = 0; k < 64; ++k) {
-                    const std::size_t r = rb * 64 + k;
-                    block[k] = any_alive && r < rows ? masks[r].word(cb) : 0;
-                }
-                cpu::transpose_64x64_bits(block);
-                for (std::size_t k = 0; k < 64; ++k) transposed_words[(cb * 64 + k) * kWords + rb] = block[k];
-            }
-        const RegionOutput mirror = offset(*it.mirror, it.p, 0, first);
-        const std::size_t bytes = row_bytes(rows, it.p.output);
-        for (std::size_t c = 0; c < it.cols; ++c)
-            put_row(it, encode_mask<Level>(it, Workspace::as<Bits>(w.transposed)[c]), bytes,
-                    static_cast<unsigned char*>(mirror.data) + c * mirror.row_stride_bytes);
-    }
-}
-
-// The item's rows to the output, each encoded in the workspace and then copied, and its mirror
-// where it has one (mode All's from the masks, count mode's a transpose of the encoded rows).
-template <class Level>
-void store_item(const Item& it, bool any_alive) {
-    using Bits = typename BitsOf<Level>::type;
-    const Workspace& w = it.w;
-    const Bits* const counters = Workspace::as<Bits>(w.counters);
-    const bool all = it.p.mode == SimilarityMode::All;
-    const std::size_t bytes = row_bytes(it.cols, it.p.output);
-    const RegionOutput stored{static_cast<unsigned char*>(it.out.data) + it.band * kBand * it.out.row_stride_bytes +
-                                  row_bytes(it.tile * kTile, it.p.output),
-                              it.out.row_stride_bytes};
-    // Count mode encodes mirror_rows rows at a time into the workspace (int32 counts not streamed:
-    // straight into the output), stores them, and transposes its mirror from them while they are
-    // in L1, never from an output streamed past the cache; mode All's mirror comes from the masks.
-    constexpr std::size_t kMirrorRows = kSortedCpu.mirror_rows;
-    const bool direct = !all && it.p.output == SimilarityOutput::Int32 && !it.stream;
-    // Streamed int32 counts get their mirror a cache line at a time too (16 rows' counts in each
-    // mirror row, non-temporal, so that no store reads its line first): the chunks of rows start
-    // where the mirror's lines do, where every mirror row starts at the same place in its line.
-    const bool lines = it.mirror && !all && it.stream && it.p.output == SimilarityOutput::Int32 &&
-                       it.mirror->row_stride_bytes % 64 == 0 &&
-                       reinterpret_cast<std::uintptr_t>(it.mirror->data) % 4 == 0;
-    const std::size_t phase = lines ? (64 - reinterpret_cast<std::uintptr_t>(it.mirror->data) % 64) % 64 / 4 : 0;
-    for (std::size_t r0 = 0, r1 = 0; r0 < it.rows; r0 = r1) {
-        r1 = std::min(it.rows, r0 == 0 && phase ? phase : r0 + kMirrorRows);
-        const RegionOutput encoded =
-            direct ? offset(stored, it.p, r0, 0) : RegionOutput{w.rows, row_bytes(kTile, it.p.output)};
-        for (std::size_t r = r0; r < r1; ++r) {
-            unsigned char* dst = static_cast<unsigned char*>(stored.data) + r * stored.row_stride_bytes;
-            if (all) {
-                const Bits mask = any_alive ? counters[r] : Bits{};  // lives until the row is stored
-                put_row(it, encode_mask<Level>(it, mask), bytes, dst);
-                continue;
-            }
-            unsigned char* row = static_cast<unsigned char*>(encoded.data) + (r - r0) * encoded.row_stride_bytes;
-            if (it.p.output == SimilarityOutput::Int32) {
-                counters_to_counts<Level>(counters + r * it.planes, it.planes, it.cols,
-                                          reinterpret_cast<std::int32_t*>(row));
-            } else {
-                counters_to_counts<Level>(counters + r * it.planes, it.planes, it.cols, w.counts);
-                cpu::store_counts(w.counts, kTile, 1, it.cols, 0, 0, it.p, RegionOutput{row, bytes});
-            }
-            if (!direct) put_row(it, row, bytes, dst);
+bool item_kernel(const Item& it) {
+    bool any_alive = true;
+    Level::run([&] {
+        if (it.p.mode == SimilarityMode::All) {
+            any_alive = all_masks<Level>(it);
+        } else {
+            count_masks<Level>(it);
         }
-        const std::size_t mirrored_end = std::min(r1, it.mirrored_rows);
-        if (all || !it.mirror || r0 >= mirrored_end) continue;
-        const RegionOutput mirror = offset(*it.mirror, it.p, 0, r0);
-        if (!lines || mirrored_end - r0 != kMirrorRows) {
-            cpu_transpose(it.p, encoded, mirrored_end - r0, it.cols, mirror);
-            continue;
-        }
-        const std::size_t line = kMirrorRows * sizeof(std::int32_t);
-        cpu_transpose(it.p, encoded, kMirrorRows, it.cols, RegionOutput{w.mirrored, line});
-        for (std::size_t c = 0; c < it.cols; ++c)
-            cpu::stream_bytes(w.mirrored + c * line, line,
-                              static_cast<unsigned char*>(mirror.data) + c * mirror.row_stride_bytes);
-    }
-    if (it.stream) cpu::stream_fence();
-    if (it.mirror && all) {
-        store_mirror_masks<Level>(it, any_alive);
-        if (it.stream) cpu::stream_fence();
-    }
-}
-
-template <class Level>
-void run_item(const Item& it) {
-    if (it.p.mode == SimilarityMode::All) {
-        store_item<Level>(it, all_masks<Level>(it));
-    } else {
-        count_masks<Level>(it);
-        store_item<Level>(it, true);
-    }
-}
-
-// An item's kernel, compiled for each instruction-set level.
-using ItemKernel = void (*)(const Item&);
-template <class Level>
-void item_kernel(const Item& it) {
-    Level::run([&] { run_item<Level>(it); });
+    });
+    return any_alive;
 }
 
 }  // namespace
@@ -424,11 +255,13 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
     // A large output bypasses the cache (nothing reads it soon, and a normal store reads each
     // line before writing it); a tile that a sink reads next stays in it.
     const bool stream = region.rows * row_bytes(region.cols, p.output) >= kSortedCpu.stream_bytes;
-    const ItemKernel kernel = [] {
+    const CpuKernel level = cpu_kernel_level();
+    const ItemKernel kernel = [level] {
         ItemKernel k = nullptr;
-        CpuLevels::visit(cpu_kernel_level(), [&](auto entry) { k = item_kernel<decltype(entry)>; });
+        CpuLevels::visit(level, [&](auto entry) { k = item_kernel<decltype(entry)>; });
         return k;
     }();
+    const StoreKernel store = store_kernel(level);
 
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
     for (std::size_t next = 0; next < items; ++next) {
@@ -451,8 +284,10 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
             const Workspace w(workspaces.data() + thread * workspace_bytes, planes);
             const RegionOutput transposed = mirrored ? offset(diagonal ? out : *mirror, p, tile * kTile, band * kBand)
                                                      : RegionOutput{};
-            kernel(Item{p, region, sorted, band, tile, rows, cols, planes, w, out, mirrored ? &transposed : nullptr,
-                        mirrored, stream});
+            const Item it{
+                p,        region, sorted, band, tile, rows, cols, planes, w, out, mirrored ? &transposed : nullptr,
+                mirrored, stream};
+            store(it, kernel(it));
             // A mirror inside this diagonal region is the region's; an outside one, its planner's.
             if (progress) progress->add((std::uint64_t{rows} + (diagonal ? mirrored : 0)) * cols);
         }

@@ -18,7 +18,7 @@
 #include <omp.h>
 #endif
 
-#include "cpu_sorted.hpp"
+#include "cpu_sorted_levels.hpp"
 
 namespace hpcml::detail::similarity::sorted {
 
