@@ -76,6 +76,34 @@ std::size_t digit2(std::uint64_t item) { return item >> 54; }
     }
     return at;
 }
+// split_by_tile by AVX-512, 16 sorted items at a time: per tile, its items' ids and ranks
+// compressed in registers and stored by masked stores.
+[[gnu::target("avx512f,avx512bw,avx512vl")]] void split_by_tile_avx512(const std::uint64_t* items, std::size_t count,
+                                                                        std::size_t tiles, std::uint16_t* const* ids,
+                                                                        std::uint16_t* const* ranks,
+                                                                        std::uint16_t* filled) {
+    const __m512i lanes = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    for (std::size_t g = 0; g < count; g += 16) {
+        const auto in = static_cast<__mmask16>(count - g >= 16 ? 0xffffu : (1u << (count - g)) - 1);
+        const __m256i low = _mm512_cvtepi64_epi32(_mm512_maskz_loadu_epi64(static_cast<__mmask8>(in), items + g));
+        const __m256i high =
+            _mm512_cvtepi64_epi32(_mm512_maskz_loadu_epi64(static_cast<__mmask8>(in >> 8), items + g + 8));
+        const __m512i f = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);  // features, < 2^16
+        const __m512i tile = _mm512_srli_epi32(f, 9);
+        const __m512i packed = _mm512_or_si512(  // id | rank << 16
+            _mm512_and_si512(f, _mm512_set1_epi32(kTile - 1)),
+            _mm512_slli_epi32(_mm512_add_epi32(lanes, _mm512_set1_epi32(static_cast<int>(g))), 16));
+        for (std::size_t t = 0; t < tiles; ++t) {
+            const __mmask16 mine = _mm512_mask_cmpeq_epi32_mask(in, tile, _mm512_set1_epi32(static_cast<int>(t)));
+            const __m512i kept = _mm512_maskz_compress_epi32(mine, packed);
+            const auto n = static_cast<unsigned>(__builtin_popcount(mine));
+            const auto store = static_cast<__mmask16>((1u << n) - 1);  // exactly n: the tile's slots end at 512
+            _mm256_mask_storeu_epi16(ids[t] + filled[t], store, _mm512_cvtepi32_epi16(kept));
+            _mm256_mask_storeu_epi16(ranks[t] + filled[t], store, _mm512_cvtepi32_epi16(_mm512_srli_epi32(kept, 16)));
+            filled[t] = static_cast<std::uint16_t>(filled[t] + n);
+        }
+    }
+}
 #pragma GCC diagnostic pop
 #endif
 
@@ -147,10 +175,12 @@ SortedSide sort_side(const float* row, std::size_t features, std::uint64_t* item
 // Every row's interval: x ascending merged with y, both ends moved forward a window of 16 at a
 // time (they never move back, since for sorted a both are non-decreasing). A step waits for the
 // one before it (a load, a subtract, a compare), so x's order is cut into kChains runs merged side
-// by side, each starting from its first value's ends found by bisection.
+// by side, each starting from its first value's ends found by bisection. With `starts_only`, only
+// each row's lo, in x's order, into lows.
 constexpr std::size_t kChains = 4;
-template <class Level>
-void merge_intervals(const SortedSide& xs, const SortedSide& ys, float threshold, RankInterval* intervals) {
+template <class Level, bool starts_only>
+void merge_ends(const SortedSide& xs, const SortedSide& ys, float threshold, RankInterval* intervals,
+                std::uint16_t* lows) {
     std::size_t q[kChains], end[kChains];
     std::uint32_t lo[kChains], hi[kChains];
     const float* const v = ys.values;
@@ -165,9 +195,13 @@ void merge_intervals(const SortedSide& xs, const SortedSide& ys, float threshold
     const auto step = [&](std::size_t c) {
         const float a = xs.values[q[c]];
         for (std::uint32_t n = kPad; n == kPad;) lo[c] += n = count_before<Level>(a, v + lo[c], threshold, false);
-        hi[c] = std::max(hi[c], lo[c]);
-        for (std::uint32_t n = kPad; n == kPad;) hi[c] += n = count_before<Level>(a, v + hi[c], threshold, true);
-        intervals[xs.items[q[c]] & 0xffff] = {static_cast<std::uint16_t>(lo[c]), static_cast<std::uint16_t>(hi[c])};
+        if constexpr (starts_only) {
+            lows[q[c]] = static_cast<std::uint16_t>(lo[c]);
+        } else {
+            hi[c] = std::max(hi[c], lo[c]);
+            for (std::uint32_t n = kPad; n == kPad;) hi[c] += n = count_before<Level>(a, v + hi[c], threshold, true);
+            intervals[xs.items[q[c]] & 0xffff] = {static_cast<std::uint16_t>(lo[c]), static_cast<std::uint16_t>(hi[c])};
+        }
         ++q[c];
     };
     const std::size_t common = xs.count / kChains;  // every run is at least this long
@@ -177,6 +211,35 @@ void merge_intervals(const SortedSide& xs, const SortedSide& ys, float threshold
     }
     for (std::size_t c = 0; c < kChains; ++c)
         while (q[c] < end[c]) step(c);
+}
+
+// Where x is y and the threshold positive, j is in row q's interval exactly when q is in row j's
+// (|a - b| < t is symmetric, and a row is in its own), so hi(q) = 1 + the last j with lo(j) <= q:
+// the ends follow from the starts (highs[lo(j)] = j + 1 for ascending j, then a running maximum),
+// with no second search. Scratch: 2 count entries at lows.
+void intervals_from_starts(const SortedSide& ys, std::uint16_t* lows, RankInterval* intervals) {
+    std::uint16_t* const highs = lows + ys.count;
+    std::fill_n(highs, ys.count, 0);
+    for (std::size_t j = 0; j < ys.count; ++j) highs[lows[j]] = static_cast<std::uint16_t>(j + 1);  // lo(j) <= j
+    std::uint16_t hi = 0;  // in a register: through memory, each step would wait for the last one's store
+    for (std::size_t q = 0; q < ys.count; ++q) {
+        hi = std::max(hi, highs[q]);
+        intervals[ys.items[q] & 0xffff] = {lows[q], hi};
+    }
+}
+
+// Every row's interval [lo, hi) in y's order; rows whose x is not finite keep [0, 0). Where x is
+// y, scratch holds 2 entries per row.
+template <class Level>
+void merge_intervals(const SortedSide& xs, const SortedSide& ys, float threshold, bool same, std::size_t rows,
+                     std::uint16_t* scratch, RankInterval* intervals) {
+    std::fill_n(intervals, rows, RankInterval{0, 0});
+    if (same && threshold > 0) {
+        merge_ends<Level, true>(ys, ys, threshold, intervals, scratch);
+        intervals_from_starts(ys, scratch, intervals);
+        return;
+    }
+    merge_ends<Level, false>(xs, ys, threshold, intervals, nullptr);
 }
 
 // One sample (SortedStrip::sort_sample), compiled for Level. Scratch: each side's items and radix
@@ -189,6 +252,35 @@ struct SampleOut {
     std::uint16_t* strip_count;
     RankInterval* intervals;  // rows' intervals
 };
+// Each tile's columns in the strip's order, with their ranks in it, and how many it has.
+template <class Level>
+void split_by_tile(const SortedSide& ys, std::size_t tiles, const SampleOut& out) {
+    constexpr std::size_t kMostTiles = kSortedCpu.strip / kTile;
+    std::uint16_t* ids[kMostTiles];
+    std::uint16_t* ranks[kMostTiles];
+    std::uint16_t filled[kMostTiles] = {};
+    for (std::size_t t = 0; t < tiles; ++t) {
+        ids[t] = out.ids + t * out.stride * kTile;
+        ranks[t] = out.ranks + t * out.stride * kTile;
+    }
+    bool split = false;
+#if defined(__GNUC__) && defined(__x86_64__)
+    if constexpr (std::is_same_v<Level, Avx512Level>)
+        if (tiles <= kSortedCpu.vector_split_tiles) {
+            split_by_tile_avx512(ys.items, ys.count, tiles, ids, ranks, filled);
+            split = true;
+        }
+#endif
+    // Each item's tile counter is a store and a load through memory, a chain where items of the
+    // same tile follow each other.
+    for (std::size_t g = 0; g < ys.count && !split; ++g) {
+        const std::size_t f = ys.items[g] & 0xffff, t = f / kTile, at = filled[t]++;
+        ids[t][at] = static_cast<std::uint16_t>(f % kTile);
+        ranks[t][at] = static_cast<std::uint16_t>(g);
+    }
+    for (std::size_t t = 0; t < tiles; ++t) out.counts[t * out.stride] = filled[t];
+}
+
 template <class Level>
 void sort_sample_for(const float* x, std::size_t rows, const float* y, std::size_t cols, bool same, float threshold,
                      std::uint64_t* scratch, std::uint32_t* histograms, const SampleOut& out) {
@@ -196,23 +288,14 @@ void sort_sample_for(const float* x, std::size_t rows, const float* y, std::size
     auto* const y_values = reinterpret_cast<float*>(scratch + 2 * y_room + 2 * x_room);
     auto* const x_values = y_values + cols + kPad;
     const SortedSide ys = sort_side<Level>(y, cols, scratch, scratch + y_room, histograms, y_values);
-    // Each tile's columns in the strip's order, with their ranks in it.
-    const std::size_t tiles = ceil_div(cols, kTile);
-    std::size_t next[kSortedCpu.strip / kTile];  // where tile t's next column goes (counted here, not in memory)
-    for (std::size_t t = 0; t < tiles; ++t) next[t] = t * out.stride * kTile;
-    for (std::size_t g = 0; g < ys.count; ++g) {
-        const std::size_t f = ys.items[g] & 0xffff, at = next[f / kTile]++;
-        out.ids[at] = static_cast<std::uint16_t>(f % kTile);
-        out.ranks[at] = static_cast<std::uint16_t>(g);
-    }
-    for (std::size_t t = 0; t < tiles; ++t)
-        out.counts[t * out.stride] = static_cast<std::uint16_t>(next[t] - t * out.stride * kTile);
+    split_by_tile<Level>(ys, ceil_div(cols, kTile), out);
     *out.strip_count = static_cast<std::uint16_t>(ys.count);
     const SortedSide xs =
         same ? ys
              : sort_side<Level>(x, rows, scratch + 2 * y_room, scratch + 2 * y_room + x_room, histograms, x_values);
-    std::fill_n(out.intervals, rows, RankInterval{0, 0});
-    merge_intervals<Level>(xs, ys, threshold, out.intervals);
+    // Where x is y, x's items' room is free: the ends' scratch.
+    merge_intervals<Level>(xs, ys, threshold, same, rows, reinterpret_cast<std::uint16_t*>(scratch + 2 * y_room),
+                           out.intervals);
 }
 
 }  // namespace
