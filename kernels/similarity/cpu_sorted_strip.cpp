@@ -79,9 +79,9 @@ std::size_t digit2(std::uint64_t item) { return item >> 54; }
 // split_by_tile by AVX-512, 16 sorted items at a time: per tile, its items' ids and ranks
 // compressed in registers and stored by masked stores.
 [[gnu::target("avx512f,avx512bw,avx512vl")]] void split_by_tile_avx512(const std::uint64_t* items, std::size_t count,
-                                                                        std::size_t tiles, std::uint16_t* const* ids,
-                                                                        std::uint16_t* const* ranks,
-                                                                        std::uint16_t* filled) {
+                                                                       std::size_t tiles, std::uint16_t* const* ids,
+                                                                       std::uint16_t* const* ranks,
+                                                                       std::uint16_t* filled) {
     const __m512i lanes = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     for (std::size_t g = 0; g < count; g += 16) {
         const auto in = static_cast<__mmask16>(count - g >= 16 ? 0xffffu : (1u << (count - g)) - 1);
