@@ -229,6 +229,35 @@ TEST(SimilaritySorted, AllModeFinishesSurvivorsDirectly) {
     expect_sorted_equals_fused(x, x, samples, n, n, 1.0f, true, "planted, y = x");
 }
 
+TEST(SimilaritySorted, AllModeFinishesRepeatedColumnsDirectly) {
+    // Columns repeated 3 to 12 times, so that many pairs stay alive after the first groups and the
+    // rest is checked 16 columns at a time: some copies drift past the threshold at a chosen
+    // sample (either side of a group boundary, in the last samples, or never) or hold a NaN; y's
+    // columns are copies of x's (pairs across the two stay alive too) and its width is not a
+    // multiple of 16 (its last columns' checks are partial).
+    for (const std::size_t samples : {40, 203}) {
+        const std::size_t n = 1037, m = 1100;
+        const std::vector<float> base = make(samples * n, Kind::Normal, 1.0f, 11);
+        std::mt19937 rng(12);
+        const auto repeated = [&](std::size_t width) {
+            std::vector<float> v(samples * width);
+            for (std::size_t j = 0, source = 0; j < width; source = rng() % n) {
+                for (std::size_t copies = 3 + rng() % 10; copies > 0 && j < width; --copies, ++j) {
+                    const std::size_t drift_at = rng() % 4 ? samples : rng() % (samples + 1);
+                    for (std::size_t s = 0; s < samples; ++s)
+                        v[s * width + j] = base[s * n + source] + (s == drift_at ? 1.5f : 0.25f * (rng() % 3));
+                    if (rng() % 16 == 0) v[(rng() % samples) * width + j] = NAN;
+                }
+            }
+            return v;
+        };
+        const std::vector<float> x = repeated(n), y = repeated(m);
+        const std::string what = "repeated columns, " + std::to_string(samples) + " samples";
+        expect_sorted_equals_fused(x, y, samples, n, m, 1.0f, false, what);
+        expect_sorted_equals_fused(x, x, samples, n, n, 1.0f, true, what + ", y = x");
+    }
+}
+
 // The sorted method's layout lowered (its strip, and the bands its items stack) so that small
 // shapes cross strip boundaries and stack bands whatever the thread count; restored on exit.
 class SortedLayoutForTest {

@@ -47,6 +47,39 @@ private:
     T* data_ = nullptr;
 };
 
+// Mode All: the pairs still alive in the masks of rows alive[0 .. count) checked directly over
+// samples [from, samples), 16 columns at a time: each row's 16-column chunk with a pair alive is,
+// per sample, x's value against 16 of y's, contiguous in y's sample row (one vector compare). The
+// list of live chunks (in the group's tables, free by now) is cut to those still alive every
+// kGroup samples, whose rows of x and y stay in cache meanwhile; where y is x, the pairs on the
+// diagonal pass every sample.
+template <class Level>
+void finish_directly(const Item& it, std::size_t count, std::size_t from) {
+    constexpr std::size_t kChunks = kTile / 16;
+    const Problem& p = it.p;
+    auto* const chunks = reinterpret_cast<std::uint16_t*>(it.w.counters);  // row r's columns 16 k.. at [r kChunks + k]
+    auto* const live = reinterpret_cast<std::uint32_t*>(it.w.tables);
+    static_assert(kItemRows * kChunks * sizeof *live <= kGroup * (kTile + 1) * kBitsBytes, "fits in the tables");
+    std::size_t n = 0;
+    for (std::size_t q = 0; q < count; ++q)
+        for (std::size_t k = 0; k < kChunks; ++k)
+            if (chunks[it.w.alive[q] * kChunks + k]) live[n++] = static_cast<std::uint32_t>(it.w.alive[q] * kChunks + k);
+    const float* const x = p.x + it.region.row0 + it.band * kBand;
+    const float* const y = p.y + it.region.col0 + it.tile * kTile;
+    for (std::size_t s0 = from; s0 < p.samples && n > 0; s0 += kGroup) {
+        const std::size_t samples = std::min(kGroup, p.samples - s0);
+        std::size_t still = 0;
+        for (std::size_t e = 0; e < n; ++e) {
+            const std::uint32_t c = live[e];
+            const std::size_t col = c % kChunks * 16;
+            chunks[c] = check_columns<Level>(x + s0 * p.ldx + c / kChunks, p.ldx, y + s0 * p.ldy + col, p.ldy, samples,
+                                             p.threshold, chunks[c], col + 16 <= it.cols);
+            if (chunks[c]) live[still++] = c;
+        }
+        n = still;
+    }
+}
+
 template <class Bits>
 std::size_t popcount(const Bits& b) {
     std::size_t n = 0;
@@ -54,27 +87,19 @@ std::size_t popcount(const Bits& b) {
     return n;
 }
 
-// Mode All: the pairs still alive in the masks of rows alive[0 .. count) checked one by one over
-// samples [from, samples) with the predicate itself (few pairs are left: a failing one fails
-// within a few samples; where y is x, those on the diagonal pass them all).
-template <class Bits>
-void finish_directly(const Item& it, std::size_t count, std::size_t from) {
-    const Problem& p = it.p;
-    for (std::size_t q = 0; q < count; ++q) {
-        const std::size_t r = it.w.alive[q];
-        Bits& mask = Workspace::as<Bits>(it.w.counters)[r];
-        const float* x = p.x + it.region.row0 + it.band * kBand + r;
-        for (std::size_t word = 0; word < kWords; ++word)
-            for (std::uint64_t bits = mask.word(word); bits != 0; bits &= bits - 1) {
-                const std::size_t j = word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
-                const float* y = p.y + it.region.col0 + it.tile * kTile + j;
-                for (std::size_t s = from; s < p.samples; ++s)
-                    if (!within_threshold(x[s * p.ldx], y[s * p.ldy], p.threshold)) {
-                        mask.clear(j);
-                        break;
-                    }
-            }
-    }
+// Mode All: whether the rows alive[0 .. alive) are cheaper to finish directly than by another
+// group. A group costs a table row per tile rank and sample, a rank map's stores, and a few loads
+// per row alive; a direct check a vector compare per live 16-column chunk and sample. The chunks
+// are counted only where they may be few enough (at least survivors / 16).
+bool direct_pays(const Item& it, std::size_t survivors, std::size_t alive, std::size_t strip_count) {
+    const std::size_t group = kTile + strip_count / 32 + 4 * alive, cost = kSortedCpu.direct_chunk_cost;
+    if (survivors * cost < group) return true;
+    if (survivors / 16 * cost >= group) return false;
+    const auto* const chunks = reinterpret_cast<const std::uint16_t*>(it.w.counters);
+    std::size_t live = 0;
+    for (std::size_t q = 0; q < alive; ++q)
+        for (std::size_t k = 0; k < kTile / 16; ++k) live += chunks[it.w.alive[q] * (kTile / 16) + k] != 0;
+    return live * cost < group;
 }
 
 // Samples [g0, g0 + valid) of a group: each one's table, and the ends in the tile of rows
@@ -150,11 +175,8 @@ bool all_masks(const Item& it) {
         }
         alive = still;
         if (alive == 0) return false;
-        // Fewer pairs left than a group's tables and merges would cost, even if each of them
-        // took 32 samples to settle: check them directly.
-        const std::size_t rest = it.p.samples - (g0 + valid);
-        if (rest > 0 && survivors * std::min<std::size_t>(rest, 32) < kGroup * (kTile + 4 * it.rows)) {
-            finish_directly<Bits>(it, alive, g0 + valid);
+        if (g0 + valid < it.p.samples && direct_pays(it, survivors, alive, it.sorted.strip_count(g0))) {
+            finish_directly<Level>(it, alive, g0 + valid);
             return true;
         }
     }

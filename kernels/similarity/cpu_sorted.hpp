@@ -37,6 +37,7 @@ struct SortedCpuPolicy {
     std::size_t mirror_rows;  // count mode's mirror transposed this many stored rows at a time, still in L1
     std::size_t stream_bytes; // outputs at least this large are stored past the caches (non-temporal)
     std::size_t vector_split_tiles;  // AVX-512: strips of at most this many tiles split by a vector pass per tile
+    std::size_t direct_chunk_cost;   // mode All: a live chunk's direct check per sample, in table rows
 };
 inline constexpr SortedCpuPolicy kSortedCpu{
     .strip = 16384,    // bounds the sorted copies to ~130 MB at 1000 samples: not timed against others
@@ -46,8 +47,9 @@ inline constexpr SortedCpuPolicy kSortedCpu{
                           // -> 2.0-2.2x, all 256 x 20000 3.0x -> 3.6x; 8 no better (Zen 4)
     .mirror_rows = 16,  // main job 8.30 -> 7.30 ms with the mirror from L1; 16 x 16 AVX-512 no faster (84dd064, Zen 4)
     .stream_bytes = std::size_t{64} << 20,  // past the last-level cache, a store reads its line first: not timed
-    .vector_split_tiles =
-        8,  // scalar -> vector: main job (4 tiles) sorted 6-8% faster; 8 and 16 tiles within noise (Zen 4)
+    // scalar -> vector: main job (4 tiles) sorted about 3% faster; 8 and 16 tiles within noise (Zen 4)
+    .vector_split_tiles = 8,
+    .direct_chunk_cost = 1,
 };
 // Ranks and ends within a strip are 16-bit.
 static_assert(kSortedCpu.strip <= 65535 && kSortedCpu.strip % kTile == 0);

@@ -1,7 +1,7 @@
 // The sorted method's steps that each instruction-set level writes its own way (cpu_sorted.cpp
 // and cpu_sorted_strip.cpp call them by level): the adders' full adder, the merge's window
-// compares, a tile's table of prefix masks and its rank map, a row of counters to counts and a
-// mask to bytes. The generic form of each is what the baseline (and Arm) compiles.
+// compares, a tile's table of prefix masks and its rank map, a row of counters to counts, a
+// mask to bytes and mode All's direct check of 16 columns. The generic form of each is what the baseline (and Arm) compiles.
 #pragma once
 
 #include <algorithm>
@@ -292,6 +292,65 @@ template <class Level, class Bits>
         spread = ((spread + 0x7f7f7f7f7f7f7f7full) >> 7) & 0x0101010101010101ull;
         std::memcpy(bytes + k * 8, &spread, 8);
     }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+[[gnu::target("avx512f")]] inline __mmask16 within_avx512(float x, const float* y, __mmask16 load, __m512 threshold) {
+    const __m512 d = _mm512_sub_ps(_mm512_set1_ps(x), _mm512_maskz_loadu_ps(load, y));
+    return _mm512_cmp_ps_mask(_mm512_abs_ps(d), threshold, _CMP_LT_OQ);
+}
+[[gnu::target("avx512f")]] inline std::uint16_t check_columns_avx512(const float* x, std::size_t ldx, const float* y,
+                                                                    std::size_t ldy, std::size_t samples,
+                                                                    float threshold, std::uint16_t alive) {
+    // Columns not alive at the start are not loaded (nor past y's edge); 4 samples' compares
+    // between checks, independent of each other (a compare under the last one's mask would make
+    // each sample wait for the one before).
+    const __m512 t = _mm512_set1_ps(threshold);
+    const auto load = static_cast<__mmask16>(alive);
+    __mmask16 m = load;
+    std::size_t s = 0;
+    for (; s + 4 <= samples && m; s += 4)
+        m &= within_avx512(x[s * ldx], y + s * ldy, load, t) & within_avx512(x[(s + 1) * ldx], y + (s + 1) * ldy, load, t) &
+             within_avx512(x[(s + 2) * ldx], y + (s + 2) * ldy, load, t) &
+             within_avx512(x[(s + 3) * ldx], y + (s + 3) * ldy, load, t);
+    for (; s < samples && m; ++s) m &= within_avx512(x[s * ldx], y + s * ldy, load, t);
+    return m;
+}
+[[gnu::target("avx2")]] inline std::uint16_t check_columns_avx2(const float* x, std::size_t ldx, const float* y,
+                                                               std::size_t ldy, std::size_t samples, float threshold,
+                                                               std::uint16_t alive) {
+    const __m256 t = _mm256_set1_ps(threshold), magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    unsigned m = alive;
+    for (std::size_t s = 0; s < samples && m; ++s) {
+        const __m256 a = _mm256_set1_ps(x[s * ldx]);
+        const __m256 d0 = _mm256_and_ps(_mm256_sub_ps(a, _mm256_loadu_ps(y + s * ldy)), magnitude);
+        const __m256 d1 = _mm256_and_ps(_mm256_sub_ps(a, _mm256_loadu_ps(y + s * ldy + 8)), magnitude);
+        m &= static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(d0, t, _CMP_LT_OQ)) |
+                                   _mm256_movemask_ps(_mm256_cmp_ps(d1, t, _CMP_LT_OQ)) << 8);
+    }
+    return static_cast<std::uint16_t>(m);
+}
+#endif
+
+// Mode All, checked directly: which of 16 consecutive columns (bit k: y[.. + k], those in `alive`)
+// stay within the threshold of x over `samples` samples (x[s ldx] against y[s ldy + k]). `whole`:
+// all 16 columns lie inside y's rows (vector loads need not be masked).
+template <class Level>
+[[gnu::always_inline]] inline std::uint16_t check_columns(const float* x, std::size_t ldx, const float* y,
+                                                          std::size_t ldy, std::size_t samples, float threshold,
+                                                          std::uint16_t alive, bool whole) {
+#if defined(__GNUC__) && defined(__x86_64__)
+    if constexpr (std::is_same_v<Level, Avx512Level>)
+        return check_columns_avx512(x, ldx, y, ldy, samples, threshold, alive);
+    if constexpr (std::is_same_v<Level, Avx2Level>)
+        if (whole) return check_columns_avx2(x, ldx, y, ldy, samples, threshold, alive);
+#endif
+    for (std::size_t s = 0; s < samples && alive; ++s)
+        for (unsigned bits = alive; bits != 0; bits &= bits - 1) {
+            const int k = __builtin_ctz(bits);
+            if (!within_threshold(x[s * ldx], y[s * ldy + k], threshold)) alive &= static_cast<std::uint16_t>(~(1u << k));
+        }
+    return alive;
 }
 
 }  // namespace hpcml::detail::similarity::sorted

@@ -83,6 +83,8 @@ std::size_t digit2(std::uint64_t item) { return item >> 54; }
                                                                        std::uint16_t* const* ranks,
                                                                        std::uint16_t* filled) {
     const __m512i lanes = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i words = _mm512_set_epi16(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1,  //
+                                           30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     for (std::size_t g = 0; g < count; g += 16) {
         const auto in = static_cast<__mmask16>(count - g >= 16 ? 0xffffu : (1u << (count - g)) - 1);
         const __m256i low = _mm512_cvtepi64_epi32(_mm512_maskz_loadu_epi64(static_cast<__mmask8>(in), items + g));
@@ -95,11 +97,20 @@ std::size_t digit2(std::uint64_t item) { return item >> 54; }
             _mm512_slli_epi32(_mm512_add_epi32(lanes, _mm512_set1_epi32(static_cast<int>(g))), 16));
         for (std::size_t t = 0; t < tiles; ++t) {
             const __mmask16 mine = _mm512_mask_cmpeq_epi32_mask(in, tile, _mm512_set1_epi32(static_cast<int>(t)));
-            const __m512i kept = _mm512_maskz_compress_epi32(mine, packed);
+            // The ids to the low half, the ranks to the high half: one word permute (Zen 4
+            // runs a down-converting store, VPMOVDW to memory, as microcode).
+            const __m512i kept = _mm512_permutexvar_epi16(words, _mm512_maskz_compress_epi32(mine, packed));
             const auto n = static_cast<unsigned>(__builtin_popcount(mine));
-            const auto store = static_cast<__mmask16>((1u << n) - 1);  // exactly n: the tile's slots end at 512
-            _mm256_mask_storeu_epi16(ids[t] + filled[t], store, _mm512_cvtepi32_epi16(kept));
-            _mm256_mask_storeu_epi16(ranks[t] + filled[t], store, _mm512_cvtepi32_epi16(_mm512_srli_epi32(kept, 16)));
+            // Whole stores while the tile's 512 slots have room for them (their tail is written
+            // over next), masked ones of exactly n near its end (masked stores are the slower).
+            if (filled[t] + std::size_t{16} <= kTile) {
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(ids[t] + filled[t]), _mm512_castsi512_si256(kept));
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(ranks[t] + filled[t]), _mm512_extracti64x4_epi64(kept, 1));
+            } else {
+                const auto store = static_cast<__mmask16>((1u << n) - 1);
+                _mm256_mask_storeu_epi16(ids[t] + filled[t], store, _mm512_castsi512_si256(kept));
+                _mm256_mask_storeu_epi16(ranks[t] + filled[t], store, _mm512_extracti64x4_epi64(kept, 1));
+            }
             filled[t] = static_cast<std::uint16_t>(filled[t] + n);
         }
     }
