@@ -41,11 +41,14 @@ struct Workload {
     std::map<hpcml::Method, std::string> checked;  // each method's check() (run once, first use)
 };
 
-std::vector<float> randn(std::size_t count, unsigned seed) {
+// samples x features normal values, each distinct column repeated `repeat` times side by side.
+std::vector<float> randn(std::size_t samples, std::size_t features, std::size_t repeat, unsigned seed) {
     std::mt19937 rng(seed);
     std::normal_distribution<float> normal;
-    std::vector<float> v(count);
+    std::vector<float> v(samples * features);
     for (float& e : v) e = normal(rng);
+    for (std::size_t s = 0; s < samples; ++s)
+        for (std::size_t f = 0; f < features; ++f) v[s * features + f] = v[s * features + f / repeat * repeat];
     return v;
 }
 
@@ -219,6 +222,9 @@ void declare(Flags& flags) {
     flags.add("threshold", "1", "threshold t of |x - y| < t");
     flags.add("where", "host", "host|device: host arrays (end to end) or device arrays (kernels only)");
     flags.add("symmetric", "both", "both|on: with y = x, also time fused on a copy of x (no symmetry) beside it");
+    flags.add("repeat", "1",
+              "each distinct column of x (and y) repeated this many times side by side: pairs that stay "
+              "alive in mode all");
     flags.add("deliver", "out",
               "out|sink|pairs: host calls into one output, to a tile sink (tiles of --tile, "
               "dropped), or as a pair list (similarity_pairs)");
@@ -247,8 +253,9 @@ void register_benchmarks(const Flags& flags) {
         throw hpcml::Error(hpcml::ErrorKind::InvalidArgument,
                            "--where device: needs the CUDA backend, which is not usable here");
     }
-    w->x = randn(w->samples * w->n, 1);
-    if (!flags.str("dim-y").empty()) w->y = randn(w->samples * w->m, 2);
+    const auto repeat = static_cast<std::size_t>(flags.integer("repeat", 1));
+    w->x = randn(w->samples, w->n, repeat, 1);
+    if (!flags.str("dim-y").empty()) w->y = randn(w->samples, w->m, repeat, 2);
     const std::vector<hpcml::Method> methods = hpcml::bench::methods(flags);
 
     // Where y is x, the library uses the symmetry (the CPU and --where device compute half the
@@ -263,7 +270,8 @@ void register_benchmarks(const Flags& flags) {
                 "similarity/" + std::string(hpcml::to_string(method)) + (copy ? "-plain" : "") + "/" +
                 std::string(hpcml::to_string(o.backend)) + "/samples:" + std::to_string(w->samples) +
                 "/n:" + std::to_string(w->n) + "/m:" + std::to_string(w->m) + "/tile:" + std::to_string(w->tile) + "/" +
-                flags.str("mode") + (w->on_device ? "/device" : "") + (w->deliver == Deliver::Out ? "" : "/" + deliver);
+                flags.str("mode") + (repeat > 1 ? "/repeat:" + std::to_string(repeat) : "") +
+                (w->on_device ? "/device" : "") + (w->deliver == Deliver::Out ? "" : "/" + deliver);
             benchmark::RegisterBenchmark(name.c_str(),
                                          [w, method, copy](benchmark::State& s) { run_similarity(s, w, method, copy); })
                 ->UseManualTime()
