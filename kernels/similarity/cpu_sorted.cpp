@@ -239,10 +239,12 @@ void set_layout_for_tests(SortedLayout layout) {
 }
 }  // namespace sorted
 
-void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
-                detail::Progress* progress, const RegionOutput* mirror) {
-    if (region.rows == 0 || region.cols == 0) return;
-    if (p.samples == 0) return cpu_fused(p, region, out, tracker, progress, mirror);  // nothing to sort
+namespace {
+
+// A region (cpu_sorted's), in strips where it is larger than one; `stream`: its output is
+// stored past the caches.
+void sorted_region(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
+                   detail::Progress* progress, const RegionOutput* mirror, bool stream) {
     const bool diagonal = symmetry_pays(p) && region.row0 == region.col0 && region.rows == region.cols;
     const SortedLayout lowered = sorted::layout_for_tests();
     const std::size_t strip = lowered.strip ? lowered.strip : kSortedCpu.strip;
@@ -253,8 +255,8 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
                                  std::min(strip, region.cols - c)};
                 const RegionOutput sub_mirror = mirror ? offset(*mirror, p, c, r) : offset(out, p, c, r);
                 const bool mirrored_here = diagonal && c > r;  // this strip's mirror is in the region
-                cpu_sorted(p, sub, offset(out, p, r, c), tracker, progress,
-                           mirror || mirrored_here ? &sub_mirror : nullptr);
+                sorted_region(p, sub, offset(out, p, r, c), tracker, progress,
+                              mirror || mirrored_here ? &sub_mirror : nullptr, stream);
                 if (progress && mirrored_here) progress->add(units(sub));
             }
         return;
@@ -274,9 +276,6 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
     const int threads = static_cast<int>(std::min(items, most_threads));
     const std::size_t workspace_bytes = (Workspace::bytes(planes, region.cols) + 63) / 64 * 64;
     const Aligned<unsigned char> workspaces(tracker, threads * workspace_bytes, "similarity sorted: tables and counters");
-    // A large output bypasses the cache (nothing reads it soon, and a normal store reads each
-    // line before writing it); a tile that a sink reads next stays in it.
-    const bool stream = region.rows * row_bytes(region.cols, p.output) >= kSortedCpu.stream_bytes;
     const CpuKernel level = cpu_kernel_level();
     const ItemKernel kernel = [level] {
         ItemKernel k = nullptr;
@@ -314,6 +313,18 @@ void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out,
             if (progress) progress->add((std::uint64_t{rows} + (diagonal ? mirrored : 0)) * cols);
         }
     }
+}
+
+}  // namespace
+
+void cpu_sorted(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
+                detail::Progress* progress, const RegionOutput* mirror) {
+    if (region.rows == 0 || region.cols == 0) return;
+    if (p.samples == 0) return cpu_fused(p, region, out, tracker, progress, mirror);  // nothing to sort
+    // A large output bypasses the cache, all of its strips (nothing reads it soon, and a normal
+    // store reads each line before writing it); a tile that a sink reads next stays in it.
+    const bool stream = region.rows * row_bytes(region.cols, p.output) >= kSortedCpu.stream_bytes;
+    sorted_region(p, region, out, tracker, progress, mirror, stream);
 }
 
 }  // namespace hpcml::detail::similarity
