@@ -275,7 +275,8 @@ void sorted_region(const Problem& p, const Region& region, const RegionOutput& o
     const unsigned planes = counter_planes(p.samples);
     const int threads = static_cast<int>(std::min(items, most_threads));
     const std::size_t workspace_bytes = (Workspace::bytes(planes, region.cols) + 63) / 64 * 64;
-    const Aligned<unsigned char> workspaces(tracker, threads * workspace_bytes, "similarity sorted: tables and counters");
+    const Aligned<unsigned char> workspaces(tracker, threads * workspace_bytes,
+                                            "similarity sorted: tables and counters");
     const CpuKernel level = cpu_kernel_level();
     const ItemKernel kernel = [level] {
         ItemKernel k = nullptr;
