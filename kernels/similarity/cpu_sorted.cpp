@@ -159,8 +159,10 @@ bool all_masks(const Item& it) {
         masks[r] = ~Bits{};
         w.alive[r] = static_cast<std::uint16_t>(r);
     }
-    for (std::size_t g0 = 0; g0 < it.p.samples; g0 += kGroup) {
-        const std::size_t valid = std::min(kGroup, it.p.samples - g0);
+    // The first group shorter: most pairs fail within a few samples, and the survivors of fewer
+    // cost less to check directly than more samples' tables.
+    for (std::size_t g0 = 0, valid = 0; g0 < it.p.samples; g0 += valid) {
+        valid = std::min(g0 == 0 ? kSortedCpu.first_all_group : kGroup, it.p.samples - g0);
         it.sorted.ensure(g0 + valid);
         prepare_group<Level>(it, tables, g0, valid, w.alive, alive);
         std::size_t still = 0, survivors = 0;

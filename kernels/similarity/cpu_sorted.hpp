@@ -38,6 +38,7 @@ struct SortedCpuPolicy {
     std::size_t stream_bytes; // outputs at least this large are stored past the caches (non-temporal)
     std::size_t vector_split_tiles;  // AVX-512: strips of at most this many tiles split by a vector pass per tile
     std::size_t direct_chunk_cost;   // mode All: a live chunk's direct check per sample, in table rows
+    std::size_t first_all_group;     // mode All: samples of an item's first group (at most kGroup)
 };
 inline constexpr SortedCpuPolicy kSortedCpu{
     .strip = 16384,    // bounds the sorted copies to ~130 MB at 1000 samples: not timed against others
@@ -49,10 +50,13 @@ inline constexpr SortedCpuPolicy kSortedCpu{
     .stream_bytes = std::size_t{64} << 20,  // past the last-level cache, a store reads its line first: not timed
     // scalar -> vector: main job (4 tiles) sorted about 3% faster; 8 and 16 tiles within noise (Zen 4)
     .vector_split_tiles = 8,
-    .direct_chunk_cost = 1,
+    .direct_chunk_cost = 1,  // 2 -> 1: all 256 x 4000 with columns repeated 10 times 5.8-7.4 -> 4.4-4.6 ms; 4 and 8
+                             // never switch there (Zen 4)
+    .first_all_group = 12,   // 16 -> 12: all 256 x 20000 about 5% faster; 8 and 4 slower (Zen 4)
 };
 // Ranks and ends within a strip are 16-bit.
 static_assert(kSortedCpu.strip <= 65535 && kSortedCpu.strip % kTile == 0);
+static_assert(kSortedCpu.first_all_group >= 1 && kSortedCpu.first_all_group <= kGroup);
 
 // The strip and the bands per item in use: the policy's (the bands fewer where threads would
 // lack items), or what a test sets so that small shapes cross strip boundaries and stack bands
