@@ -41,9 +41,10 @@ struct SortedCpuPolicy {
     std::size_t first_all_group;     // mode All: samples of an item's first group (at most kGroup)
 };
 inline constexpr SortedCpuPolicy kSortedCpu{
-    .strip = 16384,    // bounds the sorted copies to ~130 MB at 1000 samples: not timed against others
-    .sort_block = 16,  // mode All: most pairs fail within a group; 32 -> 16: the real case as pairs 13.1 -> 9.5 s, all
-                       // 20000 alike (Zen 4)
+    .strip = 16384,  // bounds the sorted copies to ~130 MB at 1000 samples: not timed against others
+    // mode All: most pairs fail within the first group; 32 -> 16: the real case as pairs 13.1 -> 9.5 s, all 20000
+    // alike; 16 -> 12 (the first group's samples): the real case's sort 1.2x -> 0.73x its items' time (Zen 4)
+    .sort_block = 12,
     .bands_per_item = 4,  // 1 -> 4: count 256 x 8000 (y a copy) 3.6-3.9x -> 4.4-5.2x fused, main job 1.8-1.9x
                           // -> 2.0-2.2x, all 256 x 20000 3.0x -> 3.6x; 8 no better (Zen 4)
     .mirror_rows = 16,  // main job 8.30 -> 7.30 ms with the mirror from L1; 16 x 16 AVX-512 no faster (84dd064, Zen 4)

@@ -13,6 +13,8 @@ namespace {
 void put_row(const Item& it, const void* row, std::size_t bytes, unsigned char* dst) {
     if (it.stream) {
         cpu::stream_bytes(row, bytes, dst);
+    } else if (bytes == kBitsBytes) {  // a whole tile's mask: inlined, where a call would cost as much as the copy
+        std::memcpy(dst, row, kBitsBytes);
     } else {
         std::memcpy(dst, row, bytes);
     }
