@@ -50,9 +50,10 @@ void check_sorted_on_cuda(const Problem& p, const TilePlan& plan) {
 // bench/results/2026-11-28-cpu-sorted-second-step.md): the sorted method pays a tile's tables and
 // rank maps per 512 columns and a sort per sample, so it needs both sides wide and, in count
 // mode, a group's worth of samples (two where y is x and the counts are stored narrower than
-// int32, whose mirrors it transposes element by element); mode All's early exit favours it at
-// any sample count. The problem judged is what one
-// run of the method gets (cpu_auto_problem: a sink's or a pair list's tile).
+// int32, whose mirrors it transposes element by element); mode All's early exit (and its
+// survivors checked directly) favour it at any sample count from sides of 512 (the grid in
+// bench/results/2026-11-29-cpu-sorted-third-step.md). The problem judged is what one run of the
+// method gets (cpu_auto_problem: a sink's or a pair list's tile).
 struct SortedOnCpuRule {
     std::size_t least_side, least_samples, least_samples_narrow;
     std::uint64_t least_pairs;
@@ -72,8 +73,10 @@ bool sorted_pays_on_cpu(const Problem& p) {
     const bool narrow = p.output != SimilarityOutput::Int32 && symmetry_pays(p);
     const bool enough_samples = p.mode == SimilarityMode::All ||
                                 p.samples >= (narrow ? kSortedOnCpu.least_samples_narrow : kSortedOnCpu.least_samples);
-    const std::uint64_t least_pairs =
-        p.samples >= kSortedOnCpu.many_samples ? kSortedOnCpu.least_pairs_many : kSortedOnCpu.least_pairs;
+    const std::uint64_t least_pairs = p.mode == SimilarityMode::All ? 0  // mode All: n = m = 512 at 16-256
+                                                                         // samples 0.98-1.67x
+                                      : p.samples >= kSortedOnCpu.many_samples ? kSortedOnCpu.least_pairs_many
+                                                                               : kSortedOnCpu.least_pairs;
     return enough_samples && std::min(p.n, p.m) >= kSortedOnCpu.least_side && std::uint64_t{p.n} * p.m >= least_pairs;
 }
 
