@@ -6,8 +6,9 @@
 // two loads. Per group of 16 samples, each tile gets a prefix table per sample, P[k] = the
 // columns of ranks < k as a 512-bit mask, and a row's mask at that sample is P[hi] ^ P[lo]. Count
 // mode adds the 16 masks into bit-sliced counters (a carry-save tree, then a ripple add); mode
-// All ANDs them, stops once an item's rows have all failed, and checks the last few surviving
-// pairs one by one (where y is x the diagonal never fails).
+// All ANDs them, stops once an item's rows have all failed, and checks the pairs that survive
+// directly, 16 columns at a time, once that costs less than a group (where y is x the diagonal
+// never fails).
 //
 // Cost per row, sample and tile (512 pairs): two rank-map loads, two table rows (one cache line
 // each) and about 7 logic ops for the counters (with AVX-512, one instruction per full-adder

@@ -76,8 +76,9 @@ std::size_t digit2(std::uint64_t item) { return item >> 54; }
     }
     return at;
 }
+
 // split_by_tile by AVX-512, 16 sorted items at a time: per tile, its items' ids and ranks
-// compressed in registers and stored by masked stores.
+// compressed in registers and stored whole (masked near the tile's end).
 [[gnu::target("avx512f,avx512bw,avx512vl")]] void split_by_tile_avx512(const std::uint64_t* items, std::size_t count,
                                                                        std::size_t tiles, std::uint16_t* const* ids,
                                                                        std::uint16_t* const* ranks,
