@@ -70,11 +70,24 @@ struct BlockThreads {
     }
 };
 
-// Two blocks per SM; bench/sass_report.py reads the kernel's occupancy with this size.
+// bench/sass_report.py reads the kernel's occupancy with this size.
 static_assert(sizeof(Shared) == 96672, "bench/sass_report.py's SORTED_SHARED");
 
+// The blocks of this kernel one SM holds, by the machine code's architecture: two where an SM has
+// 228 KiB of shared memory (Hopper, Blackwell B200/B300: the compute_90 PTX too), one where it
+// has 164 KiB (A100, Orin) or 100 KiB (GA10x, Ada, Blackwell GeForce). The launch bounds ask for
+// that many, so that where one block fits the compiler may use 255 registers a thread instead of
+// 128 (at 128 the count kernel keeps its 7 planes of eights in local memory). The layout (8
+// samples a pass, 7 planes) is the same on every architecture, and so is count mode's limit of
+// 1023 samples (kMostCountSamples, checked before any launch).
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000 || __CUDA_ARCH__ == 1030)
+constexpr int kSortedBlocksPerSm = 2;
+#else
+constexpr int kSortedBlocksPerSm = 1;
+#endif
+
 template <class Out>
-__global__ void __launch_bounds__(kThreads, 2) similarity_sorted_kernel(const SortedArgs a) {
+__global__ void __launch_bounds__(kThreads, kSortedBlocksPerSm) similarity_sorted_kernel(const SortedArgs a) {
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     Shared& sh = *reinterpret_cast<Shared*>(shared_bytes);
     State<Out> state;
