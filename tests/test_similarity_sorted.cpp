@@ -377,15 +377,15 @@ TEST(SimilaritySorted, AutoJudgesTheShapeThatRuns) {
     EXPECT_EQ(chosen(64, 768, SimilarityOutput::Int32, std::nullopt), Method::Sorted);
     EXPECT_EQ(chosen(64, 500, SimilarityOutput::Int32, std::nullopt), Method::Fused);
     // A pair list's tiles are 2048 x 2048 unless told: 2100 features run sorted; in mode All
-    // tiles of 600 too (sides of 512 suffice there, whatever the pairs), tiles of 500 fused.
+    // tiles of 640 too (400 thousand pairs suffice there, whatever the samples), tiles of 600 fused.
     const auto x = make(16 * 2100, Kind::Normal, 1.0f, 6);
     SimilarityOptions o;
     o.backend = Backend::Cpu;
     o.mode = SimilarityMode::All;
     EXPECT_EQ(hpcml::similarity_pairs({x.data(), 16, 2100}, {}, o).stats.method, Method::Sorted);
-    o.tile = 600;
+    o.tile = 640;
     EXPECT_EQ(hpcml::similarity_pairs({x.data(), 16, 2100}, {}, o).stats.method, Method::Sorted);
-    o.tile = 500;
+    o.tile = 600;
     EXPECT_EQ(hpcml::similarity_pairs({x.data(), 16, 2100}, {}, o).stats.method, Method::Fused);
 }
 

@@ -51,7 +51,7 @@ void check_sorted_on_cuda(const Problem& p, const TilePlan& plan) {
 // rank maps per 512 columns and a sort per sample, so it needs both sides wide and, in count
 // mode, a group's worth of samples (two where y is x and the counts are stored narrower than
 // int32, whose mirrors it transposes element by element); mode All's early exit (and its
-// survivors checked directly) favour it at any sample count from sides of 512 (the grid in
+// survivors checked directly) favour it at any sample count from 400 thousand pairs (the grid in
 // bench/results/2026-11-29-cpu-sorted-third-step.md). The problem judged is what one run of the
 // method gets (cpu_auto_problem: a sink's or a pair list's tile).
 struct SortedOnCpuRule {
@@ -59,6 +59,7 @@ struct SortedOnCpuRule {
     std::uint64_t least_pairs;
     std::size_t many_samples;
     std::uint64_t least_pairs_many;
+    std::uint64_t least_pairs_all;
 };
 constexpr SortedOnCpuRule kSortedOnCpu{
     .least_side = 512,           // n = m = 512: sorted 0.58-0.81x fused at 16-256 samples (y = x; 1.24x y a copy at 64)
@@ -67,14 +68,16 @@ constexpr SortedOnCpuRule kSortedOnCpu{
     .least_pairs = 1'000'000,    // n = m = 1000: 1.13-1.86x at 16, 64, 256 samples (0.90-1.02x at 32)
     .many_samples = 64,          // from here on
     .least_pairs_many = 500'000,  // n = m = 768: 0.99-1.43x at 64 and 256 samples, 0.77-0.91x at 16 and 32
+    // mode All, whatever the samples: n = m = 640 at 128 samples 1.10-1.29x, 768 at 16 1.01-1.44x; 512 at 256
+    // samples 0.59x with y a copy of x (its diagonal pairs never fail), 0.86x with y = x
+    .least_pairs_all = 400'000,
 };
 
 bool sorted_pays_on_cpu(const Problem& p) {
     const bool narrow = p.output != SimilarityOutput::Int32 && symmetry_pays(p);
     const bool enough_samples = p.mode == SimilarityMode::All ||
                                 p.samples >= (narrow ? kSortedOnCpu.least_samples_narrow : kSortedOnCpu.least_samples);
-    const std::uint64_t least_pairs = p.mode == SimilarityMode::All ? 0  // mode All: n = m = 512 at 16-256
-                                                                         // samples 0.98-1.67x
+    const std::uint64_t least_pairs = p.mode == SimilarityMode::All            ? kSortedOnCpu.least_pairs_all
                                       : p.samples >= kSortedOnCpu.many_samples ? kSortedOnCpu.least_pairs_many
                                                                                : kSortedOnCpu.least_pairs;
     return enough_samples && std::min(p.n, p.m) >= kSortedOnCpu.least_side && std::uint64_t{p.n} * p.m >= least_pairs;
