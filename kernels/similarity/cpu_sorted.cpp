@@ -111,14 +111,15 @@ template <class Level, class Bits>
 void prepare_group(const Item& it, Bits* tables, std::size_t g0, std::size_t valid, const std::uint16_t* alive,
                    std::size_t count) {
     const SortedStrip& sorted = it.sorted;
-    if (valid < kGroup) std::fill_n(it.w.ends, it.rows * 2 * kGroup, 0);
+    if (valid < kGroup)
+        std::fill(it.w.ends + valid * kEndsStride, it.w.ends + kGroup * kEndsStride, RankInterval{0, 0});
     for (std::size_t k = 0; k < valid; ++k) {
         const std::size_t s = g0 + k;
         const std::uint16_t* const ranks = sorted.ranks(it.tile, s);
         const std::uint32_t in_tile = sorted.count(it.tile, s);
         build_table<Level>(tables + k * (kTile + 1), sorted.ids(it.tile, s), in_tile);
         const RankInterval* interval = sorted.intervals(s) + it.band * kBand;
-        std::uint16_t* ends = it.w.ends + k;
+        RankInterval* const ends = it.w.ends + k * kEndsStride;
         // A map costs about a store per 16 strip ranks and a few instructions per tile rank, a
         // bisection about 4 per halving of the tile's ranks, twice per row: not timed.
         if (alive && count * 10 < in_tile + sorted.strip_count(s) / 128) {
@@ -127,25 +128,25 @@ void prepare_group(const Item& it, Bits* tables, std::size_t g0, std::size_t val
             };
             for (std::size_t q = 0; q < count; ++q) {
                 const std::size_t r = alive[q];
-                ends[r * 2 * kGroup] = rank_in_tile(interval[r].lo);
-                ends[r * 2 * kGroup + kGroup] = rank_in_tile(interval[r].hi);
+                ends[r] = {rank_in_tile(interval[r].lo), rank_in_tile(interval[r].hi)};
             }
             continue;
         }
         build_rank_map<std::remove_cvref_t<decltype(Bits::part[0])>>(it.w.map, ranks, in_tile, sorted.strip_count(s));
         for (std::size_t q = 0; q < (alive ? count : it.rows); ++q) {
             const std::size_t r = alive ? alive[q] : q;
-            ends[r * 2 * kGroup] = it.w.map[interval[r].lo];
-            ends[r * 2 * kGroup + kGroup] = it.w.map[interval[r].hi];
+            ends[r] = {it.w.map[interval[r].lo], it.w.map[interval[r].hi]};
         }
     }
 }
 
 // Row r's mask at sample k of the group: P[hi] ^ P[lo].
 template <class Bits>
-[[gnu::always_inline]] inline Bits row_mask(const Bits* tables, const std::uint16_t* ends, std::size_t r, std::size_t k) {
+[[gnu::always_inline]] inline Bits row_mask(const Bits* tables, const RankInterval* ends, std::size_t r,
+                                            std::size_t k) {
     const Bits* table = tables + k * (kTile + 1);
-    return table[ends[r * 2 * kGroup + kGroup + k]] ^ table[ends[r * 2 * kGroup + k]];
+    const RankInterval e = ends[k * kEndsStride + r];
+    return table[e.hi] ^ table[e.lo];
 }
 
 // Mode All: the rows' masks (in w.counters) ANDed over the samples. Returns whether any pair is left.

@@ -12,6 +12,9 @@ namespace hpcml::detail::similarity::sorted {
 
 // Items are up to bands_per_item bands tall.
 constexpr std::size_t kItemRows = kSortedCpu.bands_per_item * kBand;
+// A group's samples of rows' ends are this many apart: a cache line more than the rows, so that
+// the 16 a row reads fall in different L1 sets.
+constexpr std::size_t kEndsStride = kItemRows + 64 / sizeof(RankInterval);
 
 // A thread's scratch for one item: the group's tables, the rows' interval ends, the counters (or
 // mode All's masks), one row of counts, rows of output and a rank map.
@@ -19,7 +22,7 @@ struct Workspace {
     unsigned char* tables;      // kGroup x (kTile + 1) rows of bits
     unsigned char* counters;    // kItemRows x planes (count), kItemRows (all) rows of bits
     unsigned char* transposed;  // kTile rows of bits: mode All's masks transposed, for a mirror
-    std::uint16_t* ends;        // kItemRows x 2 kGroup: a row's lo at each sample of the group, then its hi
+    RankInterval* ends;         // kGroup x kItemRows: the rows' intervals in the tile, a sample's contiguous
     std::int32_t* counts;       // kTile
     unsigned char* rows;        // mirror_rows x kTile int32s' bytes: rows encoded for the output
     unsigned char* mirrored;    // kTile x mirror_rows int32s: their transpose, for a streamed mirror
@@ -27,7 +30,7 @@ struct Workspace {
     std::uint16_t* map;         // strip + 1 + kRankMapRoom: a tile's rank map at one sample
     static std::size_t bytes(unsigned planes, std::size_t strip) {
         return (kGroup * (kTile + 1) + kItemRows * planes + kTile) * kBitsBytes +
-               2 * kGroup * kItemRows * sizeof(std::uint16_t) +
+               kGroup * kEndsStride * sizeof(RankInterval) +
                (1 + 2 * kSortedCpu.mirror_rows) * kTile * sizeof(std::int32_t) + kItemRows * sizeof(std::uint16_t) +
                (strip + 1 + kRankMapRoom) * sizeof(std::uint16_t);
     }
@@ -35,8 +38,8 @@ struct Workspace {
         : tables(at),
           counters(tables + kGroup * (kTile + 1) * kBitsBytes),
           transposed(counters + kItemRows * planes * kBitsBytes),
-          ends(reinterpret_cast<std::uint16_t*>(transposed + kTile * kBitsBytes)),
-          counts(reinterpret_cast<std::int32_t*>(ends + 2 * kGroup * kItemRows)),
+          ends(reinterpret_cast<RankInterval*>(transposed + kTile * kBitsBytes)),
+          counts(reinterpret_cast<std::int32_t*>(ends + kGroup * kEndsStride)),
           rows(reinterpret_cast<unsigned char*>(counts + kTile)),
           mirrored(rows + kSortedCpu.mirror_rows * kTile * sizeof(std::int32_t)),
           alive(reinterpret_cast<std::uint16_t*>(mirrored + kSortedCpu.mirror_rows * kTile * sizeof(std::int32_t))),
