@@ -116,30 +116,37 @@ template <class Level, class Bits>
     }
 }
 
-// map[g] = how many of a tile's columns have strip ranks below g, for g <= total (the strip's
-// count): a row's interval in the strip's order becomes its interval in the tile's, [map[lo],
-// map[hi]), by two loads. Runs are written a native vector at a time, so map has room for one
-// vector past total.
-template <class Native>
-[[gnu::always_inline]] inline void build_rank_map(std::uint16_t* map, const std::uint16_t* ranks, std::uint32_t count,
-                                                  std::uint32_t total) {
-    using Run = typename U16VectorOf<sizeof(Native)>::type;
+// map[g] = j for g in (ranks[j - 1], ranks[j]], each run written `stores` vectors of Run at a
+// time whatever its length, a loop only past them: the next run's stores overwrite what this
+// one's wrote past its end.
+template <class Run, int stores>
+[[gnu::always_inline]] inline void fill_runs(std::uint16_t* map, const std::uint16_t* ranks, std::uint32_t count,
+                                             std::uint32_t total) {
     constexpr std::uint32_t kLanes = sizeof(Run) / sizeof(std::uint16_t);
-    // Two vectors per run whatever its length (runs average total / count entries, 16 to 32 for
-    // a strip of 8000 to 16384 features), a loop only past them: the next run's stores overwrite
-    // what this one's wrote past its end.
     std::uint32_t first = 0;
     for (std::uint32_t j = 0; j <= count; ++j) {
-        const std::uint32_t last = j < count ? ranks[j] : total;  // map[g] = j for g in (ranks[j - 1], ranks[j]]
+        const std::uint32_t last = j < count ? ranks[j] : total;
         const Run run = Run{} + static_cast<std::uint16_t>(j);
-        std::memcpy(map + first, &run, sizeof run);  // unaligned
-        std::memcpy(map + first + kLanes, &run, sizeof run);
-        for (std::uint32_t g = first + 2 * kLanes; g <= last; g += kLanes) {
+        for (int k = 0; k < stores; ++k) std::memcpy(map + first + k * kLanes, &run, sizeof run);  // unaligned
+        for (std::uint32_t g = first + stores * kLanes; g <= last; g += kLanes) {
             std::memcpy(map + g, &run, sizeof run);
             asm("" : "+r"(g));  // hides the stores' overlap from GCC, which would make them 2-byte ones
         }
         first = last + 1;
     }
+}
+
+// map[g] = how many of a tile's columns have strip ranks below g, for g <= total (the strip's
+// count): a row's interval in the strip's order becomes its interval in the tile's, [map[lo],
+// map[hi]), by two loads. Runs average total / count entries: up to 8 (strips of up to 8 tiles),
+// one store of 16 entries each (longer runs, rare there, loop); else two native vectors (16 to
+// 32 entries for a strip of 8000 to 16384 features). So map has room for one vector past total.
+template <class Native>
+[[gnu::always_inline]] inline void build_rank_map(std::uint16_t* map, const std::uint16_t* ranks, std::uint32_t count,
+                                                  std::uint32_t total) {
+    if constexpr (sizeof(Native) >= 32)
+        if (total <= 8 * count) return fill_runs<U16VectorOf<32>::type, 1>(map, ranks, count, total);
+    fill_runs<typename U16VectorOf<sizeof(Native)>::type, 2>(map, ranks, count, total);
 }
 constexpr std::size_t kRankMapRoom = 64;  // entries past a map's end (two of the widest vectors)
 
