@@ -310,18 +310,18 @@ TEST(SimilaritySorted, AllModeFindsTheLastRowsEndsByBisection) {
 }
 
 TEST(SimilaritySorted, EqualsFusedWhereTheOutputIsStreamed) {
-    // Outputs of 64 MiB or more are stored past the cache, and where y = x the int32 mirror is
+    // Outputs of 12 MiB or more are stored past the cache, and where y = x the int32 mirror is
     // then written a cache line at a time from where the mirror's lines start: outputs 0, 4 and
     // 36 bytes past a 64-byte boundary (a first chunk of 16, 15 and 7 rows), and rows whose
     // length is not a multiple of 64 bytes (no lines); mode All's bool output too. 16 samples:
     // the fewest for which y = x computes half and mirrors the rest.
     const std::size_t samples = 16;
-    for (auto [n, mode, output] : {std::tuple{std::size_t{4112}, SimilarityMode::Count, SimilarityOutput::Int32},
-                                   std::tuple{std::size_t{4105}, SimilarityMode::Count, SimilarityOutput::Int32},
-                                   std::tuple{std::size_t{8200}, SimilarityMode::All, SimilarityOutput::Bool}}) {
+    for (auto [n, mode, output] : {std::tuple{std::size_t{1808}, SimilarityMode::Count, SimilarityOutput::Int32},
+                                   std::tuple{std::size_t{1801}, SimilarityMode::Count, SimilarityOutput::Int32},
+                                   std::tuple{std::size_t{3600}, SimilarityMode::All, SimilarityOutput::Bool}}) {
         const auto x = make(samples * n, Kind::Normal, 1.0f, static_cast<unsigned>(n));
         const std::size_t bytes = hpcml::similarity_output_bytes(n, n, output);
-        ASSERT_GE(bytes, std::size_t{64} << 20);
+        ASSERT_GE(bytes, std::size_t{12} << 20);
         std::vector<unsigned char> fused(bytes + 128), sorted_out(bytes + 128);
         const auto at = [](std::vector<unsigned char>& v, std::size_t offset) {
             return v.data() + (64 - reinterpret_cast<std::uintptr_t>(v.data()) % 64) % 64 + offset;

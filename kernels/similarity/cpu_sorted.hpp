@@ -48,7 +48,9 @@ inline constexpr SortedCpuPolicy kSortedCpu{
     .bands_per_item = 4,  // 1 -> 4: count 256 x 8000 (y a copy) 3.6-3.9x -> 4.4-5.2x fused, main job 1.8-1.9x
                           // -> 2.0-2.2x, all 256 x 20000 3.0x -> 3.6x; 8 no better (Zen 4)
     .mirror_rows = 16,  // main job 8.30 -> 7.30 ms with the mirror from L1; 16 x 16 AVX-512 no faster (84dd064, Zen 4)
-    .stream_bytes = std::size_t{64} << 20,  // past the last-level cache, a store reads its line first: not timed
+    // a normal store reads its line first; 64 -> 12 MiB: main job (16 MB) 7-9% faster, 4000 x 4000 (64 MB) 23%;
+    // an 8 MB output 5% slower streamed, 4 MB alike (Zen 4, 32 MB L3)
+    .stream_bytes = std::size_t{12} << 20,
     // scalar -> vector: main job (4 tiles) sorted about 3% faster; 8 and 16 tiles within noise (Zen 4)
     .vector_split_tiles = 8,
     .direct_chunk_cost = 1,  // 2 -> 1: all 256 x 4000 with columns repeated 10 times 5.8-7.4 -> 4.4-4.6 ms; 4 and 8
