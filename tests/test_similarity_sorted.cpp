@@ -309,6 +309,41 @@ TEST(SimilaritySorted, AllModeFindsTheLastRowsEndsByBisection) {
     }
 }
 
+TEST(SimilaritySorted, SortsKeysThatShareTheirHighDigits) {
+    // The radix sort of a strip of up to 4096 values sorts by its two high digits (key bits 11-31)
+    // and puts the rest right by insertion: spread values (that path), values close together
+    // (the histograms predict many keys sharing the high digits: all three digits' passes), and
+    // groups of 8 values that share them, their low bits descending (the insertions pass their
+    // budget: all three passes after all).
+    const std::size_t samples = 20, n = 1500, m = 1700;
+    const auto grouped = [](std::size_t count, unsigned seed) {
+        std::mt19937 rng(seed);
+        std::vector<float> v(count);
+        for (std::size_t g = 0; g < count; g += 8) {
+            const std::uint32_t high = (100 + rng() % 64) << 23 | (rng() % 4096) << 11;  // exponent and 12 bits
+            for (std::size_t k = g; k < std::min(count, g + 8); ++k)
+                v[k] = std::bit_cast<float>(high | static_cast<std::uint32_t>((7 - (k - g)) * 200 + rng() % 100));
+        }
+        return v;
+    };
+    const auto close = [](std::size_t count, unsigned seed) {
+        auto v = make(count, Kind::Normal, 1.0f, seed);
+        for (float& e : v) e = 1000.0f + 0.01f * e;
+        return v;
+    };
+    for (auto [kind, t] : {std::pair<int, float>{0, 1.0f}, {1, 0.01f}, {2, 1.0f}}) {
+        const auto data = [&](std::size_t count, unsigned seed) {
+            return kind == 0   ? make(count, Kind::Normal, t, seed)
+                   : kind == 1 ? close(count, seed)
+                               : grouped(count, seed);
+        };
+        const auto x = data(samples * n, 61), y = data(samples * m, 62);
+        const std::string what = kind == 0 ? "spread" : kind == 1 ? "close together" : "grouped";
+        expect_sorted_equals_fused(x, y, samples, n, m, t, false, what);
+        expect_sorted_equals_fused(x, x, samples, n, n, t, true, what + ", y = x");
+    }
+}
+
 TEST(SimilaritySorted, EqualsFusedWhereTheOutputIsStreamed) {
     // Outputs of 12 MiB or more are stored past the cache, and where y = x the int32 mirror is
     // then written a cache line at a time from where the mirror's lines start: outputs 0, 4 and

@@ -27,9 +27,10 @@ namespace {
 // The radix sort's three digits of an item (key << 32 | f), f < 2^16: key bits 0-10, 11-21, then
 // 22-31.
 constexpr std::size_t kDigits = 2048;
-std::size_t digit0(std::uint64_t item) { return (item >> 32) & (kDigits - 1); }
-std::size_t digit1(std::uint64_t item) { return (item >> 43) & (kDigits - 1); }
-std::size_t digit2(std::uint64_t item) { return item >> 54; }
+template <int d>
+std::size_t digit(std::uint64_t item) {
+    return (item >> (32 + 11 * d)) & (kDigits - 1);
+}
 
 #if defined(__GNUC__) && defined(__x86_64__)
 // GCC 12's AVX-512 headers start some results from a self-initialised "undefined" vector, which
@@ -144,27 +145,84 @@ std::size_t finite_items(const float* row, std::size_t from, std::size_t to, std
     return at;
 }
 
-// Sorts items[0 .. n) by key (least significant digit first: the three histograms counted in one
-// read of the items, then a pass per digit, none where one digit holds every item); returns
-// where the sorted items are (items or scratch).
+#if defined(__GNUC__) && defined(__x86_64__)
+// descends by AVX-512: the 8 pairs in one compare.
+[[gnu::target("avx512f")]] inline bool descends_avx512(const std::uint64_t* items, std::size_t from, std::size_t to) {
+    const auto in = static_cast<__mmask8>((1u << (to - from)) - 1);
+    return _mm512_mask_cmpgt_epu64_mask(in, _mm512_maskz_loadu_epi64(in, items + from - 1),
+                                        _mm512_maskz_loadu_epi64(in, items + from)) != 0;
+}
+#endif
+
+// Whether items[k - 1] > items[k] for any k in [from, to), at most 8 of them (from >= 1).
+template <class Level>
+bool descends(const std::uint64_t* items, std::size_t from, std::size_t to) {
+#if defined(__GNUC__) && defined(__x86_64__)
+    if constexpr (std::is_same_v<Level, Avx512Level>) return descends_avx512(items, from, to);
+#endif
+    bool any = false;
+    for (std::size_t k = from; k < to; ++k) any |= items[k - 1] > items[k];
+    return any;
+}
+
+// Sum of squares of a histogram's counts (integers, so that the sum is vectorised).
+double squares(const std::uint32_t* counts) {
+    std::uint64_t sum = 0;
+    for (std::size_t d = 0; d < kDigits; ++d) sum += std::uint64_t{counts[d]} * counts[d];
+    return static_cast<double>(sum);
+}
+
+// Sorts items[0 .. n) by key, least significant digit first (each digit's histogram counted in
+// one read of the items, then a pass per digit, none where one digit holds every item); returns
+// where the sorted items are (items or scratch). Where few keys share both high digits (floats
+// within a relative 2^-12 or so: few where values are spread), the high digits alone, then the
+// items out of order put right by insertion, 8 checked at a time; the low digit's pass too where
+// the histograms predict many (values close together) or the insertions pass a budget.
 template <class Level>
 std::uint64_t* radix_sort(std::uint64_t* items, std::uint64_t* scratch, std::size_t n, std::uint32_t* histograms) {
-    std::uint32_t* first[3] = {histograms, histograms + kDigits, histograms + 2 * kDigits};
-    std::memset(histograms, 0, 3 * kDigits * sizeof *histograms);
-    for (std::size_t k = 0; k < n; ++k) {
-        ++first[0][digit0(items[k])];
-        ++first[1][digit1(items[k])];
-        ++first[2][digit2(items[k])];
-    }
-    const auto pass = [&](std::uint32_t* start, auto digit) {
-        if (n == 0 || start[digit(items[0])] == n) return;
+    const auto count = [&](auto... d) {
+        (std::memset(histograms + d * kDigits, 0, kDigits * sizeof *histograms), ...);
+        for (std::size_t k = 0; k < n; ++k) (++histograms[d * kDigits + digit<d>(items[k])], ...);
+    };
+    const auto pass = [&](auto d) {
+        std::uint32_t* const start = histograms + d * kDigits;
+        if (n == 0 || start[digit<d>(items[0])] == n) return;
         exclusive_scan<Level>(start, kDigits);
-        for (std::size_t k = 0; k < n; ++k) scratch[start[digit(items[k])]++] = items[k];
+        for (std::size_t k = 0; k < n; ++k) scratch[start[digit<d>(items[k])]++] = items[k];
         std::swap(items, scratch);
     };
-    pass(first[0], digit0);
-    pass(first[1], digit1);
-    pass(first[2], digit2);
+    using D0 = std::integral_constant<int, 0>;
+    using D1 = std::integral_constant<int, 1>;
+    using D2 = std::integral_constant<int, 2>;
+    // Keys sharing both high digits, as if the digits were independent: sum c1^2 sum c2^2 / 2 n^2
+    // pairs, at most n / 8. Past high_digits_most items, spread values share them often enough
+    // that the insertions cost as much as the low digit's pass.
+    const double nn = double(n) * n;
+    if (n > kSortedCpu.high_digits_most) {
+        count(D0{}, D1{}, D2{});
+    } else if (count(D1{}, D2{}); squares(histograms + kDigits) * squares(histograms + 2 * kDigits) > nn * n / 4) {
+        count(D0{});
+    } else {
+        pass(D1{});
+        pass(D2{});
+        std::size_t moves = 0;
+        for (std::size_t k0 = 1; k0 < n && moves <= n; k0 += 8) {
+            const std::size_t end = std::min(n, k0 + 8);
+            if (!descends<Level>(items, k0, end)) continue;
+            for (std::size_t k = k0; k < end; ++k) {
+                const std::uint64_t item = items[k];
+                std::size_t j = k;
+                for (; j > 0 && items[j - 1] > item; --j) items[j] = items[j - 1];
+                items[j] = item;
+                moves += k - j;
+            }
+        }
+        if (moves <= n) return items;
+        count(D0{}, D1{}, D2{});
+    }
+    pass(D0{});
+    pass(D1{});
+    pass(D2{});
     return items;
 }
 
