@@ -40,6 +40,7 @@ struct SortedCpuPolicy {
     std::size_t direct_chunk_cost;   // mode All: a live chunk's direct check per sample, in table rows
     std::size_t first_all_group;     // mode All: samples of an item's first group (at most kGroup)
     std::size_t high_digits_most;    // sorts of at most this many values: the high digits, then insertion
+    std::size_t parallel_sort_min;   // values x samples sorted at once from which the threads share them
 };
 inline constexpr SortedCpuPolicy kSortedCpu{
     .strip = 16384,  // bounds the sorted copies to ~130 MB at 1000 samples: not timed against others
@@ -60,6 +61,9 @@ inline constexpr SortedCpuPolicy kSortedCpu{
     // a sort of 2000 normal values' radix part 3.8-4.0 -> 3.1-3.4 ns a value (512: 5.5 -> 4.3); of 8000, the
     // insertions cost as much as the low digit's pass (Zen 4)
     .high_digits_most = 4096,
+    // 65536 -> 16384: the real case as a pair list (tiles of 2048 x 2048, 12 samples sorted first: 49152, on one
+    // thread while the other waited) 6.5 -> 4.6 s wall (Zen 4)
+    .parallel_sort_min = 16384,
 };
 // Ranks and ends within a strip are 16-bit.
 static_assert(kSortedCpu.strip <= 65535 && kSortedCpu.strip % kTile == 0);
