@@ -562,16 +562,22 @@ TEST(SimilaritySortedGpuBlock, AllModeStopsOnlyWhenNoPairIsLeft) {
     expect_gpu_block_equals_fused(x, y, samples, n, m, 1.0f, "planted");
 }
 
-// The GPU's sorted kernel against the CPU's fused method, on the same data built to break it, in
-// the sizes that cross its bands, tiles and passes, host and device pointers (the GPU suite).
+// The GPU's sorted kernel against the CPU's fused method, on the same data built to break it
+// (denormals at tiny thresholds, as the CPU's test), in the sizes that cross its bands, tiles and
+// passes, y a copy and y = x (the GPU suite).
 TEST(SimilaritySortedCuda, EqualsTheCpuOnDataBuiltToBreakIt) {
     HPCML_SKIP_WITHOUT_GPU();
     unsigned seed = 700;
-    for (Kind kind : {Kind::Normal, Kind::Ties, Kind::NearThreshold, Kind::Zeros, Kind::Specials, Kind::Huge})
-        for (float t : {1.0f, 0.0f, 0.5f, 3.0e38f})
+    for (Kind kind :
+         {Kind::Normal, Kind::Ties, Kind::NearThreshold, Kind::Zeros, Kind::Denormals, Kind::Specials, Kind::Huge})
+        for (float t : {1.0f, 0.0f, 0.5f, 3.0e38f, 0x1p-149f, 0x1p-140f}) {
+            if ((kind == Kind::Denormals) != (t < 1e-30f && t > 0)) continue;  // each kind at the thresholds it tests
             for (auto [samples, n, m] : {std::tuple<std::size_t, std::size_t, std::size_t>{1, 7, 5}, {17, 300, 513},
                                          {40, 600, 1030}, {1023, 257, 300}}) {
-                const auto x = make(samples * n, kind, t, ++seed), y = make(samples * m, kind, t, ++seed);
+                const auto x = make(samples * n, kind, t, ++seed), y_copy = make(samples * m, kind, t, ++seed);
+                const bool self = samples == 40;  // y = x: the same memory
+                const auto& y = self ? x : y_copy;
+                if (self) m = n;
                 for (auto [mode, output] : {std::pair{SimilarityMode::Count, SimilarityOutput::Int32},
                                             std::pair{SimilarityMode::All, SimilarityOutput::Bitmask}}) {
                     SimilarityOptions o;
@@ -587,9 +593,10 @@ TEST(SimilaritySortedCuda, EqualsTheCpuOnDataBuiltToBreakIt) {
                     EXPECT_EQ(hpcml::similarity({x.data(), samples, n}, {y.data(), samples, m}, gpu.data(), o).method,
                               Method::Sorted);
                     ASSERT_EQ(gpu, cpu) << "kind " << static_cast<int>(kind) << " t " << t << " shape " << samples
-                                        << "x" << n << "x" << m << " " << hpcml::to_string(output);
+                                        << "x" << n << "x" << m << (self ? " y = x " : " ") << hpcml::to_string(output);
                 }
             }
+        }
 }
 
 TEST(SimilaritySortedCuda, CountModeSaysHowManySamplesItTakes) {
