@@ -48,6 +48,10 @@ private:
     T* data_ = nullptr;
 };
 
+// Mode All's masks (in w.counters) as 16-column chunks: row r's columns 16 k.. at [r kChunks + k].
+constexpr std::size_t kChunks = kTile / 16;
+std::uint16_t* mask_chunks(const Item& it) { return reinterpret_cast<std::uint16_t*>(it.w.counters); }
+
 // Mode All: the pairs still alive in the masks of rows alive[0 .. count) checked directly over
 // samples [from, samples), 16 columns at a time: each row's 16-column chunk with a pair alive is,
 // per sample, x's value against 16 of y's, contiguous in y's sample row (one vector compare). The
@@ -56,9 +60,8 @@ private:
 // diagonal pass every sample.
 template <class Level>
 void finish_directly(const Item& it, std::size_t count, std::size_t from) {
-    constexpr std::size_t kChunks = kTile / 16;
     const Problem& p = it.p;
-    auto* const chunks = reinterpret_cast<std::uint16_t*>(it.w.counters);  // row r's columns 16 k.. at [r kChunks + k]
+    std::uint16_t* const chunks = mask_chunks(it);
     auto* const live = reinterpret_cast<std::uint32_t*>(it.w.tables);
     static_assert(kItemRows * kChunks * sizeof *live <= kGroup * (kTile + 1) * kBitsBytes, "fits in the tables");
     std::size_t n = 0;
@@ -96,10 +99,10 @@ bool direct_pays(const Item& it, std::size_t survivors, std::size_t alive, std::
     const std::size_t group = kTile + strip_count / 32 + 4 * alive, cost = kSortedCpu.direct_chunk_cost;
     if (survivors * cost < group) return true;
     if (survivors / 16 * cost >= group) return false;
-    const auto* const chunks = reinterpret_cast<const std::uint16_t*>(it.w.counters);
+    const std::uint16_t* const chunks = mask_chunks(it);
     std::size_t live = 0;
     for (std::size_t q = 0; q < alive; ++q)
-        for (std::size_t k = 0; k < kTile / 16; ++k) live += chunks[it.w.alive[q] * (kTile / 16) + k] != 0;
+        for (std::size_t k = 0; k < kChunks; ++k) live += chunks[it.w.alive[q] * kChunks + k] != 0;
     return live * cost < group;
 }
 

@@ -17,21 +17,22 @@ namespace hpcml::detail::similarity::sorted {
 // The adders' full adder for AVX-512 rows: the sum and the carry (majority) are one VPTERNLOG each,
 // where GCC makes two or three instructions of the generic forms (add16 and add_planes find
 // these by overload).
-[[gnu::target("avx512f")]] inline WideBits<U64x8> sum3(const WideBits<U64x8>& a, const WideBits<U64x8>& b,
-                                                       const WideBits<U64x8>& c) {
+template <int truth_table>
+[[gnu::target("avx512f")]] inline WideBits<U64x8> ternary_logic(const WideBits<U64x8>& a, const WideBits<U64x8>& b,
+                                                                const WideBits<U64x8>& c) {
     WideBits<U64x8> r;
     r.part[0] = reinterpret_cast<U64x8>(_mm512_ternarylogic_epi64(reinterpret_cast<__m512i>(a.part[0]),
                                                                   reinterpret_cast<__m512i>(b.part[0]),
-                                                                  reinterpret_cast<__m512i>(c.part[0]), 0x96));
+                                                                  reinterpret_cast<__m512i>(c.part[0]), truth_table));
     return r;
+}
+[[gnu::target("avx512f")]] inline WideBits<U64x8> sum3(const WideBits<U64x8>& a, const WideBits<U64x8>& b,
+                                                       const WideBits<U64x8>& c) {
+    return ternary_logic<0x96>(a, b, c);  // a ^ b ^ c
 }
 [[gnu::target("avx512f")]] inline WideBits<U64x8> carry3(const WideBits<U64x8>& a, const WideBits<U64x8>& b,
                                                          const WideBits<U64x8>& c) {
-    WideBits<U64x8> r;
-    r.part[0] = reinterpret_cast<U64x8>(_mm512_ternarylogic_epi64(reinterpret_cast<__m512i>(a.part[0]),
-                                                                  reinterpret_cast<__m512i>(b.part[0]),
-                                                                  reinterpret_cast<__m512i>(c.part[0]), 0xe8));
-    return r;
+    return ternary_logic<0xe8>(a, b, c);  // at least two of a, b, c
 }
 #endif
 
