@@ -303,7 +303,7 @@ void intervals_from_starts(const SortedSide& ys, std::uint16_t* lows, RankInterv
 template <class Level>
 void merge_intervals(const SortedSide& xs, const SortedSide& ys, float threshold, bool same, std::size_t rows,
                      std::uint16_t* scratch, RankInterval* intervals) {
-    std::fill_n(intervals, rows, RankInterval{0, 0});
+    if (xs.count < rows) std::fill_n(intervals, rows, RankInterval{0, 0});  // else every row's is written
     if (same && threshold > 0) {
         merge_ends<Level, true>(ys, ys, threshold, intervals, scratch);
         intervals_from_starts(ys, scratch, intervals);
