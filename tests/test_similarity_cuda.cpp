@@ -61,7 +61,8 @@ TEST(SimilarityCuda, DevicePointersEveryOutputAndMethodOnAUserStream) {
 // then the mirror kernels (elements by 32 x 32 tiles, Bitmask bit by bit). Sizes across one,
 // two and three block rows that are not multiples of 8, 32 or 128; tiles that are not
 // multiples of 128; every output, on data where a third of the pairs pass in mode All and on
-// data with NaN and inf; every byte written (the output starts as 0xAB).
+// data with NaN and inf; every byte written (the output starts as 0xAB). The fused and the sorted
+// kernels (whose 256 x 256 blocks start at bands of 128 rows where the tile is 1).
 TEST(SimilarityCuda, SymmetricDevicePathEqualsTheReference) {
     HPCML_SKIP_WITHOUT_GPU();
     for (const std::size_t n : {std::size_t{131}, std::size_t{257}, std::size_t{301}})
@@ -78,23 +79,25 @@ TEST(SimilarityCuda, SymmetricDevicePathEqualsTheReference) {
                                                std::pair{SimilarityMode::All, SimilarityOutput::Bool},
                                                std::pair{SimilarityMode::All, SimilarityOutput::Bitmask}}) {
                 const auto expected = encode(counts, n, n, samples, output);
-                for (const std::optional<std::size_t> tile :
-                     {std::optional<std::size_t>{}, std::optional<std::size_t>{1}, std::optional<std::size_t>{100},
-                      std::optional<std::size_t>{200}}) {
-                    DeviceArray<unsigned char> out(expected.size(), "out");
-                    ASSERT_EQ(cudaMemset(out.data(), 0xAB, expected.size()), cudaSuccess);
-                    SimilarityOptions o;
-                    o.mode = mode;
-                    o.output = output;
-                    o.threshold = threshold;
-                    o.tile = tile;
-                    o.backend = Backend::Cuda;
-                    hpcml::similarity_device({dx.data(), samples, n}, {}, out.data(), o);
-                    std::vector<unsigned char> got(expected.size());
-                    ASSERT_EQ(cudaMemcpy(got.data(), out.data(), got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-                    ASSERT_EQ(got, expected) << label(Backend::Cuda, Method::Fused, output, tile) << " n " << n
-                                             << (clustered ? " clustered" : " special values");
-                }
+                for (const Method method : {Method::Fused, Method::Sorted})
+                    for (const std::optional<std::size_t> tile :
+                         {std::optional<std::size_t>{}, std::optional<std::size_t>{1}, std::optional<std::size_t>{100},
+                          std::optional<std::size_t>{200}}) {
+                        DeviceArray<unsigned char> out(expected.size(), "out");
+                        ASSERT_EQ(cudaMemset(out.data(), 0xAB, expected.size()), cudaSuccess);
+                        SimilarityOptions o;
+                        o.mode = mode;
+                        o.output = output;
+                        o.threshold = threshold;
+                        o.tile = tile;
+                        o.backend = Backend::Cuda;
+                        o.method = method;
+                        hpcml::similarity_device({dx.data(), samples, n}, {}, out.data(), o);
+                        std::vector<unsigned char> got(expected.size());
+                        ASSERT_EQ(cudaMemcpy(got.data(), out.data(), got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+                        ASSERT_EQ(got, expected) << label(Backend::Cuda, method, output, tile) << " n " << n
+                                                 << (clustered ? " clustered" : " special values");
+                    }
             }
         }
 }
@@ -399,16 +402,17 @@ TEST(SimilarityCuda, CpuAndGpuAgreeOnALargerProblem) {
 // page-locked by cudaMallocHost and by cudaHostRegister (copied into straight from the device:
 // no staging, so no host memory of hpcml's), and registered in part only (staged). Int32 and
 // Bitmask, y = x and a separate y, a tile that does not divide the shape; fused (whole rows per
-// launch; with y = x, bands of 384 rows from their diagonal on, mirrored on the device) and naive
-// (a tile per launch: regions from columns 384 and 768, narrower than the output); the bytes
-// past the output untouched; progress counts every element.
+// launch; with y = x, bands of 384 rows from their diagonal on, mirrored on the device), sorted
+// (the same, its 256 x 256 blocks from each band's diagonal) and naive (a tile per launch: regions
+// from columns 384 and 768, narrower than the output); the bytes past the output untouched;
+// progress counts every element.
 TEST(SimilarityCuda, HostOutputPageableOrPageLockedEqualsTheReference) {
     HPCML_SKIP_WITHOUT_GPU();
     const Shape shape{40, 1100, 900};
     const auto x = make_data(shape.samples * shape.n, 21);
     const auto y = make_data(shape.samples * shape.m, 22);
     enum class Memory { Pageable, Allocated, Registered, RegisteredInPart };
-    for (const Method method : {Method::Fused, Method::Naive})
+    for (const Method method : {Method::Fused, Method::Sorted, Method::Naive})
         for (const bool self : {true, false})
             for (const SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::Bitmask})
                 for (const Memory memory :
@@ -447,7 +451,7 @@ TEST(SimilarityCuda, HostOutputPageableOrPageLockedEqualsTheReference) {
                                               std::to_string(static_cast<int>(memory));
                     const bool page_locked = memory == Memory::Allocated || memory == Memory::Registered;
                     EXPECT_EQ(stats.memory.peak_host_bytes == 0, page_locked) << where << " (staged or not)";
-                    if (self && method == Method::Fused)  // the mirrored path: the whole output on the device
+                    if (self && method != Method::Naive)  // the mirrored path: the whole output on the device
                         EXPECT_GE(stats.memory.peak_device_bytes, expected.size()) << where;
                     EXPECT_EQ(got, expected) << where;
                     EXPECT_TRUE(std::all_of(out + expected.size(), out + bytes, [](unsigned char b) {
@@ -474,7 +478,7 @@ TEST(SimilarityCuda, DeviceInputsIntoAHostOutput) {
     const auto y = make_data(shape.samples * shape.m, 32);
     DeviceArray<float> dx(x.size(), "x"), dy(y.size(), "y");
     ASSERT_EQ(cudaMemcpy(dy.data(), y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-    for (const Method method : {Method::Fused, Method::Naive})
+    for (const Method method : {Method::Fused, Method::Sorted, Method::Naive})
         for (const bool self : {true, false})
             for (const SimilarityOutput output : {SimilarityOutput::Int32, SimilarityOutput::Bitmask})
                 for (const bool pinned : {false, true}) {

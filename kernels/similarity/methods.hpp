@@ -35,6 +35,10 @@ void launch_fused_upper(const Problem& problem, const Region& region, const Regi
                         StreamHandle stream);
 void launch_sorted(const Problem& problem, const Region& region, const RegionOutput& out, MemoryTracker& tracker,
                    StreamHandle stream);
+// The sorted kernel with the 256 x 256 blocks below a diagonal region's diagonal left unwritten
+// (each covers only 128 x 128 blocks below it), for launch_mirror_lower.
+void launch_sorted_upper(const Problem& problem, const Region& region, const RegionOutput& out, MemoryTracker& tracker,
+                         StreamHandle stream);
 void launch_naive(const Problem& problem, const Region& region, const RegionOutput& out, MemoryTracker& tracker,
                   StreamHandle stream);
 LaunchBlocks fused_blocks(const Problem& problem);
@@ -95,7 +99,7 @@ inline constexpr std::array<MethodEntry, 3> kMethods{{
      .whole_output_on_cpu = true,
      .symmetry = true,
      .cuda_launch = launch_sorted,
-     .cuda_launch_upper = nullptr,
+     .cuda_launch_upper = launch_sorted_upper,
      .cuda_blocks = sorted_blocks,
      .cuda_shared_bytes = sizeof(sorted_gpu::Shared),
      .cuda_check = check_sorted_on_cuda,

@@ -18,6 +18,9 @@ void launch_fused_upper(const Problem&, const Region&, const RegionOutput&, Memo
 void launch_sorted(const Problem&, const Region&, const RegionOutput&, MemoryTracker&, StreamHandle) {
     no_cuda("similarity");
 }
+void launch_sorted_upper(const Problem&, const Region&, const RegionOutput&, MemoryTracker&, StreamHandle) {
+    no_cuda("similarity");
+}
 void launch_naive(const Problem&, const Region&, const RegionOutput&, MemoryTracker&, StreamHandle) {
     no_cuda("similarity");
 }

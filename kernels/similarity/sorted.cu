@@ -88,6 +88,7 @@ constexpr int kSortedBlocksPerSm = 1;
 
 template <class Out>
 __global__ void __launch_bounds__(kThreads, kSortedBlocksPerSm) similarity_sorted_kernel(const SortedArgs a) {
+    if (a.upper_blocks_only && blockIdx.y > blockIdx.x) return;  // the whole block: no barrier is left waiting
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     Shared& sh = *reinterpret_cast<Shared*>(shared_bytes);
     State<Out> state;
@@ -140,8 +141,10 @@ LaunchBlocks sorted_blocks(const Problem& p) {
     return {kRows, kCols, resident};
 }
 
-void launch_sorted(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
-                   StreamHandle stream_handle) {
+namespace {
+
+void launch(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
+            StreamHandle stream_handle, bool upper_blocks_only) {
     if (region.rows == 0 || region.cols == 0) return;
     const auto stream = static_cast<cudaStream_t>(stream_handle);
     // check_sorted_on_cuda (methods.cpp) refused more samples than the block counts, naming
@@ -165,13 +168,26 @@ void launch_sorted(const Problem& p, const Region& region, const RegionOutput& o
                           static_cast<int>(region.cols),
                           p.threshold,
                           static_cast<unsigned char*>(out.data),
-                          out.row_stride_bytes};
+                          out.row_stride_bytes,
+                          upper_blocks_only};
     const dim3 grid(static_cast<unsigned>(detail::ceil_div(region.cols, kCols)),
                     static_cast<unsigned>(detail::ceil_div(region.rows, kRows)));
     Outputs::visit(p.output, [&](auto entry) {
         sorted_kernel<decltype(entry)>()<<<grid, kThreads, sizeof(Shared), stream>>>(args);
         HPCML_LAUNCH_CHECK("similarity_sorted_kernel");
     });
+}
+
+}  // namespace
+
+void launch_sorted(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
+                   StreamHandle stream) {
+    launch(p, region, out, tracker, stream, false);
+}
+
+void launch_sorted_upper(const Problem& p, const Region& region, const RegionOutput& out,
+                         detail::MemoryTracker& tracker, StreamHandle stream) {
+    launch(p, region, out, tracker, stream, true);
 }
 
 }  // namespace hpcml::detail::similarity

@@ -62,6 +62,7 @@ struct SortedArgs {
     float threshold = 1.0f;
     unsigned char* out = nullptr;  // the region's first element
     std::size_t out_stride = 0;    // bytes
+    bool upper_blocks_only = false;  // a region on the diagonal of S = S^T: blocks below it are mirrored later
 };
 
 // Four words of a table row, read as one 16-byte shared load.
