@@ -150,6 +150,16 @@ std::vector<float> make(std::size_t count, Kind kind, float t, unsigned seed) {
     return v;
 }
 
+// f(kind, t) for each kind of data built to break the method, at the thresholds it tests (the
+// denormals at the tiny ones, the others at the rest).
+template <class F>
+void for_each_kind_and_threshold(F&& f) {
+    for (Kind kind :
+         {Kind::Normal, Kind::Ties, Kind::NearThreshold, Kind::Zeros, Kind::Denormals, Kind::Specials, Kind::Huge})
+        for (float t : {1.0f, 0.0f, 0x1p-149f, 0x1p-140f, 0.5f, 3.0e38f})
+            if ((kind == Kind::Denormals) == (t < 1e-30f && t > 0)) f(kind, t);
+}
+
 // The sorted method's bytes equal the fused method's for both modes and every output type,
 // unset and small tiles (a sink's tiles, mirrored where y is x), y a copy of x and y = x.
 void expect_sorted_equals_fused(const std::vector<float>& x, const std::vector<float>& y, std::size_t samples,
@@ -189,10 +199,8 @@ TEST(SimilaritySorted, EqualsFusedOnDataBuiltToBreakIt) {
     const std::size_t samples_list[] = {1, 15, 17, 40};
     const std::pair<std::size_t, std::size_t> shapes[] = {{7, 5}, {513, 37}, {600, 1030}};
     unsigned seed = 100;
-    for (Kind kind : {Kind::Normal, Kind::Ties, Kind::NearThreshold, Kind::Zeros, Kind::Denormals, Kind::Specials,
-                      Kind::Huge})
-        for (float t : {1.0f, 0.0f, 0x1p-149f, 0x1p-140f, 0.5f, 3.0e38f}) {
-            if ((kind == Kind::Denormals) != (t < 1e-30f && t > 0)) continue;  // each kind at the thresholds it tests
+    for_each_kind_and_threshold(
+        [&](Kind kind, float t) {
             for (std::size_t samples : samples_list)
                 for (auto [n, m] : shapes) {
                     if (n * m * samples > 600 * 1030 * 17) continue;  // the largest shape at fewer samples
@@ -203,7 +211,7 @@ TEST(SimilaritySorted, EqualsFusedOnDataBuiltToBreakIt) {
                     expect_sorted_equals_fused(x, y, samples, n, m, t, false, what);
                     if (n == 513) expect_sorted_equals_fused(x, y, samples, n, n, t, true, what + " y = x");
                 }
-        }
+        });
 }
 
 TEST(SimilaritySorted, EqualsTheReferenceAcrossTilesBandsAndGroups) {
@@ -314,7 +322,7 @@ TEST(SimilaritySorted, SortsKeysThatShareTheirHighDigits) {
     // and puts the rest right by insertion: spread values (that path), values close together
     // (the histograms predict many keys sharing the high digits: all three digits' passes), and
     // groups of 8 values that share them, their low bits descending (the insertions pass their
-    // budget: all three passes after all).
+    // budget: all three passes after all); and spread values past 4096 (all three passes).
     const std::size_t samples = 20, n = 1500, m = 1700;
     const auto grouped = [](std::size_t count, unsigned seed) {
         std::mt19937 rng(seed);
@@ -342,6 +350,10 @@ TEST(SimilaritySorted, SortsKeysThatShareTheirHighDigits) {
         expect_sorted_equals_fused(x, y, samples, n, m, t, false, what);
         expect_sorted_equals_fused(x, x, samples, n, n, t, true, what + ", y = x");
     }
+    const std::size_t wide = 4200, wider = 4300;
+    const auto x = make(samples * wide, Kind::Normal, 1.0f, 63), y = make(samples * wider, Kind::Normal, 1.0f, 64);
+    expect_sorted_equals_fused(x, y, samples, wide, wider, 1.0f, false, "spread, wide");
+    expect_sorted_equals_fused(x, x, samples, wide, wide, 1.0f, true, "spread, wide, y = x");
 }
 
 TEST(SimilaritySorted, EqualsFusedWhereTheOutputIsStreamed) {
@@ -522,10 +534,8 @@ void expect_gpu_block_equals_fused(const std::vector<float>& x, const std::vecto
 
 TEST(SimilaritySortedGpuBlock, EqualsFusedOnDataBuiltToBreakIt) {
     unsigned seed = 500;
-    for (Kind kind : {Kind::Normal, Kind::Ties, Kind::NearThreshold, Kind::Zeros, Kind::Denormals, Kind::Specials,
-                      Kind::Huge})
-        for (float t : {1.0f, 0.0f, 0x1p-149f, 0x1p-140f, 0.5f, 3.0e38f}) {
-            if ((kind == Kind::Denormals) != (t < 1e-30f && t > 0)) continue;
+    for_each_kind_and_threshold(
+        [&](Kind kind, float t) {
             for (auto [samples, n, m] : {std::tuple<std::size_t, std::size_t, std::size_t>{1, 7, 5}, {9, 257, 40},
                                          {17, 300, 513}}) {
                 const auto x = make(samples * n, kind, t, ++seed), y = make(samples * m, kind, t, ++seed);
@@ -534,7 +544,7 @@ TEST(SimilaritySortedGpuBlock, EqualsFusedOnDataBuiltToBreakIt) {
                                                   std::to_string(t) + " shape " + std::to_string(samples) + "x" +
                                                   std::to_string(n) + "x" + std::to_string(m));
             }
-        }
+        });
 }
 
 TEST(SimilaritySortedGpuBlock, CountsUpToItsLargestSampleCount) {
@@ -568,10 +578,8 @@ TEST(SimilaritySortedGpuBlock, AllModeStopsOnlyWhenNoPairIsLeft) {
 TEST(SimilaritySortedCuda, EqualsTheCpuOnDataBuiltToBreakIt) {
     HPCML_SKIP_WITHOUT_GPU();
     unsigned seed = 700;
-    for (Kind kind :
-         {Kind::Normal, Kind::Ties, Kind::NearThreshold, Kind::Zeros, Kind::Denormals, Kind::Specials, Kind::Huge})
-        for (float t : {1.0f, 0.0f, 0.5f, 3.0e38f, 0x1p-149f, 0x1p-140f}) {
-            if ((kind == Kind::Denormals) != (t < 1e-30f && t > 0)) continue;  // each kind at the thresholds it tests
+    for_each_kind_and_threshold(
+        [&](Kind kind, float t) {
             for (auto [samples, n, m] : {std::tuple<std::size_t, std::size_t, std::size_t>{1, 7, 5}, {17, 300, 513},
                                          {40, 600, 1030}, {1023, 257, 300}}) {
                 const auto x = make(samples * n, kind, t, ++seed), y_copy = make(samples * m, kind, t, ++seed);
@@ -596,7 +604,7 @@ TEST(SimilaritySortedCuda, EqualsTheCpuOnDataBuiltToBreakIt) {
                                         << "x" << n << "x" << m << (self ? " y = x " : " ") << hpcml::to_string(output);
                 }
             }
-        }
+        });
 }
 
 TEST(SimilaritySortedCuda, CountModeSaysHowManySamplesItTakes) {

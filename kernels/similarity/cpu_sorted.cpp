@@ -114,7 +114,7 @@ template <class Level, class Bits>
 void prepare_group(const Item& it, Bits* tables, std::size_t g0, std::size_t valid, const std::uint16_t* alive,
                    std::size_t count) {
     const SortedStrip& sorted = it.sorted;
-    if (valid < kGroup)
+    if (valid < kGroup && !alive)  // count mode's missing samples: empty masks (mode All reads only `valid`)
         std::fill(it.w.ends + valid * kEndsStride, it.w.ends + kGroup * kEndsStride, RankInterval{0, 0});
     for (std::size_t k = 0; k < valid; ++k) {
         const std::size_t s = g0 + k;

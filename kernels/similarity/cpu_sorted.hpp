@@ -62,7 +62,7 @@ inline constexpr SortedCpuPolicy kSortedCpu{
     // insertions cost as much as the low digit's pass (Zen 4)
     .high_digits_most = 4096,
     // 65536 -> 16384: the real case as a pair list (tiles of 2048 x 2048, 12 samples sorted first: 49152, on one
-    // thread while the other waited) 6.5 -> 4.6 s wall (Zen 4)
+    // thread while the other waited) 6.5 -> 4.7 s wall (Zen 4)
     .parallel_sort_min = 16384,
 };
 // Ranks and ends within a strip are 16-bit.

@@ -22,7 +22,7 @@ struct Workspace {
     unsigned char* tables;      // kGroup x (kTile + 1) rows of bits
     unsigned char* counters;    // kItemRows x planes (count), kItemRows (all) rows of bits
     unsigned char* transposed;  // kTile rows of bits: mode All's masks transposed, for a mirror
-    RankInterval* ends;         // kGroup x kItemRows: the rows' intervals in the tile, a sample's contiguous
+    RankInterval* ends;         // kGroup x kEndsStride: the rows' intervals in the tile, a sample's contiguous
     std::int32_t* counts;       // kTile
     unsigned char* rows;        // mirror_rows x kTile int32s' bytes: rows encoded for the output
     unsigned char* mirrored;    // kTile x mirror_rows int32s: their transpose, for a streamed mirror

@@ -140,8 +140,9 @@ template <class Run, int stores>
 // map[g] = how many of a tile's columns have strip ranks below g, for g <= total (the strip's
 // count): a row's interval in the strip's order becomes its interval in the tile's, [map[lo],
 // map[hi]), by two loads. Runs average total / count entries: up to 8 (strips of up to 8 tiles),
-// one store of 16 entries each (longer runs, rare there, loop); else two native vectors (16 to
-// 32 entries for a strip of 8000 to 16384 features). So map has room for one vector past total.
+// with AVX2 or AVX-512 one store of 16 entries each (longer runs, rare there, loop); else two
+// native vectors (16 to 32 entries for a strip of 8000 to 16384 features). So map has room for
+// two of the widest vectors past total (kRankMapRoom).
 template <class Native>
 [[gnu::always_inline]] inline void build_rank_map(std::uint16_t* map, const std::uint16_t* ranks, std::uint32_t count,
                                                   std::uint32_t total) {

@@ -395,8 +395,9 @@ SortedStrip::SortedStrip(const Problem& p, const Region& region, bool same, bool
     scratch_ = detail::HostBuffer<std::uint64_t>(tracker, threads_ * scratch_size(), "similarity sorted: sort scratch");
     histograms_ = detail::HostBuffer<std::uint32_t>(tracker, threads_ * 3 * kDigits, "similarity sorted: histograms");
     const std::size_t now = lazily ? std::min(samples_, kSortedCpu.sort_block) : samples_;
-    const int threads =
-        (rows_ + cols_) * now >= kSortedCpu.parallel_sort_min ? static_cast<int>(std::min(threads_, now)) : 1;
+    const int threads = (same_ ? cols_ : rows_ + cols_) * now >= kSortedCpu.parallel_sort_min
+                            ? static_cast<int>(std::min(threads_, now))
+                            : 1;
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
     for (std::size_t s = 0; s < now; ++s) sort_sample(s);
     for (std::size_t b = 0; b * kSortedCpu.sort_block < now; ++b) std::call_once(sorted_[b], [] {});
