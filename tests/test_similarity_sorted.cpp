@@ -392,7 +392,8 @@ TEST(SimilaritySorted, EqualsFusedWhereTheOutputIsStreamed) {
 TEST(SimilaritySorted, AutoJudgesTheShapeThatRuns) {
     // The CPU's auto (docs/similarity.md, "Which method auto runs") judges the shape one run of
     // the method gets: a sink's and a pair list's tiles, not the whole call; where y = x, counts
-    // stored narrower than int32 need more samples; from 64 samples, fewer pairs.
+    // stored narrower than int32 need more samples; from 64 samples, fewer pairs (fewer still
+    // where y is not x).
     const auto chosen = [](std::size_t samples, std::size_t n, SimilarityOutput output,
                            std::optional<std::size_t> sink_tile) {
         const auto x = make(samples * n, Kind::Normal, 1.0f, 5);
@@ -423,6 +424,15 @@ TEST(SimilaritySorted, AutoJudgesTheShapeThatRuns) {
     EXPECT_EQ(chosen(32, 768, SimilarityOutput::Int32, std::nullopt), Method::Fused);
     EXPECT_EQ(chosen(64, 768, SimilarityOutput::Int32, std::nullopt), Method::Sorted);
     EXPECT_EQ(chosen(64, 500, SimilarityOutput::Int32, std::nullopt), Method::Fused);
+    EXPECT_EQ(chosen(64, 512, SimilarityOutput::Int32, std::nullopt), Method::Fused);  // y = x
+    {
+        const auto x = make(64 * 512, Kind::Normal, 1.0f, 8), y = x;  // y a copy: 512 x 512 runs sorted
+        SimilarityOptions o;
+        o.backend = Backend::Cpu;
+        std::vector<std::int32_t> out(512 * 512);
+        EXPECT_EQ(hpcml::similarity({x.data(), 64, 512}, {y.data(), 64, 512}, out.data(), o).method, Method::Sorted);
+        EXPECT_EQ(hpcml::similarity({x.data(), 32, 512}, {y.data(), 32, 512}, out.data(), o).method, Method::Fused);
+    }
     // A pair list's tiles are 2048 x 2048 unless told: 2100 features run sorted; in mode All
     // tiles of 640 too (400 thousand pairs suffice there, whatever the samples), tiles of 600 fused.
     const auto x = make(16 * 2100, Kind::Normal, 1.0f, 6);

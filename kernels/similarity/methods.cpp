@@ -58,7 +58,7 @@ struct SortedOnCpuRule {
     std::size_t least_side, least_samples, least_samples_narrow;
     std::uint64_t least_pairs;
     std::size_t many_samples;
-    std::uint64_t least_pairs_many;
+    std::uint64_t least_pairs_many, least_pairs_many_plain;
     std::uint64_t least_pairs_all;
 };
 constexpr SortedOnCpuRule kSortedOnCpu{
@@ -68,6 +68,8 @@ constexpr SortedOnCpuRule kSortedOnCpu{
     .least_pairs = 1'000'000,    // n = m = 1000: 1.13-1.86x at 16, 64, 256 samples (0.90-1.02x at 32)
     .many_samples = 64,          // from here on
     .least_pairs_many = 500'000,  // n = m = 768: 0.99-1.43x at 64 and 256 samples, 0.77-0.91x at 16 and 32
+    // where y is not x: n = m = 512 and 600 at 64-256 samples 1.15-1.58x (with y = x 0.86-1.07x)
+    .least_pairs_many_plain = 250'000,
     // mode All, whatever the samples: n = m = 640 at 128 samples 1.10-1.29x, 768 at 16 1.01-1.44x; 512 at 256
     // samples 0.59x with y a copy of x (its diagonal pairs never fail), 0.86x with y = x
     .least_pairs_all = 400'000,
@@ -77,9 +79,10 @@ bool sorted_pays_on_cpu(const Problem& p) {
     const bool narrow = p.output != SimilarityOutput::Int32 && symmetry_pays(p);
     const bool enough_samples = p.mode == SimilarityMode::All ||
                                 p.samples >= (narrow ? kSortedOnCpu.least_samples_narrow : kSortedOnCpu.least_samples);
-    const std::uint64_t least_pairs = p.mode == SimilarityMode::All            ? kSortedOnCpu.least_pairs_all
-                                      : p.samples >= kSortedOnCpu.many_samples ? kSortedOnCpu.least_pairs_many
-                                                                               : kSortedOnCpu.least_pairs;
+    const std::uint64_t least_pairs = p.mode == SimilarityMode::All           ? kSortedOnCpu.least_pairs_all
+                                      : p.samples < kSortedOnCpu.many_samples ? kSortedOnCpu.least_pairs
+                                      : symmetry_pays(p)                      ? kSortedOnCpu.least_pairs_many
+                                                                              : kSortedOnCpu.least_pairs_many_plain;
     return enough_samples && std::min(p.n, p.m) >= kSortedOnCpu.least_side && std::uint64_t{p.n} * p.m >= least_pairs;
 }
 
