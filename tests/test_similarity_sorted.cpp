@@ -391,9 +391,8 @@ TEST(SimilaritySorted, EqualsFusedWhereTheOutputIsStreamed) {
 
 TEST(SimilaritySorted, AutoJudgesTheShapeThatRuns) {
     // The CPU's auto (docs/similarity.md, "Which method auto runs") judges the shape one run of
-    // the method gets: a sink's and a pair list's tiles, not the whole call; where y = x, counts
-    // stored narrower than int32 need more samples; from 64 samples, fewer pairs (fewer still
-    // where y is not x).
+    // the method gets: a sink's and a pair list's tiles, not the whole call; from 64 samples,
+    // fewer pairs (fewer still where y is not x).
     const auto chosen = [](std::size_t samples, std::size_t n, SimilarityOutput output,
                            std::optional<std::size_t> sink_tile) {
         const auto x = make(samples * n, Kind::Normal, 1.0f, 5);
@@ -411,7 +410,8 @@ TEST(SimilaritySorted, AutoJudgesTheShapeThatRuns) {
     EXPECT_EQ(chosen(16, 2100, SimilarityOutput::Int32, std::nullopt), Method::Sorted);
     EXPECT_EQ(chosen(16, 2100, SimilarityOutput::Int32, 256), Method::Fused);  // a sink's 256 x 256 tiles
     EXPECT_EQ(chosen(16, 2100, SimilarityOutput::Int32, 2048), Method::Sorted);
-    EXPECT_EQ(chosen(16, 2100, SimilarityOutput::UInt8, std::nullopt), Method::Fused);  // y = x: narrow mirrors
+    EXPECT_EQ(chosen(16, 2100, SimilarityOutput::UInt8, std::nullopt), Method::Sorted);  // y = x: narrow mirrors too
+    EXPECT_EQ(chosen(15, 2100, SimilarityOutput::UInt8, std::nullopt), Method::Fused);
     {
         const auto x = make(16 * 2100, Kind::Normal, 1.0f, 7), y = x;
         SimilarityOptions o;

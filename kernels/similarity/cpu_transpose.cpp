@@ -1,7 +1,7 @@
 // The CPU's mirrors where y is x: S(j, i) = S(i, j) written from finished tiles (the public
-// similarity_transpose), element by element or 4 x 4 by SSE for 32-bit elements, 8 x 8 bit
-// blocks for Bitmask. (The fused method writes the mirrors of its own tiles as it stores them:
-// cpu.cpp.)
+// similarity_transpose), by SSE tiles (4 x 4 32-bit elements, 8 x 8 16-bit or 8-bit ones) and
+// element by element at the edges, 8 x 8 bit blocks for Bitmask. (The fused method writes the mirrors of its own tiles
+// as it stores them: cpu.cpp.)
 #include <cstring>
 
 #ifdef _OPENMP
@@ -41,30 +41,84 @@ void put(const RegionOutput& o, std::size_t a, std::size_t b, T v) {
     std::memcpy(static_cast<unsigned char*>(o.data) + a * o.row_stride_bytes + b * sizeof(T), &v, sizeof(T));
 }
 
+#if defined(__SSE2__)
+// The kTile x kTile elements at s (rows s_stride bytes apart) transposed to d: 4 x 4 32-bit
+// elements by SSE shuffles, 8 x 8 16-bit ones or 8 x 8 bytes by three rounds of unpacks (a move
+// of bits, whatever they hold).
+template <class T>
+struct SimdTile;
+template <>
+struct SimdTile<std::int32_t> {
+    static constexpr std::size_t kTile = 4;
+    static void transpose(const unsigned char* s, std::size_t s_stride, unsigned char* d, std::size_t d_stride) {
+        __m128 r[4];
+        for (int k = 0; k < 4; ++k) r[k] = _mm_loadu_ps(reinterpret_cast<const float*>(s + k * s_stride));
+        _MM_TRANSPOSE4_PS(r[0], r[1], r[2], r[3]);
+        for (int k = 0; k < 4; ++k) _mm_storeu_ps(reinterpret_cast<float*>(d + k * d_stride), r[k]);
+    }
+};
+template <>
+struct SimdTile<std::uint16_t> {
+    static constexpr std::size_t kTile = 8;
+    static void transpose(const unsigned char* s, std::size_t s_stride, unsigned char* d, std::size_t d_stride) {
+        __m128i r[8], t[8];
+        for (int k = 0; k < 8; ++k) r[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + k * s_stride));
+        for (int k = 0; k < 4; ++k) {  // rows 2k, 2k + 1 interleaved: t[k] columns 0-3, t[k + 4] 4-7
+            t[k] = _mm_unpacklo_epi16(r[2 * k], r[2 * k + 1]);
+            t[k + 4] = _mm_unpackhi_epi16(r[2 * k], r[2 * k + 1]);
+        }
+        for (int h = 0; h < 2; ++h)  // r[4 h + ...]: columns 4 h.., rows 0-3 and 4-7 in pairs of columns
+            for (int k = 0; k < 2; ++k) {
+                r[4 * h + 2 * k] = _mm_unpacklo_epi32(t[4 * h + 2 * k], t[4 * h + 2 * k + 1]);
+                r[4 * h + 2 * k + 1] = _mm_unpackhi_epi32(t[4 * h + 2 * k], t[4 * h + 2 * k + 1]);
+            }
+        for (int c = 0; c < 8; c += 2) {  // column c from rows 0-3 (r[c / 4 * 4 + c % 4 / 2]) and 4-7
+            const int low = c / 4 * 4 + c % 4 / 2, high = low + 2;
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + c * d_stride), _mm_unpacklo_epi64(r[low], r[high]));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (c + 1) * d_stride), _mm_unpackhi_epi64(r[low], r[high]));
+        }
+    }
+};
+template <>
+struct SimdTile<std::uint8_t> {
+    static constexpr std::size_t kTile = 8;
+    static void transpose(const unsigned char* s, std::size_t s_stride, unsigned char* d, std::size_t d_stride) {
+        __m128i r[8], t[4], u[4];
+        for (int k = 0; k < 8; ++k) r[k] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(s + k * s_stride));
+        for (int k = 0; k < 4; ++k) t[k] = _mm_unpacklo_epi8(r[2 * k], r[2 * k + 1]);  // rows 2k, 2k + 1
+        for (int k = 0; k < 2; ++k) {  // rows 4k..4k + 3: u[2k] columns 0-3, u[2k + 1] columns 4-7
+            u[2 * k] = _mm_unpacklo_epi16(t[2 * k], t[2 * k + 1]);
+            u[2 * k + 1] = _mm_unpackhi_epi16(t[2 * k], t[2 * k + 1]);
+        }
+        for (int h = 0; h < 2; ++h)
+            for (int k = 0; k < 2; ++k) {  // columns 4h + 2k and 4h + 2k + 1, all 8 rows
+                const __m128i pair = k ? _mm_unpackhi_epi32(u[h], u[h + 2]) : _mm_unpacklo_epi32(u[h], u[h + 2]);
+                const int c = 4 * h + 2 * k;
+                _mm_storel_epi64(reinterpret_cast<__m128i*>(d + c * d_stride), pair);
+                _mm_storel_epi64(reinterpret_cast<__m128i*>(d + (c + 1) * d_stride), _mm_srli_si128(pair, 8));
+            }
+    }
+};
+#endif
+
 // dst(a0 + a, b0 + b) = src(b0 + b, a0 + a) for a < cols, b < rows: one block of a transpose,
-// 4 x 4 at a time by SSE shuffles for 32-bit elements (a move of bits, whatever they hold),
-// element by element elsewhere.
+// SimdTile's tiles where the element type has them, element by element at the edges.
 template <class T>
 void transpose_block(const RegionOutput& src, std::size_t b0, std::size_t a0, std::size_t rows, std::size_t cols,
                      const RegionOutput& dst) {
-    std::size_t whole_rows = 0, whole_cols = 0;  // the part done 4 x 4
+    std::size_t whole_rows = 0, whole_cols = 0;  // the part done by tiles
 #if defined(__SSE2__)
-    if constexpr (sizeof(T) == 4) {
-        whole_rows = rows / 4 * 4;
-        whole_cols = cols / 4 * 4;
+    if constexpr (requires { SimdTile<T>::kTile; }) {
+        constexpr std::size_t kTile = SimdTile<T>::kTile;
+        whole_rows = rows / kTile * kTile;
+        whole_cols = cols / kTile * kTile;
         const auto* s = static_cast<const unsigned char*>(src.data);
         auto* d = static_cast<unsigned char*>(dst.data);
-        for (std::size_t b = 0; b < whole_rows; b += 4)
-            for (std::size_t a = 0; a < whole_cols; a += 4) {
-                __m128 r[4];
-                for (int k = 0; k < 4; ++k)
-                    r[k] = _mm_loadu_ps(
-                        reinterpret_cast<const float*>(s + (b0 + b + k) * src.row_stride_bytes + (a0 + a) * 4));
-                _MM_TRANSPOSE4_PS(r[0], r[1], r[2], r[3]);
-                for (int k = 0; k < 4; ++k)
-                    _mm_storeu_ps(reinterpret_cast<float*>(d + (a0 + a + k) * dst.row_stride_bytes + (b0 + b) * 4),
-                                  r[k]);
-            }
+        for (std::size_t b = 0; b < whole_rows; b += kTile)
+            for (std::size_t a = 0; a < whole_cols; a += kTile)
+                SimdTile<T>::transpose(s + (b0 + b) * src.row_stride_bytes + (a0 + a) * sizeof(T), src.row_stride_bytes,
+                                       d + (a0 + a) * dst.row_stride_bytes + (b0 + b) * sizeof(T),
+                                       dst.row_stride_bytes);
     }
 #endif
     for (std::size_t a = 0; a < cols; ++a)

@@ -49,24 +49,24 @@ void check_sorted_on_cuda(const Problem& p, const TilePlan& plan) {
 // The measured crossover (docs/similarity.md, "Which method auto runs"; the grid in
 // bench/results/2026-11-28-cpu-sorted-second-step.md): the sorted method pays a tile's tables and
 // rank maps per 512 columns and a sort per sample, so it needs both sides wide and, in count
-// mode, a group's worth of samples (two where y is x and the counts are stored narrower than
-// int32, whose mirrors it transposes element by element); mode All's early exit (and its
+// mode, a group's worth of samples; mode All's early exit (and its
 // survivors checked directly) favour it at any sample count from 400 thousand pairs (the grid in
 // bench/results/2026-11-29-cpu-sorted-third-step.md). The problem judged is what one run of the
 // method gets (cpu_auto_problem: a sink's or a pair list's tile).
 struct SortedOnCpuRule {
-    std::size_t least_side, least_samples, least_samples_narrow;
+    std::size_t least_side, least_samples;
     std::uint64_t least_pairs;
     std::size_t many_samples;
     std::uint64_t least_pairs_many, least_pairs_many_plain;
     std::uint64_t least_pairs_all;
 };
 constexpr SortedOnCpuRule kSortedOnCpu{
-    .least_side = 512,           // n = m = 512: sorted 0.58-0.81x fused at 16-256 samples (y = x; 1.24x y a copy at 64)
-    .least_samples = 16,         // count, int32: n = m = 1000 at 16 samples 1.13-1.19x
-    .least_samples_narrow = 32,  // count, y = x, uint16/uint8 at 2000: 16-20 samples 0.69-0.92x, 32 samples 1.17x
-    .least_pairs = 1'000'000,    // n = m = 1000: 1.13-1.86x at 16, 64, 256 samples (0.90-1.02x at 32)
-    .many_samples = 64,          // from here on
+    .least_side = 512,  // n = m = 512: sorted 0.58-0.81x fused at 16-256 samples (y = x; 1.24x y a copy at 64)
+    // count: n = m = 1000 at 16 samples 1.13-1.19x; y = x, uint16 and uint8 at 2000: 16 samples 1.60-1.71x since
+    // their mirrors are transposed 8 x 8 by SSE2 (0.69-0.92x element by element, when they asked 32 samples)
+    .least_samples = 16,
+    .least_pairs = 1'000'000,     // n = m = 1000: 1.13-1.86x at 16, 64, 256 samples (0.90-1.02x at 32)
+    .many_samples = 64,           // from here on
     .least_pairs_many = 500'000,  // n = m = 768: 0.99-1.43x at 64 and 256 samples, 0.77-0.91x at 16 and 32
     // where y is not x: n = m = 512 and 600 at 64-256 samples 1.15-1.58x (with y = x 0.86-1.07x)
     .least_pairs_many_plain = 250'000,
@@ -76,9 +76,7 @@ constexpr SortedOnCpuRule kSortedOnCpu{
 };
 
 bool sorted_pays_on_cpu(const Problem& p) {
-    const bool narrow = p.output != SimilarityOutput::Int32 && symmetry_pays(p);
-    const bool enough_samples = p.mode == SimilarityMode::All ||
-                                p.samples >= (narrow ? kSortedOnCpu.least_samples_narrow : kSortedOnCpu.least_samples);
+    const bool enough_samples = p.mode == SimilarityMode::All || p.samples >= kSortedOnCpu.least_samples;
     const std::uint64_t least_pairs = p.mode == SimilarityMode::All           ? kSortedOnCpu.least_pairs_all
                                       : p.samples < kSortedOnCpu.many_samples ? kSortedOnCpu.least_pairs
                                       : symmetry_pays(p)                      ? kSortedOnCpu.least_pairs_many
