@@ -62,7 +62,8 @@ TEST(SimilarityCuda, DevicePointersEveryOutputAndMethodOnAUserStream) {
 // two and three block rows that are not multiples of 8, 32 or 128; tiles that are not
 // multiples of 128; every output, on data where a third of the pairs pass in mode All and on
 // data with NaN and inf; every byte written (the output starts as 0xAB). The fused and the sorted
-// kernels (whose 256 x 256 blocks start at bands of 128 rows where the tile is 1).
+// kernels (the sorted one's blocks below the diagonal skipped where a band has more than one
+// block row: the tile unset).
 TEST(SimilarityCuda, SymmetricDevicePathEqualsTheReference) {
     HPCML_SKIP_WITHOUT_GPU();
     for (const std::size_t n : {std::size_t{131}, std::size_t{257}, std::size_t{301}})
@@ -466,8 +467,8 @@ TEST(SimilarityCuda, HostOutputPageableOrPageLockedEqualsTheReference) {
 
 // similarity_device into host memory: pageable (staged, copied out by threads) and page-locked
 // (copied into from the device), after inputs written late on the caller's stream (a call that
-// did not follow it would count NaN); y = x and a separate y, counts and bitmask, fused and naive
-// (regions narrower than the output). Under CUDA
+// did not follow it would count NaN); y = x and a separate y, counts and bitmask, fused, sorted
+// and naive (regions narrower than the output). Under CUDA
 // graph capture a host output is refused naming out, and the stream still captures.
 TEST(SimilarityCuda, DeviceInputsIntoAHostOutput) {
     HPCML_SKIP_WITHOUT_GPU();

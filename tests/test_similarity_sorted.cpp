@@ -412,15 +412,6 @@ TEST(SimilaritySorted, AutoJudgesTheShapeThatRuns) {
     EXPECT_EQ(chosen(16, 2100, SimilarityOutput::Int32, 2048), Method::Sorted);
     EXPECT_EQ(chosen(16, 2100, SimilarityOutput::UInt8, std::nullopt), Method::Sorted);  // y = x: narrow mirrors too
     EXPECT_EQ(chosen(15, 2100, SimilarityOutput::UInt8, std::nullopt), Method::Fused);
-    {
-        const auto x = make(16 * 2100, Kind::Normal, 1.0f, 7), y = x;
-        SimilarityOptions o;
-        o.backend = Backend::Cpu;
-        o.output = SimilarityOutput::UInt8;
-        std::vector<unsigned char> out(2100 * 2100);
-        EXPECT_EQ(hpcml::similarity({x.data(), 16, 2100}, {y.data(), 16, 2100}, out.data(), o).method, Method::Sorted);
-    }
-    EXPECT_EQ(chosen(32, 2100, SimilarityOutput::UInt8, std::nullopt), Method::Sorted);
     EXPECT_EQ(chosen(32, 768, SimilarityOutput::Int32, std::nullopt), Method::Fused);
     EXPECT_EQ(chosen(64, 768, SimilarityOutput::Int32, std::nullopt), Method::Sorted);
     EXPECT_EQ(chosen(64, 500, SimilarityOutput::Int32, std::nullopt), Method::Fused);

@@ -63,7 +63,8 @@ struct SortedOnCpuRule {
 constexpr SortedOnCpuRule kSortedOnCpu{
     .least_side = 512,  // n = m = 512: sorted 0.58-0.81x fused at 16-256 samples (y = x; 1.24x y a copy at 64)
     // count: n = m = 1000 at 16 samples 1.13-1.19x; y = x, uint16 and uint8 at 2000: 16 samples 1.60-1.71x since
-    // their mirrors are transposed 8 x 8 by SSE2 (0.69-0.92x element by element, when they asked 32 samples)
+    // their mirrors are transposed 8 x 8 by SSE2 (0.69-0.92x element by element, when they asked 32 samples), at
+    // 1000 0.87-0.93x; without SSE2 (Arm) their mirrors still go element by element: not measured there
     .least_samples = 16,
     .least_pairs = 1'000'000,     // n = m = 1000: 1.13-1.86x at 16, 64, 256 samples (0.90-1.02x at 32)
     .many_samples = 64,           // from here on

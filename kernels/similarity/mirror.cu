@@ -1,5 +1,6 @@
-// The mirror of the symmetric device path: where y is x, S = S^T, and the fused kernel writes
-// only the 128 x 128 blocks on and above the diagonal (rows in bands of whole blocks); these
+// The mirror of the symmetric device path: where y is x, S = S^T, and the fused kernel (or the
+// sorted one, whose 256 x 256 blocks cover them) writes only the 128 x 128 blocks on and above
+// the diagonal (rows in bands of whole blocks); these
 // kernels fill every element below it, out(a, b) = out(b, a) with a / 128 > b / 128.
 //
 // Elements (Int32, UInt16, UInt8, Bool): 32 x 32 tiles through shared memory, so that both the
@@ -40,7 +41,7 @@ __global__ void mirror_lower_kernel(unsigned char* out, std::size_t stride, std:
     const std::size_t b0 = std::size_t{blockIdx.x} * kTile;
     for (std::size_t ty = tile_begin + blockIdx.y; ty < tile_end; ty += gridDim.y) {
         const std::size_t a0 = ty * kTile;
-        if (a0 / kBlock <= b0 / kBlock) continue;  // computed by the fused kernel (uniform per block)
+        if (a0 / kBlock <= b0 / kBlock) continue;  // computed by the upper launch (uniform per block)
         for (int k = static_cast<int>(threadIdx.y); k < kTile; k += kRowsPerPass) {
             const std::size_t b = b0 + k, a = a0 + threadIdx.x;
             if (b < n && a < n) tile[k][threadIdx.x] = reinterpret_cast<const T*>(out + b * stride)[a];
@@ -67,7 +68,7 @@ __global__ void mirror_lower_bits_kernel(unsigned char* out, std::size_t stride,
     for (std::size_t ta = tile_begin + std::size_t{blockIdx.y} * blockDim.y + threadIdx.y; ta < tile_end;
          ta += std::size_t{gridDim.y} * blockDim.y) {
         const std::size_t a0 = ta * kTile;
-        if (a0 / kBlock <= b0 / kBlock) continue;  // computed by the fused kernel (uniform per warp)
+        if (a0 / kBlock <= b0 / kBlock) continue;  // computed by the upper launch (uniform per warp)
         unsigned bits = 0;
         if (b0 + lane < n)
             for (unsigned q = 0; q < 4 && a0 / 8 + q < row_bytes; ++q)
@@ -96,7 +97,7 @@ void launch_mirror_lower(const Problem& p, void* out, std::size_t out_row_bytes,
     if (row_end <= std::max(row_begin, kBlock)) return;  // nothing below the diagonal blocks
     auto* bytes = static_cast<unsigned char*>(out);
     // Destination row tiles [tile_begin, tile_end); their sources are the column tiles left of
-    // the band's last row, computed by the fused kernel for the bands above and this one.
+    // the band's last row, computed by the upper launch for the bands above and this one.
     const std::size_t tile_begin = row_begin / kTile, tile_end = (row_end + kTile - 1) / kTile,
                       rows = tile_end - tile_begin;
     const dim3 block(kTile, kRowsPerPass);
