@@ -172,12 +172,39 @@ double squares(const std::uint32_t* counts) {
     return static_cast<double>(sum);
 }
 
+// Whether few of n keys share both high digits, by the high digits' histograms as if the digits
+// were independent: sum c1^2 sum c2^2 / 2 n^2 pairs, at most n / 8.
+bool few_share_high_digits(const std::uint32_t* high1, const std::uint32_t* high2, std::size_t n) {
+    return squares(high1) * squares(high2) <= double(n) * n * n / 4;
+}
+
+// Items sorted but for runs that share a key's high digits put right by insertion, 8 checked at
+// a time by `descends`; false once past a budget of n moves (the items then still a permutation).
+template <class Level>
+bool insert_out_of_order(std::uint64_t* items, std::size_t n) {
+    std::size_t moves = 0;
+    for (std::size_t k0 = 1; k0 < n; k0 += 8) {
+        const std::size_t end = std::min(n, k0 + 8);
+        if (!descends<Level>(items, k0, end)) continue;
+        for (std::size_t k = k0; k < end; ++k) {
+            const std::uint64_t item = items[k];
+            std::size_t j = k;
+            for (; j > 0 && items[j - 1] > item; --j) items[j] = items[j - 1];
+            items[j] = item;
+            moves += k - j;
+        }
+        if (moves > n) return false;
+    }
+    return true;
+}
+
 // Sorts items[0 .. n) by key, least significant digit first (each digit's histogram counted in
 // one read of the items, then a pass per digit, none where one digit holds every item); returns
-// where the sorted items are (items or scratch). Where few keys share both high digits (floats
-// within a relative 2^-12 or so: few where values are spread), the high digits alone, then the
-// items out of order put right by insertion, 8 checked at a time; the low digit's pass too where
-// the histograms predict many (values close together) or the insertions pass a budget.
+// where the sorted items are (items or scratch). Up to high_digits_most items, where few keys
+// share both high digits (floats within a relative 2^-12 or so: few where values are spread),
+// the high digits alone and then insertion; the low digit's pass too where the histograms predict
+// many (values close together) or the insertions pass their budget. Past high_digits_most,
+// spread values share them often enough that the insertions cost as much as the low digit's pass.
 template <class Level>
 std::uint64_t* radix_sort(std::uint64_t* items, std::uint64_t* scratch, std::size_t n, std::uint32_t* histograms) {
     const auto count = [&](auto... d) {
@@ -194,30 +221,16 @@ std::uint64_t* radix_sort(std::uint64_t* items, std::uint64_t* scratch, std::siz
     using D0 = std::integral_constant<int, 0>;
     using D1 = std::integral_constant<int, 1>;
     using D2 = std::integral_constant<int, 2>;
-    // Keys sharing both high digits, as if the digits were independent: sum c1^2 sum c2^2 / 2 n^2
-    // pairs, at most n / 8. Past high_digits_most items, spread values share them often enough
-    // that the insertions cost as much as the low digit's pass.
-    const double nn = double(n) * n;
-    if (n > kSortedCpu.high_digits_most) {
-        count(D0{}, D1{}, D2{});
-    } else if (count(D1{}, D2{}); squares(histograms + kDigits) * squares(histograms + 2 * kDigits) > nn * n / 4) {
+    if (n <= kSortedCpu.high_digits_most) {
+        count(D1{}, D2{});
+        if (few_share_high_digits(histograms + kDigits, histograms + 2 * kDigits, n)) {
+            pass(D1{});
+            pass(D2{});
+            if (insert_out_of_order<Level>(items, n)) return items;
+            count(D1{}, D2{});  // the passes' scans turned them into offsets
+        }
         count(D0{});
     } else {
-        pass(D1{});
-        pass(D2{});
-        std::size_t moves = 0;
-        for (std::size_t k0 = 1; k0 < n && moves <= n; k0 += 8) {
-            const std::size_t end = std::min(n, k0 + 8);
-            if (!descends<Level>(items, k0, end)) continue;
-            for (std::size_t k = k0; k < end; ++k) {
-                const std::uint64_t item = items[k];
-                std::size_t j = k;
-                for (; j > 0 && items[j - 1] > item; --j) items[j] = items[j - 1];
-                items[j] = item;
-                moves += k - j;
-            }
-        }
-        if (moves <= n) return items;
         count(D0{}, D1{}, D2{});
     }
     pass(D0{});
