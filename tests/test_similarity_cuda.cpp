@@ -149,12 +149,15 @@ std::size_t expect_left_on_device_as_on_host(MatrixView x, MatrixView y, const S
 // arrive out of row-major order and are sorted) against the CPU's, which the test above checks
 // against the reference: y = x and not, mode All where a third of the pairs pass, mode Count
 // at several min_count (one above every count: nothing, allocate(0)), tiles that do not divide
-// n; from host arrays, device arrays, and left on the device (similarity_pairs_on_device).
+// n; from host arrays, device arrays, and left on the device (similarity_pairs_on_device); auto
+// (the fused kernel) and the sorted one (its operands sorted once per call, in runs that tiles of
+// 100 and 300 do not share).
 TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
     HPCML_SKIP_WITHOUT_GPU();
     const std::size_t samples = 24, n = 700, m = 515;
     const auto x = clustered_data(samples, n);
     const auto y = clustered_data(samples, m);
+    for (const Method method : {Method::Auto, Method::Sorted})
     for (const bool self : {true, false})
         for (const std::optional<std::size_t> tile :
              {std::optional<std::size_t>{}, std::optional<std::size_t>{100}, std::optional<std::size_t>{300}})
@@ -166,13 +169,15 @@ TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
                 o.threshold = 2.0f;
                 o.tile = tile;
                 o.backend = Backend::Cpu;
+                o.method = method;
                 const MatrixView xv{x.data(), samples, n};
                 const MatrixView yv = self ? MatrixView{} : MatrixView{y.data(), samples, m};
                 const hpcml::SimilarityPairs cpu = hpcml::similarity_pairs(xv, yv, o, min_count);
                 o.backend = Backend::Cuda;
                 const hpcml::SimilarityPairs gpu = hpcml::similarity_pairs(xv, yv, o, min_count);
                 const std::string what =
-                    std::string(self ? "y = x" : "y") + " tile " + (tile ? std::to_string(*tile) : "unset") + " mode " +
+                    std::string(hpcml::to_string(method)) + (self ? " y = x" : " y") + " tile " +
+                    (tile ? std::to_string(*tile) : "unset") + " mode " +
                     std::string(hpcml::to_string(mode)) + " min_count " + std::to_string(min_count);
                 EXPECT_EQ(gpu.stats.backend, Backend::Cuda);
                 if (min_count <= samples) EXPECT_GT(cpu.i.size(), n) << what;
@@ -198,11 +203,11 @@ TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
                 EXPECT_EQ(gpu.count, cpu.count) << what;
             }
     // 60000 columns of 100-column tiles: a row band takes several launches, so regions start
-    // past column 0 and their pairs arrive out of row-major order; the naive method too.
+    // past column 0 and their pairs arrive out of row-major order; the sorted and naive methods too.
     const std::size_t wide = 60000, rows = 150;
     const auto a = clustered_data(16, rows);
     const auto b = clustered_data(16, wide);
-    for (const Method method : {Method::Fused, Method::Naive})
+    for (const Method method : {Method::Fused, Method::Sorted, Method::Naive})
         for (const SimilarityMode mode : {SimilarityMode::All, SimilarityMode::Count}) {
             SimilarityOptions o;
             o.mode = mode;

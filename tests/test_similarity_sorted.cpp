@@ -19,7 +19,9 @@
 #include "common/architectures.hpp"
 #include "similarity/cpu_sorted.hpp"
 #include "similarity/methods.hpp"
+#include "similarity/host_staging.hpp"
 #include "similarity/sorted_block.hpp"
+#include "similarity/sorted_runs.hpp"
 #include "similarity/sorted_math.hpp"
 #include "support/similarity.hpp"
 
@@ -455,6 +457,9 @@ TEST(SimilaritySorted, AutoPicksAMethodAndSaysWhich) {
 namespace {
 
 namespace gpu = hpcml::detail::similarity::sorted_gpu;
+using hpcml::detail::similarity::SortRun;
+using hpcml::detail::similarity::SortRuns;
+using hpcml::detail::similarity::plan_sort_runs;
 
 struct HostSegments {
     std::vector<float> values;
@@ -464,29 +469,35 @@ struct HostSegments {
     gpu::Segments view() const { return {values.data(), index.data(), finite.data(), count}; }
 };
 
-// Each sample's segments of 256 sorted: finite values by order key, ties in reverse position order
-// (any order of equal keys must do), then the rest as +inf.
-HostSegments sort_segments(const float* data, std::size_t samples, std::size_t extent) {
+// Each sample's runs sorted in segments of 256 (the layout of sorted.cu's sort pass): finite values
+// by order key, ties in reverse position order (any order of equal keys must do), then the rest,
+// and positions past a run's end, as +inf. `data` has rows of `ld` features.
+HostSegments sort_runs(const float* data, std::size_t ld, std::size_t samples, const SortRuns& runs) {
     HostSegments h;
-    h.count = (extent + gpu::kSegment - 1) / gpu::kSegment;
+    h.count = runs.segments;
     for (std::size_t s = 0; s < samples; ++s)
-        for (std::size_t seg = 0; seg < h.count; ++seg) {
-            std::vector<std::pair<std::uint32_t, int>> keys;
-            for (int p = gpu::kSegment - 1; p >= 0; --p) {
-                const std::size_t i = seg * gpu::kSegment + p;
-                const float v = i < extent ? data[s * extent + i] : NAN;
-                keys.push_back({std::isfinite(v) ? sorted::order_key(v) : 0xffffffffu, p});
+        for (const SortRun& run : runs.runs)
+            for (std::size_t seg = 0; seg * gpu::kSegment < run.extent; ++seg) {
+                std::vector<std::pair<std::uint32_t, int>> keys;
+                for (int p = gpu::kSegment - 1; p >= 0; --p) {
+                    const std::size_t i = seg * gpu::kSegment + p;
+                    const float v = i < run.extent ? data[s * ld + run.start + i] : NAN;
+                    keys.push_back({std::isfinite(v) ? sorted::order_key(v) : 0xffffffffu, p});
+                }
+                std::stable_sort(keys.begin(), keys.end(), [](auto a, auto b) { return a.first < b.first; });
+                std::size_t finite = 0;
+                for (auto [key, p] : keys) {
+                    finite += key != 0xffffffffu;
+                    h.values.push_back(key == 0xffffffffu ? INFINITY : sorted::from_order_key(key));
+                    h.index.push_back(static_cast<std::uint8_t>(p));
+                }
+                h.finite.push_back(static_cast<std::uint16_t>(finite));
             }
-            std::stable_sort(keys.begin(), keys.end(), [](auto a, auto b) { return a.first < b.first; });
-            std::size_t finite = 0;
-            for (auto [key, p] : keys) {
-                finite += key != 0xffffffffu;
-                h.values.push_back(key == 0xffffffffu ? INFINITY : sorted::from_order_key(key));
-                h.index.push_back(static_cast<std::uint8_t>(p));
-            }
-            h.finite.push_back(static_cast<std::uint16_t>(finite));
-        }
     return h;
+}
+
+HostSegments sort_segments(const float* data, std::size_t samples, std::size_t extent) {
+    return sort_runs(data, extent, samples, plan_sort_runs({{0, extent}}, gpu::kSegment));
 }
 
 // S from the GPU's block on the CPU, in the encoding of `output`.
@@ -571,6 +582,147 @@ TEST(SimilaritySortedGpuBlock, AllModeStopsOnlyWhenNoPairIsLeft) {
         for (std::size_t s = 0; s < samples; ++s) y[s * m + j] = x[s * n + i] + (s == fail_at[k] ? 3.0f : 0.5f);
     }
     expect_gpu_block_equals_fused(x, y, samples, n, m, 1.0f, "planted");
+}
+
+// A call's sorted runs (sorted_runs.hpp): every launch of the host and device paths' plans finds
+// its x band and y columns, segment for segment, in runs sorted once, and ranges that can share
+// a run do (plans of 256-multiple tiles, the mirrored paths' bands of whole 256-row blocks).
+namespace {
+
+namespace sim = hpcml::detail::similarity;
+
+// Each layout segment's first feature, from the runs; then every range finds its features there.
+void expect_runs_serve(const SortRuns& runs, const std::vector<std::pair<std::size_t, std::size_t>>& ranges,
+                       const std::string& what) {
+    std::vector<long long> feature(runs.segments, -1);
+    for (const SortRun& r : runs.runs)
+        for (std::size_t k = 0; k * gpu::kSegment < r.extent; ++k) {
+            ASSERT_EQ(feature[r.first_segment + k], -1) << what << ": two runs in one segment";
+            feature[r.first_segment + k] = static_cast<long long>(r.start + k * gpu::kSegment);
+        }
+    for (auto [start, extent] : ranges) {
+        if (extent == 0) continue;
+        const long long first = runs.first_segment(start, extent, gpu::kSegment);
+        ASSERT_GE(first, 0) << what << ": no run for [" << start << ", +" << extent << ")";
+        for (std::size_t k = 0; k * gpu::kSegment < extent; ++k)
+            ASSERT_EQ(feature[static_cast<std::size_t>(first) + k], static_cast<long long>(start + k * gpu::kSegment))
+                << what << ": range [" << start << ", +" << extent << ") segment " << k;
+        const auto run = std::find_if(runs.runs.begin(), runs.runs.end(), [&](const SortRun& r) {
+            return r.first_segment <= static_cast<std::size_t>(first) &&
+                   static_cast<std::size_t>(first) < r.first_segment + (r.extent + gpu::kSegment - 1) / gpu::kSegment;
+        });
+        ASSERT_LE(start + extent, run->start + run->extent) << what << ": the run ends inside the range";
+    }
+}
+
+// The launches of a call (the host and device paths' regions, or the mirrored bands' upper launches).
+std::vector<sim::Region> plan_launches(std::size_t n, std::size_t m, std::size_t tile, std::size_t group,
+                                       bool mirrored) {
+    if (!mirrored)
+        return sim::launch_regions(sim::TilePlan(hpcml::similarity_tile_plan(n, m, tile, SimilarityOutput::Int32, false)),
+                                   group);
+    std::vector<sim::Region> launches =
+        sim::mirrored_bands(n, n, SimilarityOutput::Int32, (tile + gpu::kRows - 1) / gpu::kRows * gpu::kRows);
+    for (sim::Region& r : launches) r = {r.row0, r.row0, r.rows, n - r.row0};
+    return launches;
+}
+
+void expect_call_runs_serve(const std::vector<sim::Region>& launches, bool y_is_x, const std::string& what) {
+    const sim::CallRuns runs = sim::plan_call_runs(launches, y_is_x, gpu::kSegment);
+    std::vector<std::pair<std::size_t, std::size_t>> rows, cols;
+    for (const sim::Region& r : launches) {
+        rows.emplace_back(r.row0, r.rows);
+        cols.emplace_back(r.col0, r.cols);
+    }
+    expect_runs_serve(runs.x, rows, what + " x");
+    expect_runs_serve(y_is_x ? runs.x : runs.y, cols, what + " y");
+    if (y_is_x) EXPECT_TRUE(runs.y.runs.empty()) << what;
+}
+
+}  // namespace
+
+TEST(SimilaritySortedRuns, ServeEveryLaunchFromOneSort) {
+    for (auto [n, m] : {std::pair<std::size_t, std::size_t>{700, 900}, {1000, 1000}, {4500, 300}, {256, 512}, {1, 1}})
+        for (std::size_t tile : {256, 300, 512, 1000, 8192})
+            for (std::size_t group : {1, 2, 3, 100})
+                for (bool y_is_x : {false, true}) {
+                    const std::string what = std::to_string(n) + "x" + std::to_string(m) + " tile " +
+                                             std::to_string(tile) + " group " + std::to_string(group) +
+                                             (y_is_x ? " y = x" : "");
+                    const auto launches = plan_launches(n, y_is_x ? n : m, tile, group, false);
+                    expect_call_runs_serve(launches, y_is_x, what);
+                    const sim::CallRuns runs = sim::plan_call_runs(launches, y_is_x, gpu::kSegment);
+                    if (tile % gpu::kSegment == 0) {  // one run of each operand, its features once
+                        EXPECT_EQ(runs.x.runs.size(), 1u) << what;
+                        EXPECT_EQ(runs.x.segments, (n + gpu::kSegment - 1) / gpu::kSegment) << what;
+                    }
+                    if (y_is_x) {
+                        expect_call_runs_serve(plan_launches(n, n, tile, group, true), true, what + " mirrored");
+                        const sim::CallRuns mirrored =
+                            sim::plan_call_runs(plan_launches(n, n, tile, group, true), true, gpu::kSegment);
+                        EXPECT_EQ(mirrored.x.runs.size(), 1u) << what << " mirrored";
+                        EXPECT_EQ(mirrored.x.segments, (n + gpu::kSegment - 1) / gpu::kSegment) << what;
+                    }
+                }
+}
+
+TEST(SimilaritySortedRuns, RangesOffTheirSegmentsGetTheirOwnRun) {
+    // [300, 800) inside [0, 1000) but 300 features in: not on its segments; [512, 1512) is, and
+    // extends the first run; [2000, 2100) is apart from it.
+    const SortRuns runs = plan_sort_runs({{0, 1000}, {300, 500}, {512, 1000}, {2000, 100}, {7, 0}}, 256);
+    ASSERT_EQ(runs.runs.size(), 3u);
+    EXPECT_EQ(runs.runs[0].extent, 1512u);
+    expect_runs_serve(runs, {{0, 1000}, {300, 500}, {512, 1000}, {2000, 100}, {256, 256}}, "ranges");
+    EXPECT_EQ(runs.segments, 6u + 2u + 1u);
+    EXPECT_LT(runs.first_segment(100, 10, 256), 0) << "no run starts a segment at 100";
+    EXPECT_LT(runs.first_segment(2000, 101, 256), 0) << "past the run's end";
+}
+
+// The GPU's block over a call's launches, its operands read from the call's sorted runs, as
+// sorted.cu's launches do: the same bytes as the fused method over plans whose ranges share
+// runs (tile 256) or not (tile 300), groups of tiles, y = x and y a copy.
+TEST(SimilaritySortedGpuBlock, EqualsFusedThroughACallsSortedRuns) {
+    const std::size_t samples = 19, n = 600, m = 700;
+    const float t = 1.0f;
+    const auto x = make(samples * n, Kind::Specials, t, 81), y_copy = make(samples * m, Kind::Ties, t, 82);
+    for (auto [tile, group, y_is_x] : {std::tuple<std::size_t, std::size_t, bool>{256, 2, false}, {300, 2, false},
+                                       {300, 1, true}, {512, 3, true}}) {
+        const auto& y = y_is_x ? x : y_copy;
+        const std::size_t cols = y_is_x ? n : m;
+        const auto launches = plan_launches(n, cols, tile, group, false);
+        const sim::CallRuns runs = sim::plan_call_runs(launches, y_is_x, gpu::kSegment);
+        const HostSegments xs = sort_runs(x.data(), n, samples, runs.x);
+        const HostSegments ys = y_is_x ? HostSegments{} : sort_runs(y.data(), m, samples, runs.y);
+        const HostSegments& y_layout = y_is_x ? xs : ys;
+        SimilarityOptions o;
+        o.backend = Backend::Cpu;
+        o.method = Method::Fused;
+        o.threshold = t;
+        std::vector<std::int32_t> fused(n * cols), block(n * cols, -7);
+        hpcml::similarity({x.data(), samples, n}, {y.data(), samples, cols}, fused.data(), o);
+        auto shared = std::make_unique<gpu::Shared>();
+        for (const sim::Region& r : launches) {
+            const long long fx = runs.x.first_segment(r.row0, r.rows, gpu::kSegment);
+            const long long fy = (y_is_x ? runs.x : runs.y).first_segment(r.col0, r.cols, gpu::kSegment);
+            ASSERT_GE(fx, 0);
+            ASSERT_GE(fy, 0);
+            const gpu::SortedArgs args{xs.view().from(static_cast<std::size_t>(fx)),
+                                       y_layout.view().from(static_cast<std::size_t>(fy)),
+                                       samples,
+                                       static_cast<int>(r.rows),
+                                       static_cast<int>(r.cols),
+                                       t,
+                                       reinterpret_cast<unsigned char*>(block.data() + r.row0 * cols + r.col0),
+                                       cols * sizeof(std::int32_t)};
+            for (std::size_t by = 0; by * gpu::kRows < r.rows; ++by)
+                for (std::size_t bx = 0; bx * gpu::kCols < r.cols; ++bx) {
+                    auto threads = std::make_unique<gpu::SerialThreads<gpu::State<sim::Int32Output>>>();
+                    gpu::run_block<sim::Int32Output>(args, static_cast<unsigned>(bx), static_cast<unsigned>(by),
+                                                     *shared, *threads);
+                }
+        }
+        ASSERT_EQ(block, fused) << "tile " << tile << " group " << group << (y_is_x ? " y = x" : "");
+    }
 }
 
 // The GPU's sorted kernel against the CPU's fused method, on the same data built to break it

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "common/cuda_check.hpp"
@@ -28,6 +29,12 @@ std::size_t tiles_per_launch(const Problem& p, const TilePlan& plan, Method meth
         detail::ceil_div(plan.tile_rows, blocks.rows) * detail::ceil_div(plan.tile_cols, blocks.cols);
     const std::size_t wanted = detail::ceil_div(kCudaHost.waves * blocks.resident, blocks_per_tile);
     return std::clamp<std::size_t>(wanted, 1, plan.tiles.col_blocks.size());
+}
+
+std::unique_ptr<CudaCall> prepare_call(const Problem& dev, Method method, const std::vector<Region>& launches,
+                                       detail::MemoryTracker& tracker, cudaStream_t stream) {
+    const auto make = method_entry(method).cuda_prepare;
+    return make ? make(dev, launches, tracker, stream) : nullptr;
 }
 
 DeviceInputs upload(const Problem& host, cudaStream_t stream, detail::MemoryTracker& tracker) {
@@ -78,18 +85,35 @@ bool whole_output_fits(std::size_t bytes) {
     return bytes <= free / 2;
 }
 
-// The mirrored path's band `region` (rows of whole 128-row blocks, every column) in `whole`,
-// the n x m output on the device: its blocks from the diagonal on, then, once `above` (the band
-// before, on the other stream; null for the first) is done, its part below the diagonal mirrored
-// from the bands above; `done` recorded after. Returns the band's first row.
-unsigned char* launch_mirrored_band(const Problem& dev, Method method, const Region& region, unsigned char* whole,
-                                    cudaEvent_t above, cudaEvent_t done, detail::MemoryTracker& tracker,
-                                    cudaStream_t stream) {
+// The mirrored paths' bands: `rows` rounded up to whole blocks of the method (128 rows fused,
+// 256 sorted: then every band starts on the segments of x's one sorted run, sorted_runs.hpp).
+std::size_t mirrored_band_rows(const Problem& p, Method method, std::size_t rows) {
+    return detail::round_up(rows, method_entry(method).cuda_blocks(p).rows);
+}
+
+// What a mirrored band launches: its rows from the diagonal to the last column.
+Region upper_launch(const Region& band, std::size_t m) { return {band.row0, band.row0, band.rows, m - band.row0}; }
+
+// The launches' regions of a call's steps, for the method's cuda_prepare.
+std::vector<Region> launched(const std::vector<Region>& steps, bool mirrored, std::size_t m) {
+    std::vector<Region> regions = steps;
+    if (mirrored)
+        for (Region& r : regions) r = upper_launch(r, m);
+    return regions;
+}
+
+// The mirrored path's band `region` (rows of whole blocks, every column) in `whole`, the n x m
+// output on the device: its blocks from the diagonal on, then, once `above` (the band before, on
+// the other stream; null for the first) is done, its part below the diagonal mirrored from the
+// bands above; `done` recorded after. Returns the band's first row.
+unsigned char* launch_mirrored_band(const Problem& dev, Method method, const Region& region, const CudaCall* call,
+                                    unsigned char* whole, cudaEvent_t above, cudaEvent_t done,
+                                    detail::MemoryTracker& tracker, cudaStream_t stream) {
     const std::size_t r = region.row0, out_row_bytes = row_bytes(dev.m, dev.output);
     unsigned char* band = whole + r * out_row_bytes;
-    method_entry(method).cuda_launch_upper(dev, Region{r, r, region.rows, dev.m - r},
-                                           RegionOutput{band + row_bytes(r, dev.output), out_row_bytes}, tracker,
-                                           stream);
+    method_entry(method).cuda_launch_upper(dev, upper_launch(region, dev.m),
+                                           RegionOutput{band + row_bytes(r, dev.output), out_row_bytes}, call,
+                                           tracker, stream);
     if (above) HPCML_CUDA_CHECK(cudaStreamWaitEvent(stream, above, 0));
     launch_mirror_lower(dev, whole, out_row_bytes, r, r + region.rows, stream);
     HPCML_CUDA_CHECK(cudaEventRecord(done, stream));
@@ -121,7 +145,7 @@ std::vector<Region> host_steps(const Problem& dev, const TilePlan& plan, Method 
     const std::size_t out_row_bytes = row_bytes(dev.m, dev.output);
     const std::size_t band_rows =
         staged ? std::min(plan.tile_rows, std::max<std::size_t>(1, kCudaHost.staged_band_bytes / out_row_bytes)) : plan.tile_rows;
-    return mirrored_bands(dev.n, dev.m, dev.output, detail::round_up(band_rows, kFusedGpu.block_rows));
+    return mirrored_bands(dev.n, dev.m, dev.output, mirrored_band_rows(dev, method, band_rows));
 }
 
 // The host path: x and y uploaded once, then steps on two streams in turn (two_slot_pipeline),
@@ -130,7 +154,7 @@ std::vector<Region> host_steps(const Problem& dev, const TilePlan& plan, Method 
 //
 // Steps: groups of tiles (launch_regions), each computed into its slot's device buffer; or,
 // where y is x (a method with an upper launch, an `out`, the output within whole_output_fits), row bands of
-// whole 128-row blocks into one device copy of the output, each computed from its diagonal on
+// whole blocks of the method into one device copy of the output, each computed from its diagonal on
 // and its part below the diagonal mirrored on the device from the bands above (2 bytes moved
 // per mirrored byte at the device's memory rate, against `samples` compare-counts per element;
 // never a read of host memory over the link). A sink is given the plan's tiles, which bands of
@@ -162,15 +186,20 @@ void run_host(const Problem& host, const TilePlan& plan, Method method, const Ho
     std::size_t slot_bytes = 0;
     for (const Region& r : steps) slot_bytes = std::max(slot_bytes, r.rows * row_bytes(r.cols, host.output));
     detail::DeviceBuffer<unsigned char> whole;  // the mirrored path's output
+    std::unique_ptr<CudaCall> call;              // the method's state for the launches
     std::array<detail::DeviceBuffer<unsigned char>, 2> device_out;
     std::array<detail::PinnedBuffer<unsigned char>, 2> staged;
     // On every exit (a throwing sink or launch included), both streams finish before the
     // buffers above are freed: a kernel may still read x_dev on the other stream, and a copy
     // may still be writing into a pinned buffer.
     const Drain drain{{streams[0].get(), streams[1].get()}};
-    if (mirrored) {  // allocated on the first stream, in order before the second's work
+    // The whole output and the method's state made on the first stream, in order before the
+    // second's work.
+    if (mirrored)
         whole = detail::DeviceBuffer<unsigned char>(tracker, host.n * out_row_bytes, streams[0].get(),
                                                     "similarity output on device");
+    call = prepare_call(dev, method, launched(steps, mirrored, dev.m), tracker, streams[0].get());
+    if (mirrored || call) {
         HPCML_CUDA_CHECK(cudaEventRecord(computed[0].get(), streams[0].get()));
         HPCML_CUDA_CHECK(cudaStreamWaitEvent(streams[1].get(), computed[0].get(), 0));
     }
@@ -195,12 +224,12 @@ void run_host(const Problem& host, const TilePlan& plan, Method method, const Ho
                 return "hpcml::similarity kernels, step " + std::to_string(k) + " of " + std::to_string(steps.size());
             });
             if (mirrored) {
-                result =
-                    launch_mirrored_band(dev, method, region, whole.data(), k > 0 ? computed[1 - slot].get() : nullptr,
-                                         computed[slot].get(), tracker, stream);
+                result = launch_mirrored_band(dev, method, region, call.get(), whole.data(),
+                                              k > 0 ? computed[1 - slot].get() : nullptr, computed[slot].get(),
+                                              tracker, stream);
             } else {
-                method_entry(method).cuda_launch(dev, region, RegionOutput{device_out[slot].data(), stride}, tracker,
-                                                 stream);
+                method_entry(method).cuda_launch(dev, region, RegionOutput{device_out[slot].data(), stride}, call.get(),
+                                                 tracker, stream);
                 result = device_out[slot].data();
             }
         }
@@ -265,20 +294,20 @@ void cuda_run_device(const Problem& p, const TilePlan& plan, Method method, void
         return RegionOutput{static_cast<unsigned char*>(out) + row0 * out_row_bytes + row_bytes(col0, p.output),
                             out_row_bytes};
     };
-    // Where y is x (a method with an upper launch): row bands of whole 128-row blocks, each from
+    // Where y is x (a method with an upper launch): row bands of whole blocks, each from
     // its diagonal to the last column with the blocks below the diagonal skipped, then one mirror
     // of everything below it. The output is on the device, so the mirror costs a read and a
     // write per element instead of `samples` compare-counts.
     const MethodEntry& entry = method_entry(method);
-    if (entry.cuda_launch_upper && uses_symmetry(p, method)) {
-        for (const Region& band : mirrored_bands(p.n, p.m, p.output, detail::round_up(plan.tile_rows, kFusedGpu.block_rows)))
-            entry.cuda_launch_upper(p, Region{band.row0, band.row0, band.rows, p.m - band.row0},
-                                    at(band.row0, band.row0), tracker, stream);
-        launch_mirror_lower(p, out, out_row_bytes, 0, p.n, stream);
-    } else {
-        for (const Region& region : launch_regions(plan, tiles_per_launch(p, plan, method)))
-            entry.cuda_launch(p, region, at(region.row0, region.col0), tracker, stream);
-    }
+    const bool mirrored = entry.cuda_launch_upper && uses_symmetry(p, method);
+    const std::vector<Region> launches =
+        mirrored ? launched(mirrored_bands(p.n, p.m, p.output, mirrored_band_rows(p, method, plan.tile_rows)), true, p.m)
+                 : launch_regions(plan, tiles_per_launch(p, plan, method));
+    const std::unique_ptr<CudaCall> call = prepare_call(p, method, launches, tracker, stream);  // freed stream-ordered
+    for (const Region& region : launches)
+        (mirrored ? entry.cuda_launch_upper : entry.cuda_launch)(p, region, at(region.row0, region.col0), call.get(),
+                                                                 tracker, stream);
+    if (mirrored) launch_mirror_lower(p, out, out_row_bytes, 0, p.n, stream);
     synchronize_unless_capturing(stream);
 }
 

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "common/cuda_memory.hpp"
@@ -31,6 +32,11 @@ inline constexpr CudaHostPolicy kCudaHost{
 // the next. A method without a launch shape (the naive baseline) goes tile by tile, as the seed
 // did, or its intermediate would grow with the group. Results do not depend on the grouping.
 std::size_t tiles_per_launch(const Problem& p, const TilePlan& plan, Method method);
+
+// The method's state for a call whose launches compute `launches` (its cuda_prepare, on
+// `stream`; null where it needs none): declared before the call's Drain, it outlives the launches.
+std::unique_ptr<CudaCall> prepare_call(const Problem& dev, Method method, const std::vector<Region>& launches,
+                                       detail::MemoryTracker& tracker, cudaStream_t stream);
 
 // Waits for its streams when it goes out of scope (a throw included): declared after the
 // buffers they use, it runs before those are freed.

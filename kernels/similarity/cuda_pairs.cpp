@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -45,10 +46,12 @@ struct Selection {
                                                    "similarity selection scratch");
     }
 
-    // Region k's output computed and reduced, and its count copied to count_host (not waited for).
-    void select(const Problem& dev, std::size_t k, Method method, detail::MemoryTracker& tracker, cudaStream_t stream) {
+    // Region k's output computed (with the method's state for the call's launches, `call`) and
+    // reduced, and its count copied to count_host (not waited for).
+    void select(const Problem& dev, std::size_t k, Method method, const CudaCall* call, detail::MemoryTracker& tracker,
+                cudaStream_t stream) {
         const Region& region = regions[k];
-        method_entry(method).cuda_launch(dev, region, RegionOutput{out.data(), row_bytes(region.cols, output_)},
+        method_entry(method).cuda_launch(dev, region, RegionOutput{out.data(), row_bytes(region.cols, output_)}, call,
                                          tracker, stream);
         select_passing(out.data(), output_, region.rows * region.cols, min_count_, selected.data(),
                        selected_count.data(), temp.data(), temp.size(), stream);
@@ -84,6 +87,7 @@ void cuda_run_pairs(const Problem& host, bool on_device, const TilePlan& plan, M
     const std::size_t group = std::max<std::size_t>(
         1, std::min(tiles_per_launch(dev, plan, method), kMostSelected / (plan.tile_rows * plan.tile_cols)));
     Selection selection(host, plan, group, min_count, stream, tracker);
+    const std::unique_ptr<CudaCall> call = prepare_call(dev, method, selection.regions, tracker, stream);
     const std::size_t most = selection.most;
     auto& selected = selection.selected;
     // A region's pairs, copied at the link's rate: the first `ahead` with the count, in the same
@@ -98,7 +102,7 @@ void cuda_run_pairs(const Problem& host, bool on_device, const TilePlan& plan, M
     for (std::size_t k = 0; k < selection.regions.size(); ++k) {
         const Region& region = selection.regions[k];
         const std::size_t elements = region.rows * region.cols;
-        selection.select(dev, k, method, tracker, stream);
+        selection.select(dev, k, method, call.get(), tracker, stream);
         const std::size_t first = std::min(ahead, elements);
         if (first)
             HPCML_CUDA_CHECK(cudaMemcpyAsync(passing.data(), selected.data(), first * sizeof(PassingElement),
@@ -193,8 +197,9 @@ void cuda_run_pairs_on_device(const Problem& dev, const TilePlan& plan, Method m
     const Drain drain{{stream}};
     {  // the selection's buffers freed before the sort and the caller's allocation
         Selection selection(dev, plan, group, min_count, stream, tracker);
+        const std::unique_ptr<CudaCall> call = prepare_call(dev, method, selection.regions, tracker, stream);
         for (std::size_t k = 0; k < selection.regions.size(); ++k) {
-            selection.select(dev, k, method, tracker, stream);
+            selection.select(dev, k, method, call.get(), tracker, stream);
             HPCML_CUDA_CHECK(cudaStreamSynchronize(stream));  // the count: the only bytes that cross the link
             const std::size_t count = static_cast<std::size_t>(*selection.count_host.data());
             if (total + count > keys.size()) grow(keys, values, total, total + count, counts, tracker, stream);

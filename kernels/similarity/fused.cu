@@ -260,13 +260,13 @@ void launch(const Problem& p, const Region& region, const RegionOutput& out, cud
 
 }  // namespace
 
-void launch_fused(const Problem& p, const Region& region, const RegionOutput& out, MemoryTracker&,
+void launch_fused(const Problem& p, const Region& region, const RegionOutput& out, const CudaCall*, MemoryTracker&,
                   StreamHandle stream) {
     launch(p, region, out, static_cast<cudaStream_t>(stream), false);
 }
 
-void launch_fused_upper(const Problem& p, const Region& region, const RegionOutput& out, MemoryTracker&,
-                        StreamHandle stream) {
+void launch_fused_upper(const Problem& p, const Region& region, const RegionOutput& out, const CudaCall*,
+                        MemoryTracker&, StreamHandle stream) {
     launch(p, region, out, static_cast<cudaStream_t>(stream), true);
 }
 

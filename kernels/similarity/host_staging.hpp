@@ -30,7 +30,7 @@ struct HostDestination {
 std::vector<Region> launch_regions(const TilePlan& plan, std::size_t group);
 
 // The mirrored path's steps (y is x, the output whole on the device): row bands of `band` rows
-// (a multiple of 128, the fused kernel's block), each over every column.
+// (a multiple of 128, the mirror's block: whole blocks of the method), each over every column.
 std::vector<Region> mirrored_bands(std::size_t n, std::size_t m, SimilarityOutput output, std::size_t band);
 
 // A finished region handed on, on the calling thread: `staged` holds its rows packed

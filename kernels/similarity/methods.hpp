@@ -9,6 +9,8 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
+#include <vector>
 
 #include "backends.hpp"
 #include "sorted_block.hpp"  // the sorted block's shared memory
@@ -24,25 +26,38 @@ struct LaunchBlocks {
 // A cudaStream_t, opaque here so that the table needs no CUDA header.
 using StreamHandle = void*;
 
+// Device state a method makes once for a call's launches (the sorted method's sorted operands):
+// the method's cuda_prepare makes it on one stream before them, from the regions they will
+// compute, each of its launches reads it, and the call frees it once every stream is done.
+struct CudaCall {
+    virtual ~CudaCall() = default;
+};
+
 // The methods' CUDA launches (fused.cu, sorted.cu, naive.cu; no_cuda.cpp raises NoDevice in a
 // build without CUDA): `region` of `problem` (device pointers) into `out` (device memory), on
-// `stream`; scratch from `tracker`, freed stream-ordered.
-void launch_fused(const Problem& problem, const Region& region, const RegionOutput& out, MemoryTracker& tracker,
-                  StreamHandle stream);
+// `stream`, with the call's state from the method's cuda_prepare (null: none); scratch from
+// `tracker`, freed stream-ordered.
+void launch_fused(const Problem& problem, const Region& region, const RegionOutput& out, const CudaCall* call,
+                  MemoryTracker& tracker, StreamHandle stream);
 // The fused kernel with the 128 x 128 blocks below a diagonal region's diagonal (row0 == col0)
 // left unwritten, for launch_mirror_lower (cuda_launchers.hpp).
-void launch_fused_upper(const Problem& problem, const Region& region, const RegionOutput& out, MemoryTracker& tracker,
-                        StreamHandle stream);
-void launch_sorted(const Problem& problem, const Region& region, const RegionOutput& out, MemoryTracker& tracker,
-                   StreamHandle stream);
+void launch_fused_upper(const Problem& problem, const Region& region, const RegionOutput& out, const CudaCall* call,
+                  MemoryTracker& tracker, StreamHandle stream);
+void launch_sorted(const Problem& problem, const Region& region, const RegionOutput& out, const CudaCall* call,
+                  MemoryTracker& tracker, StreamHandle stream);
 // The sorted kernel with the 256 x 256 blocks below a diagonal region's diagonal left unwritten
 // (each covers only 128 x 128 blocks below it), for launch_mirror_lower.
-void launch_sorted_upper(const Problem& problem, const Region& region, const RegionOutput& out, MemoryTracker& tracker,
-                         StreamHandle stream);
-void launch_naive(const Problem& problem, const Region& region, const RegionOutput& out, MemoryTracker& tracker,
-                  StreamHandle stream);
+void launch_sorted_upper(const Problem& problem, const Region& region, const RegionOutput& out, const CudaCall* call,
+                  MemoryTracker& tracker, StreamHandle stream);
+void launch_naive(const Problem& problem, const Region& region, const RegionOutput& out, const CudaCall* call,
+                  MemoryTracker& tracker, StreamHandle stream);
 LaunchBlocks fused_blocks(const Problem& problem);
 LaunchBlocks sorted_blocks(const Problem& problem);
+// The sorted method's operands sorted once for a call whose launches compute `launches`
+// (sorted_runs.hpp), or null where they would take more than a quarter of the device's free
+// memory: then each launch sorts its own region's.
+std::unique_ptr<CudaCall> prepare_sorted(const Problem& problem, const std::vector<Region>& launches,
+                                         MemoryTracker& tracker, StreamHandle stream);
 // The fused GPU kernel's tuning (fused.cu; as CUB's tuning policies): it changes speed, never
 // results. Its values are the machine-code report's prediction (docs/machine-code.md), timed only
 // as a whole: 256 x 16384^2, y a copy, at 0.738 of the compare-count floor (H200, 819e221).
@@ -76,12 +91,17 @@ struct MethodEntry {
     // of output, not of work); else tile by tile, its intermediates a tile's (as the seed's were).
     bool whole_output_on_cpu;
     bool symmetry;  // computes only what is on and above the diagonal where y is x (uses_symmetry)
-    // CUDA: a region's launch; the same with only the blocks on and above a diagonal region's
-    // diagonal, for the mirrored paths (null: the method has none); the launch shape (null: one
-    // tile a launch, for an intermediate that grows with the launch); a block's dynamic shared
-    // memory; and the refusals checked when the backend is chosen (null: none).
-    void (*cuda_launch)(const Problem&, const Region&, const RegionOutput&, MemoryTracker&, StreamHandle);
-    void (*cuda_launch_upper)(const Problem&, const Region&, const RegionOutput&, MemoryTracker&, StreamHandle);
+    // CUDA: the call's state, made once before its launches (null: the method needs none); a
+    // region's launch; the same with only the blocks on and above a diagonal region's diagonal, for the
+    // mirrored paths (null: the method has none); the launch shape (null: one tile a launch, for
+    // an intermediate that grows with the launch); a block's dynamic shared memory; and the
+    // refusals checked when the backend is chosen (null: none).
+    std::unique_ptr<CudaCall> (*cuda_prepare)(const Problem&, const std::vector<Region>&, MemoryTracker&,
+                                              StreamHandle);
+    void (*cuda_launch)(const Problem&, const Region&, const RegionOutput&, const CudaCall*, MemoryTracker&,
+                        StreamHandle);
+    void (*cuda_launch_upper)(const Problem&, const Region&, const RegionOutput&, const CudaCall*, MemoryTracker&,
+                              StreamHandle);
     LaunchBlocks (*cuda_blocks)(const Problem&);
     std::size_t cuda_shared_bytes;
     void (*cuda_check)(const Problem&, const TilePlan&);
@@ -98,6 +118,7 @@ inline constexpr std::array<MethodEntry, 3> kMethods{{
      .cpu = cpu_sorted,
      .whole_output_on_cpu = true,
      .symmetry = true,
+     .cuda_prepare = prepare_sorted,
      .cuda_launch = launch_sorted,
      .cuda_launch_upper = launch_sorted_upper,
      .cuda_blocks = sorted_blocks,
@@ -109,6 +130,7 @@ inline constexpr std::array<MethodEntry, 3> kMethods{{
      .cpu = cpu_fused,
      .whole_output_on_cpu = true,
      .symmetry = true,
+     .cuda_prepare = nullptr,
      .cuda_launch = launch_fused,
      .cuda_launch_upper = launch_fused_upper,
      .cuda_blocks = fused_blocks,
@@ -120,6 +142,7 @@ inline constexpr std::array<MethodEntry, 3> kMethods{{
      .cpu = cpu_naive,
      .whole_output_on_cpu = false,
      .symmetry = false,
+     .cuda_prepare = nullptr,
      .cuda_launch = launch_naive,
      .cuda_launch_upper = nullptr,
      .cuda_blocks = nullptr,

@@ -94,8 +94,8 @@ __global__ void encode_bitmask_kernel(const std::int64_t* all, std::size_t rows,
 
 }  // namespace
 
-void launch_naive(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
-                  StreamHandle stream_handle) {
+void launch_naive(const Problem& p, const Region& region, const RegionOutput& out, const CudaCall*,
+                  detail::MemoryTracker& tracker, StreamHandle stream_handle) {
     const auto stream = static_cast<cudaStream_t>(stream_handle);
     const std::size_t pairs = detail::checked_mul(region.rows, region.cols, "similarity naive");
     if (pairs == 0) return;

@@ -9,23 +9,26 @@ namespace hpcml::detail::similarity {
 
 std::size_t cuda_max_shared_per_block(int) { return 0; }
 
-void launch_fused(const Problem&, const Region&, const RegionOutput&, MemoryTracker&, StreamHandle) {
+void launch_fused(const Problem&, const Region&, const RegionOutput&, const CudaCall*, MemoryTracker&, StreamHandle) {
     no_cuda("similarity");
 }
-void launch_fused_upper(const Problem&, const Region&, const RegionOutput&, MemoryTracker&, StreamHandle) {
+void launch_fused_upper(const Problem&, const Region&, const RegionOutput&, const CudaCall*, MemoryTracker&, StreamHandle) {
     no_cuda("similarity");
 }
-void launch_sorted(const Problem&, const Region&, const RegionOutput&, MemoryTracker&, StreamHandle) {
+void launch_sorted(const Problem&, const Region&, const RegionOutput&, const CudaCall*, MemoryTracker&, StreamHandle) {
     no_cuda("similarity");
 }
-void launch_sorted_upper(const Problem&, const Region&, const RegionOutput&, MemoryTracker&, StreamHandle) {
+void launch_sorted_upper(const Problem&, const Region&, const RegionOutput&, const CudaCall*, MemoryTracker&, StreamHandle) {
     no_cuda("similarity");
 }
-void launch_naive(const Problem&, const Region&, const RegionOutput&, MemoryTracker&, StreamHandle) {
+void launch_naive(const Problem&, const Region&, const RegionOutput&, const CudaCall*, MemoryTracker&, StreamHandle) {
     no_cuda("similarity");
 }
 LaunchBlocks fused_blocks(const Problem&) { no_cuda("similarity"); }
 LaunchBlocks sorted_blocks(const Problem&) { no_cuda("similarity"); }
+std::unique_ptr<CudaCall> prepare_sorted(const Problem&, const std::vector<Region>&, MemoryTracker&, StreamHandle) {
+    no_cuda("similarity");
+}
 
 void cuda_run_host(const Problem&, const TilePlan&, Method, const SimilarityTileSink&, const Context&, MemoryTracker&) {
     no_cuda("similarity");

@@ -4,6 +4,9 @@
 // Sort pass: one 256-thread block per (segment, sample) sorts a sample's 256 values of x's band
 // (or y's tile) by their order keys with CUB's BlockRadixSort, non-finite values (and positions
 // past the operand's edge) last as +inf, and counts the finite ones. 6 bytes per value and sample.
+// Once per call (prepare_sorted): each operand's ranges that the call's launches read, as runs
+// (sorted_runs.hpp), sorted before the first launch and read by every launch; where they would
+// not fit, each launch sorts its own region's x band and y tiles.
 //
 // Cost model of the block (instructions per 32 pair-samples, a row's mask word of one sample):
 // the mask is 4 shared loads of 16 bytes per 8 words (P[hi] and P[lo]) and an XOR per word;
@@ -18,6 +21,7 @@
 #include "common/cuda_memory.hpp"
 #include "cuda_launchers.hpp"
 #include "sorted_block.hpp"
+#include "sorted_runs.hpp"
 
 namespace hpcml::detail::similarity {
 
@@ -26,13 +30,14 @@ namespace {
 using namespace sorted_gpu;
 
 struct SortArgs {
-    const float* data;  // the operand's first feature of the region
+    const float* data;  // the operand's first feature of the range
     std::size_t ld, samples;
-    int extent;  // features in the region
+    std::size_t extent;  // features in the range
     float* values;
     std::uint8_t* index;
     std::uint16_t* finite;
-    std::size_t segments;
+    std::size_t segments;       // per sample in the layout
+    std::size_t first_segment;  // the range's first in it
 };
 
 constexpr std::uint32_t kNonFinite = 0xffffffffu;  // above every finite value's order key
@@ -41,17 +46,18 @@ __global__ void __launch_bounds__(kThreads) sort_segments_kernel(const SortArgs 
     using Sort = cub::BlockRadixSort<std::uint32_t, kThreads, 1, std::uint8_t>;
     __shared__ typename Sort::TempStorage temp;
     const int t = static_cast<int>(threadIdx.x);
-    const int i = static_cast<int>(blockIdx.x) * kSegment + t;
+    const std::size_t i = std::size_t{blockIdx.x} * kSegment + t;
     for (std::size_t s = blockIdx.y; s < a.samples; s += gridDim.y) {
         const float v = i < a.extent ? a.data[s * a.ld + i] : __int_as_float(0x7fffffff);
         std::uint32_t key[1] = {isfinite(v) ? sorted::order_key(v) : kNonFinite};
         std::uint8_t position[1] = {static_cast<std::uint8_t>(t)};
         const int finite = __syncthreads_count(key[0] != kNonFinite);  // also: temp is free again
         Sort(temp).Sort(key, position);
-        const std::size_t at = (s * a.segments + blockIdx.x) * kSegment + t;
+        const std::size_t segment = s * a.segments + a.first_segment + blockIdx.x;
+        const std::size_t at = segment * kSegment + t;
         a.values[at] = key[0] == kNonFinite ? INFINITY : sorted::from_order_key(key[0]);
         a.index[at] = position[0];
-        if (t == 0) a.finite[s * a.segments + blockIdx.x] = static_cast<std::uint16_t>(finite);
+        if (t == 0) a.finite[segment] = static_cast<std::uint16_t>(finite);
     }
 }
 
@@ -104,30 +110,68 @@ auto sorted_kernel() {
     return kernel;
 }
 
-// One operand's sorted segments on the device.
+// An operand's sorted segments on the device, `segments` per sample.
 struct SortedOperand {
     detail::DeviceBuffer<float> values;
     detail::DeviceBuffer<std::uint8_t> index;
     detail::DeviceBuffer<std::uint16_t> finite;
     Segments view;
+
+    SortedOperand() = default;
+    SortedOperand(std::size_t samples, std::size_t segments, detail::MemoryTracker& tracker, cudaStream_t stream,
+                  const char* what) {
+        const std::size_t count = detail::checked_mul(detail::checked_mul(samples, segments, what), kSegment, what);
+        values = detail::DeviceBuffer<float>(tracker, count, stream, what);
+        index = detail::DeviceBuffer<std::uint8_t>(tracker, count, stream, what);
+        finite = detail::DeviceBuffer<std::uint16_t>(tracker, samples * segments, stream, what);
+        view = {values.data(), index.data(), finite.data(), segments};
+    }
+
+    // Features [start, start + extent) of `data` sorted into the segments from `first_segment`.
+    void sort(const float* data, std::size_t ld, std::size_t samples, std::size_t start, std::size_t extent,
+              std::size_t first_segment, cudaStream_t stream) {
+        const std::size_t segments = detail::ceil_div(extent, kSegment);
+        if (samples == 0 || segments == 0) return;
+        const SortArgs args{data + start,  ld,         samples,      extent, values.data(), index.data(),
+                            finite.data(), view.count, first_segment};
+        const dim3 grid(static_cast<unsigned>(segments), static_cast<unsigned>(std::min<std::size_t>(samples, 65535)));
+        sort_segments_kernel<<<grid, kThreads, 0, stream>>>(args);
+        HPCML_LAUNCH_CHECK("sort_segments_kernel");
+    }
 };
 
-SortedOperand sort_operand(const float* data, std::size_t ld, std::size_t samples, std::size_t extent,
-                           detail::MemoryTracker& tracker, cudaStream_t stream, const char* what) {
-    SortedOperand op;
-    const std::size_t segments = detail::ceil_div(extent, kSegment);
-    const std::size_t values = detail::checked_mul(samples * segments, kSegment, what);
-    op.values = detail::DeviceBuffer<float>(tracker, values, stream, what);
-    op.index = detail::DeviceBuffer<std::uint8_t>(tracker, values, stream, what);
-    op.finite = detail::DeviceBuffer<std::uint16_t>(tracker, samples * segments, stream, what);
-    op.view = {op.values.data(), op.index.data(), op.finite.data(), segments};
-    if (values == 0) return op;
-    const SortArgs args{data,          ld, samples, static_cast<int>(extent), op.values.data(), op.index.data(),
-                        op.finite.data(), segments};
-    const dim3 grid(static_cast<unsigned>(segments), static_cast<unsigned>(std::min<std::size_t>(samples, 65535)));
-    sort_segments_kernel<<<grid, kThreads, 0, stream>>>(args);
-    HPCML_LAUNCH_CHECK("sort_segments_kernel");
+// One region's operand sorted for its launch alone (where the call has no sorted operands).
+SortedOperand sort_region(const float* data, std::size_t ld, std::size_t samples, std::size_t start,
+                          std::size_t extent, detail::MemoryTracker& tracker, cudaStream_t stream, const char* what) {
+    SortedOperand op(samples, detail::ceil_div(extent, kSegment), tracker, stream, what);
+    op.sort(data, ld, samples, start, extent, 0, stream);
     return op;
+}
+
+// A call's operands sorted once: x's runs and, where y is other memory, y's.
+struct SortedCall final : CudaCall {
+    CallRuns runs;
+    SortedOperand x, y;
+    bool y_is_x = false;
+
+    // The sorted segments of a launch's range of x (or y), or none where no run serves it.
+    bool view(bool of_y, std::size_t start, std::size_t extent, Segments& out) const {
+        const bool in_x = !of_y || y_is_x;
+        const long long first = (in_x ? runs.x : runs.y).first_segment(start, extent, kSegment);
+        if (first < 0) return false;
+        out = (in_x ? x : y).view.from(static_cast<std::size_t>(first));
+        return true;
+    }
+};
+
+// Whether a call's sorted operands of `bytes` may stay on the device: at most a quarter of the
+// memory free now, so that the launches' outputs and the caller's work keep room. A stream being
+// captured into a graph is not asked (the launches would allocate as much in turn).
+bool sorted_operands_fit(std::size_t bytes, cudaStream_t stream) {
+    if (detail::capturing(stream)) return true;
+    std::size_t free = 0, total = 0;
+    HPCML_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return bytes <= free / 4;
 }
 
 }  // namespace
@@ -141,10 +185,32 @@ LaunchBlocks sorted_blocks(const Problem& p) {
     return {kRows, kCols, resident};
 }
 
+std::unique_ptr<CudaCall> prepare_sorted(const Problem& p, const std::vector<Region>& launches,
+                                         detail::MemoryTracker& tracker, StreamHandle stream_handle) {
+    const auto stream = static_cast<cudaStream_t>(stream_handle);
+    auto call = std::make_unique<SortedCall>();
+    call->y_is_x = p.y == p.x && p.ldy == p.ldx;
+    call->runs = plan_call_runs(launches, call->y_is_x, kSegment);
+    const std::size_t bytes_per_segment = kSegment * (sizeof(float) + sizeof(std::uint8_t)) + sizeof(std::uint16_t);
+    const std::size_t bytes =
+        detail::checked_mul(detail::checked_mul(p.samples, call->runs.x.segments + call->runs.y.segments,
+                                                "similarity sorted operands"),
+                            bytes_per_segment, "similarity sorted operands");
+    if (!sorted_operands_fit(bytes, stream)) return nullptr;
+    auto sort_runs = [&](const float* data, std::size_t ld, const SortRuns& runs, const char* what) {
+        SortedOperand op(p.samples, runs.segments, tracker, stream, what);
+        for (const SortRun& r : runs.runs) op.sort(data, ld, p.samples, r.start, r.extent, r.first_segment, stream);
+        return op;
+    };
+    call->x = sort_runs(p.x, p.ldx, call->runs.x, "similarity sorted x on device");
+    call->y = sort_runs(p.y, p.ldy, call->runs.y, "similarity sorted y on device");
+    return call;
+}
+
 namespace {
 
-void launch(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
-            StreamHandle stream_handle, bool upper_blocks_only) {
+void launch(const Problem& p, const Region& region, const RegionOutput& out, const CudaCall* state,
+            detail::MemoryTracker& tracker, StreamHandle stream_handle, bool upper_blocks_only) {
     if (region.rows == 0 || region.cols == 0) return;
     const auto stream = static_cast<cudaStream_t>(stream_handle);
     // check_sorted_on_cuda (methods.cpp) refused more samples than the block counts, naming
@@ -153,16 +219,26 @@ void launch(const Problem& p, const Region& region, const RegionOutput& out, det
         detail::raise(ErrorKind::Internal, "similarity: the sorted kernel launched past its sample limit");
     detail::require(region.rows <= std::size_t{65535} * kRows && region.cols < (std::size_t{1} << 30),
                     "tile: at most 16776960 rows and 2^30 columns per tile on the GPU");
-    const SortedOperand x = sort_operand(p.x + region.row0, p.ldx, p.samples, region.rows, tracker, stream,
-                                         "similarity sorted x on device");
-    // y's tiles are x's bands where they are the same values.
+    // The call's sorted operands (prepare_sorted: the state is always the sorted method's own),
+    // else this region's, sorted here; y's tiles are x's bands where they are the same values.
+    const auto* call = static_cast<const SortedCall*>(state);
+    Segments xs, ys;
+    SortedOperand x_own, y_own;
+    if (!call || !call->view(false, region.row0, region.rows, xs)) {
+        x_own = sort_region(p.x, p.ldx, p.samples, region.row0, region.rows, tracker, stream,
+                            "similarity sorted x on device");
+        xs = x_own.view;
+    }
     const bool same = p.y == p.x && p.ldy == p.ldx && region.col0 == region.row0 && region.cols == region.rows;
-    SortedOperand y;
-    if (!same)
-        y = sort_operand(p.y + region.col0, p.ldy, p.samples, region.cols, tracker, stream,
-                         "similarity sorted y on device");
-    const SortedArgs args{x.view,
-                          same ? x.view : y.view,
+    if (same) {
+        ys = xs;
+    } else if (!call || !call->view(true, region.col0, region.cols, ys)) {
+        y_own = sort_region(p.y, p.ldy, p.samples, region.col0, region.cols, tracker, stream,
+                            "similarity sorted y on device");
+        ys = y_own.view;
+    }
+    const SortedArgs args{xs,
+                          ys,
                           p.samples,
                           static_cast<int>(region.rows),
                           static_cast<int>(region.cols),
@@ -180,14 +256,14 @@ void launch(const Problem& p, const Region& region, const RegionOutput& out, det
 
 }  // namespace
 
-void launch_sorted(const Problem& p, const Region& region, const RegionOutput& out, detail::MemoryTracker& tracker,
-                   StreamHandle stream) {
-    launch(p, region, out, tracker, stream, false);
+void launch_sorted(const Problem& p, const Region& region, const RegionOutput& out, const CudaCall* call,
+                   detail::MemoryTracker& tracker, StreamHandle stream) {
+    launch(p, region, out, call, tracker, stream, false);
 }
 
-void launch_sorted_upper(const Problem& p, const Region& region, const RegionOutput& out,
+void launch_sorted_upper(const Problem& p, const Region& region, const RegionOutput& out, const CudaCall* call,
                          detail::MemoryTracker& tracker, StreamHandle stream) {
-    launch(p, region, out, tracker, stream, true);
+    launch(p, region, out, call, tracker, stream, true);
 }
 
 }  // namespace hpcml::detail::similarity

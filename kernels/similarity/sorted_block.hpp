@@ -53,6 +53,10 @@ struct Segments {
     const std::uint16_t* finite = nullptr;  // [sample][segment]
     std::size_t count = 0;                  // segments per sample
     HPCML_HD std::size_t at(std::size_t sample, std::size_t segment) const { return sample * count + segment; }
+    // The segments from `first` on: a launch's range in a call's sorted runs (sorted_runs.hpp).
+    HPCML_HD Segments from(std::size_t first) const {
+        return {values + first * kSegment, index + first * kSegment, finite + first, count};
+    }
 };
 
 struct SortedArgs {
