@@ -111,19 +111,21 @@ class Instruction:
 
 
 def parse_disassembly(text):
-    """{mangled function: {"code": [Instruction], "labels": {label: address}}} of nvdisasm -c -gi -hex."""
+    """{mangled function: {"code": [Instruction], "labels": {label: address}, "files": {path}}} of
+    nvdisasm -c -gi -hex: "files" holds the whole paths of its source lines (a library header's too)."""
     functions, current = {}, None
     pending_lines, pending_labels, lines, last = [], [], (), None
     for raw in text.split("\n"):
         m = re.match(r"^\.text\.(\S+):$", raw)
         if m:
-            current = functions.setdefault(m.group(1), {"code": [], "labels": {}})
+            current = functions.setdefault(m.group(1), {"code": [], "labels": {}, "files": set()})
             continue
         if current is None:
             continue
         m = re.match(r'^\s*//## File "([^"]+)", line (\d+)(?: inlined at "([^"]+)", line (\d+))?', raw)
         if m:
             pending_lines.append((os.path.basename(m.group(1)), int(m.group(2))))
+            current["files"].add(m.group(1))
             continue
         m = re.match(r"^(\.L_x_\d+):", raw.strip())
         if m:
@@ -160,7 +162,8 @@ def parse_resources(text):
 
 
 def loops(function):
-    """[(first, last)] index spans closed by a backward branch."""
+    """[(first, last)] index spans closed by a backward branch; not one that holds an unconditional EXIT (a
+    cold path outlined past the function's end, such as a divergent warp's sync, branching back into a loop)."""
     code, labels = function["code"], function["labels"]
     index = {instruction.address: i for i, instruction in enumerate(code)}
     spans = []
@@ -171,7 +174,8 @@ def loops(function):
         if not m:
             continue
         target = labels.get(m.group(1)) if m.group(1).startswith(".L") else int(m.group(1), 16)
-        if target is not None and target <= instruction.address and target in index:
+        if target is not None and target <= instruction.address and target in index and not any(
+                c.opcode == "EXIT" and not c.predicate for c in code[index[target]:i]):
             spans.append((index[target], i))
     return spans
 

@@ -73,13 +73,17 @@ class Kernel:
     the definition or block starting at signature count `trips` times (an expected count; nested
     blocks multiply). dynamic_shared: bytes of shared memory a launch asks for beyond the static
     (which the resource usage alone shows). versus: (another kernel's name, its elements per one of this kernel's), for
-    the predicted throughput of this kernel as a multiple of that one's (same work, other method).
+    the predicted throughput of this kernel as a multiple of that one's (same work, other method). shapes: problems
+    (SORTED_SHAPES) at which the sorted method's block kernel and its sort pass (SORT_PASS) together are predicted
+    against the versus kernel. A trips path is the project's, or a library header's (cub/...) as the code's lines
+    name it.
     """
 
     def __init__(self, name, obj, function, marker, element, threads, model, floor=None, cold=(), budgets=None,
                  note="", markers_per_element=1, whole=False, measured=None, elements=None, output_bytes=None,
-                 trips=(), versus=None, dynamic_shared=0):
+                 trips=(), versus=None, dynamic_shared=0, shapes=()):
         self.name, self.obj, self.function, self.marker = name, obj, function, marker
+        self.shapes = shapes
         self.trips, self.versus, self.dynamic_shared = trips, versus, dynamic_shared
         self.measured, self.elements, self.output_bytes = measured, elements, output_bytes
         self.markers_per_element, self.whole = markers_per_element, whole
@@ -106,6 +110,16 @@ SIMILARITY_ALL_BUDGETS = dict(SIMILARITY_BUDGETS, **{"instructions per element":
 SORTED_MERGE_TRIPS = [("kernels/similarity/sorted_block.hpp", r"for \(int k = k0; k < k1; \+\+k\) \{", 16),
                       ("kernels/similarity/sorted_block.hpp", r"while \(before\(x, v\[lo\]\)\) \{", 2)]
 SORTED_SHARED = 96672  # sizeof(sorted_gpu::Shared), which sorted.cu asserts
+# The sort pass's CUB merge sort, per lane and sample: 5 merge rounds (pairs of 1, 2, 4, 8, 16
+# lanes' runs), each finding its merge path by a binary search over at most 8, 16, ... 128 keys
+# (about 5 steps on average).
+SORT_MERGE_TRIPS = [("cub/block/block_merge_sort.cuh", r"for \(int target_merged_threads_number = 2;", 5),
+                    ("cub/block/block_merge_sort.cuh", r"while \(keys1_begin < keys1_end\)", 5)]
+SORT_PASS = "similarity sorted, sort pass"
+# The sorted method's whole cost (its blocks and its sort pass, each operand sorted once per call)
+# against the fused kernel's at: (label, samples, n, m, values sorted per sample).
+SORTED_SHAPES = [("256 x 16384, y a copy", 256, 16384, 16384, 2 * 16384),
+                 ("the seed's real case, 256 x 270725 (y = x, a pair list: every block)", 256, 270725, 270725, 270725)]
 KERNELS = [
     Kernel("similarity fused, int32 counts", SIMILARITY,
            r"similarity_fused_kernel<.*Store<hpcml::detail::similarity::Int32Output>, true, false, float>",
@@ -126,7 +140,10 @@ KERNELS = [
            # are spilled and reloaded once per pass for their ripple (ptxas may hoist a reload
            # among the pass's last table reads, to hide its latency), about 0.5 per element.
            budgets={"instructions per element": (25.0, "max"), "predicted x the other kernel": (4.0, "min"),
-                    "local accesses in the loop": (40, "max")},
+                    "local accesses in the loop": (40, "max"),
+                    f"with its sort pass x the other kernel: {SORTED_SHAPES[0][0]}": (4.0, "min"),
+                    f"with its sort pass x the other kernel: {SORTED_SHAPES[1][0]}": (4.3, "min")},
+           shapes=SORTED_SHAPES,
            note="per 8 samples and row: 4 LDS.128 and 8 XOR per 8 words, 7 full adders and the eights' ripple per word"),
     Kernel("similarity sorted, bitmask (mode all)", "similarity/sorted.cu.o",
            r"similarity_sorted_kernel<hpcml::detail::similarity::BitmaskOutput>", "LDS.128",
@@ -135,6 +152,11 @@ KERNELS = [
            versus=("similarity fused, bool (mode all)", 32),
            budgets={"predicted x the other kernel": (4.0, "min"), "local accesses in the loop": (0, "max")},
            note="against the fused kernel's pass over every sample (mode all stops both early alike)"),
+    # A warp per segment and sample; the loop over samples holds two 16-byte stores of 8 sorted values.
+    Kernel(SORT_PASS, "similarity/sorted.cu.o", r"sort_segments_kernel", "STG.E.128",
+           "value-sample (a sample's value in its 256-value segment)", 256, None, elements=8, trips=SORT_MERGE_TRIPS,
+           budgets={"instructions per element": (260.0, "max"), "local memory bytes": (0, "max")},
+           note="8 values a lane: an odd-even sort of 8 in registers, then CUB's 5 merge rounds through shared memory"),
     Kernel("regret large game, matrix pass (both players)", REGRET_GEMV, r"dual_gemv_kernel<true, true, true>",
            "F2F.F64.F32", "entry of A", 256, "memory", floor=4.0,
            budgets={"widest global load (bits)": (128, "min"), "load bytes in flight per thread": (64, "min"),
@@ -242,10 +264,21 @@ def predict(kernel, issue, in_flight, warps):
     return floor_rate, min(1.0, issue / floor_rate, little)
 
 
-def trip_weights(kernel, steady):
+def source_path(path, function):
+    """A trips entry's file: the project's (relative to its root), else the library header the code was
+    compiled from (CUB's, say), whose whole path ends with `path` in the code's line information."""
+    if os.path.exists(os.path.join(ROOT, path)):
+        return os.path.join(ROOT, path)
+    found = sorted(f for f in function["files"] if f.endswith("/" + path) and os.path.exists(f))
+    if not found:
+        sys.exit(f"sass_report: {path} is neither the project's nor a header the code's lines name")
+    return found[0]
+
+
+def trip_weights(kernel, steady, function):
     """How many times each steady instruction issues per pass: the product of the trips of the
     kernel's data-dependent loops (kernel.trips) whose source block holds one of its lines."""
-    spans = [(source_span(os.path.join(ROOT, path), signature), trips) for path, signature, trips in kernel.trips]
+    spans = [(source_span(source_path(path, function), signature), trips) for path, signature, trips in kernel.trips]
     weights = []
     for instruction in steady:
         weight = 1
@@ -263,7 +296,7 @@ def analyse(kernel, function, resources):
     body, steady, inner = loop
     cold = len(body) - len(steady)
     elements = kernel.elements or sum(i.opcode.startswith(kernel.marker) for i in steady) / kernel.markers_per_element
-    weights = trip_weights(kernel, steady)
+    weights = trip_weights(kernel, steady, function)
     classes = {}
     for instruction, weight in zip(steady, weights):
         classes[instruction.klass] = classes.get(instruction.klass, 0) + weight
@@ -308,7 +341,7 @@ def analyse(kernel, function, resources):
     }
     if kernel.trips:
         result["data-dependent loops counted (expected trips)"] = [trips for _, _, trips in kernel.trips]
-    if kernel.versus:
+    if kernel.versus or kernel.model is None:
         result["issue-bound elements/s (H100)"] = f"{issue:.3g}"
     if predicted is not None:
         result["predicted elements/s (H100)"] = f"{floor_rate * predicted:.3g}"
@@ -369,6 +402,14 @@ def read_machine_code(kernels, objects):
                 result["predicted x the other kernel"] = round(
                     float(result["issue-bound elements/s (H100)"]) * per_element / float(rate), 2)
                 result["the other kernel"] = other
+                sort = report.get(SORT_PASS, {}).get("issue-bound elements/s (H100)")
+                for label, samples, n, m, values in kernel.shapes if sort else ():
+                    pair_samples = samples * n * m
+                    blocks = pair_samples / per_element / float(result["issue-bound elements/s (H100)"])
+                    sorting = samples * values / float(sort)
+                    result[f"with its sort pass x the other kernel: {label}"] = round(
+                        pair_samples / float(rate) / (blocks + sorting), 2)
+                    result[f"the sort pass's share: {label}"] = round(sorting / (blocks + sorting), 3)
     return report
 
 

@@ -1,10 +1,12 @@
 // The sorted method on the GPU: a sort pass per operand, then sorted_block.hpp's block per
 // 256 x 256 output block. docs/similarity.md explains the method and its costs.
 //
-// Sort pass: one 256-thread block per (segment, sample) sorts a sample's 256 values of x's band
-// (or y's tile) by their order keys with CUB's BlockRadixSort, non-finite values (and positions
-// past the operand's edge) last as +inf, and counts the finite ones. 6 bytes per value and sample.
-// Once per call (prepare_sorted): each operand's ranges that the call's launches read, as runs
+// Sort pass: a warp per (segment, sample) sorts a sample's 256 values of x's band (or y's tile)
+// by their order keys with CUB's WarpMergeSort, non-finite values (and positions past the
+// operand's edge) last as +inf, and counts the finite ones: 5 bytes out per value and sample, about
+// 220 instructions per value (bench/sass_report.py; CUB's BlockRadixSort, a 256-thread block per
+// segment and 4-bit digits, took about 1,050 and 8 block barriers a digit). Once per call
+// (prepare_sorted): each operand's ranges that the call's launches read, as runs
 // (sorted_runs.hpp), sorted before the first launch and read by every launch; where they would
 // not fit, each launch sorts its own region's x band and y tiles.
 //
@@ -13,9 +15,9 @@
 // the carry-save cycle 7 full adders (14 LOP3) per 8 masks; the eights' ripple 14 LOP3 per 8; so
 // about 5 instructions, against 3 x 32 = 96 for the fused kernel's compare-counts. Per sample
 // the table adds about 4 instructions per word for 257 x 8 words, the ends a binary search and
-// a walk per row, and the sort pass a few hundred per column; the machine-code report
-// (bench/sass_report.py) reads the accumulation loop's count.
-#include <cub/block/block_radix_sort.cuh>
+// a walk per row; the machine-code report (bench/sass_report.py) reads the accumulation loop's
+// count, and the sort pass's beside it.
+#include <cub/warp/warp_merge_sort.cuh>
 
 #include "common/cuda_check.hpp"
 #include "common/cuda_memory.hpp"
@@ -42,22 +44,52 @@ struct SortArgs {
 
 constexpr std::uint32_t kNonFinite = 0xffffffffu;  // above every finite value's order key
 
+struct KeyLess {
+    __device__ bool operator()(std::uint32_t a, std::uint32_t b) const { return a < b; }
+};
+
+// A warp per (segment, sample): the lanes load the segment's values 32 apart (coalesced), CUB's
+// WarpMergeSort sorts them, 8 a lane, and each lane stores its 8 consecutive ranks as two 16-byte
+// values and 8 bytes of positions. No block barrier: a block's 8 warps sort 8 samples at a time.
+constexpr int kSortItems = kSegment / 32;
+constexpr int kSortWarps = kThreads / 32;
+
 __global__ void __launch_bounds__(kThreads) sort_segments_kernel(const SortArgs a) {
-    using Sort = cub::BlockRadixSort<std::uint32_t, kThreads, 1, std::uint8_t>;
-    __shared__ typename Sort::TempStorage temp;
-    const int t = static_cast<int>(threadIdx.x);
-    const std::size_t i = std::size_t{blockIdx.x} * kSegment + t;
-    for (std::size_t s = blockIdx.y; s < a.samples; s += gridDim.y) {
-        const float v = i < a.extent ? a.data[s * a.ld + i] : __int_as_float(0x7fffffff);
-        std::uint32_t key[1] = {isfinite(v) ? sorted::order_key(v) : kNonFinite};
-        std::uint8_t position[1] = {static_cast<std::uint8_t>(t)};
-        const int finite = __syncthreads_count(key[0] != kNonFinite);  // also: temp is free again
-        Sort(temp).Sort(key, position);
+    using Sort = cub::WarpMergeSort<std::uint32_t, kSortItems, 32, std::uint8_t>;
+    __shared__ typename Sort::TempStorage temp[kSortWarps];
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+    const std::size_t first = std::size_t{blockIdx.x} * kSegment;
+    for (std::size_t s = std::size_t{blockIdx.y} * kSortWarps + warp; s < a.samples;
+         s += std::size_t{gridDim.y} * kSortWarps) {
+        std::uint32_t key[kSortItems];
+        std::uint8_t position[kSortItems];
+        HPCML_DEVICE_UNROLL
+        for (int k = 0; k < kSortItems; ++k) {
+            const int p = lane + 32 * k;
+            const float v = first + p < a.extent ? a.data[s * a.ld + first + p] : __int_as_float(0x7fffffff);
+            key[k] = isfinite(v) ? sorted::order_key(v) : kNonFinite;
+            position[k] = static_cast<std::uint8_t>(p);
+        }
+        Sort(temp[warp]).Sort(key, position, KeyLess{});
         const std::size_t segment = s * a.segments + a.first_segment + blockIdx.x;
-        const std::size_t at = segment * kSegment + t;
-        a.values[at] = key[0] == kNonFinite ? INFINITY : sorted::from_order_key(key[0]);
-        a.index[at] = position[0];
-        if (t == 0) a.finite[segment] = static_cast<std::uint16_t>(finite);
+        const std::size_t at = segment * kSegment + kSortItems * lane;  // 32-byte aligned
+        float value[kSortItems];
+        int finite = 0;
+        HPCML_DEVICE_UNROLL
+        for (int k = 0; k < kSortItems; ++k) {
+            value[k] = key[k] == kNonFinite ? INFINITY : sorted::from_order_key(key[k]);
+            finite += key[k] != kNonFinite;
+        }
+        reinterpret_cast<float4*>(a.values + at)[0] = make_float4(value[0], value[1], value[2], value[3]);
+        reinterpret_cast<float4*>(a.values + at)[1] = make_float4(value[4], value[5], value[6], value[7]);
+        uint2 packed{0, 0};
+        HPCML_DEVICE_UNROLL
+        for (int k = 0; k < kSortItems; ++k)
+            (k < 4 ? packed.x : packed.y) |= std::uint32_t{position[k]} << (8 * (k % 4));
+        *reinterpret_cast<uint2*>(a.index + at) = packed;
+        HPCML_DEVICE_UNROLL
+        for (int offset = 16; offset > 0; offset /= 2) finite += __shfl_xor_sync(0xffffffffu, finite, offset);
+        if (lane == 0) a.finite[segment] = static_cast<std::uint16_t>(finite);
     }
 }
 
@@ -134,7 +166,8 @@ struct SortedOperand {
         if (samples == 0 || segments == 0) return;
         const SortArgs args{data + start,  ld,         samples,      extent, values.data(), index.data(),
                             finite.data(), view.count, first_segment};
-        const dim3 grid(static_cast<unsigned>(segments), static_cast<unsigned>(std::min<std::size_t>(samples, 65535)));
+        const dim3 grid(static_cast<unsigned>(segments),
+                        static_cast<unsigned>(std::min<std::size_t>(detail::ceil_div(samples, kSortWarps), 65535)));
         sort_segments_kernel<<<grid, kThreads, 0, stream>>>(args);
         HPCML_LAUNCH_CHECK("sort_segments_kernel");
     }
