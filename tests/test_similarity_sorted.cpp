@@ -805,3 +805,40 @@ TEST(SharedMemory, EveryKernelFitsEveryArchitectureTheBuildsEmit) {
     EXPECT_EQ(cuda_method(Problem{}, hpcml::Method::Sorted, hpcml::detail::max_shared_memory_per_block(90)),
               hpcml::Method::Sorted);
 }
+
+// The sorted kernel's tuning per architecture (SortedGpuPolicy): the blocks an SM holds follow from
+// its shared memory, one more would not fit, and the layout, so count mode's sample limit, is the
+// same everywhere (docs/similarity.md's table).
+TEST(SortedGpuPolicy, BlocksPerSmAndSampleLimitPerArchitecture) {
+    namespace sorted_gpu = hpcml::detail::similarity::sorted_gpu;
+    const std::size_t block = sizeof(sorted_gpu::Shared) + hpcml::detail::kSharedReservedPerBlock;
+    for (auto [sm, blocks] :
+         {std::pair{75, 0}, {80, 1}, {86, 1}, {87, 1}, {89, 1}, {90, 2}, {100, 2}, {103, 2}, {120, 1}}) {
+        const sorted_gpu::SortedGpuPolicy policy = sorted_gpu::sorted_gpu_policy(sm);
+        const std::size_t per_sm = hpcml::detail::shared_memory(sm).per_sm;
+        EXPECT_EQ(policy.blocks_per_sm, blocks) << "sm_" << sm;
+        EXPECT_LE(static_cast<std::size_t>(blocks) * block, per_sm) << "sm_" << sm;
+        EXPECT_GT(static_cast<std::size_t>(blocks + 1) * block, per_sm) << "sm_" << sm;
+        EXPECT_EQ(policy.pass_samples, 8);
+        EXPECT_EQ(policy.most_count_samples, 1023u);
+    }
+}
+
+// On the GPU: its shared memory as architectures.hpp lists it for its compute capability, and the
+// sorted kernel resident as the policy says (registers do not lower it).
+TEST(SortedGpuPolicy, TheDeviceHoldsTheBlocksThePolicySays) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const hpcml::DeviceInfo& device = hpcml_test::device_query().devices.at(0);
+    const int sm = device.compute_capability_major * 10 + device.compute_capability_minor;
+    const hpcml::detail::SharedMemoryLimit listed = hpcml::detail::shared_memory(sm);
+    if (listed.per_block == 0) GTEST_SKIP() << "sm_" << sm << " is not in architectures.hpp's table";
+    EXPECT_EQ(listed.per_block, device.shared_memory_per_block_optin_bytes) << "sm_" << sm;
+    EXPECT_EQ(listed.per_sm, device.shared_memory_per_multiprocessor_bytes) << "sm_" << sm;
+    const int blocks = hpcml::detail::similarity::sorted_gpu::sorted_gpu_policy(sm).blocks_per_sm;
+    if (blocks == 0) GTEST_SKIP() << "the sorted kernel does not fit sm_" << sm;
+    hpcml::detail::similarity::Problem p;
+    p.output = SimilarityOutput::Int32;
+    EXPECT_EQ(hpcml::detail::similarity::sorted_blocks(p).resident,
+              static_cast<std::size_t>(blocks) * static_cast<std::size_t>(device.multiprocessor_count))
+        << "sm_" << sm;
+}

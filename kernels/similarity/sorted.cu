@@ -111,15 +111,10 @@ struct BlockThreads {
 // bench/sass_report.py reads the kernel's occupancy with this size.
 static_assert(sizeof(Shared) == 96672, "bench/sass_report.py's SORTED_SHARED");
 
-// The blocks of this kernel one SM holds, by the machine code's architecture: two where an SM has
-// 228 KiB of shared memory (Hopper, Blackwell B200/B300: the compute_90 PTX too), one where it
-// has 164 KiB (A100, Orin) or 100 KiB (GA10x, Ada, Blackwell GeForce). The launch bounds ask for
-// that many, so that where one block fits the compiler may use 255 registers a thread instead of
-// 128 (at 128 the count kernel keeps its 7 planes of eights in local memory). The layout (8
-// samples a pass, 7 planes) is the same on every architecture, and so is count mode's limit of
-// 1023 samples (kMostCountSamples, checked before any launch).
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000 || __CUDA_ARCH__ == 1030)
-constexpr int kSortedBlocksPerSm = 2;
+// The blocks of this kernel one SM holds on the machine code's architecture (SortedGpuPolicy; the
+// compute_90 PTX as sm_90), at least one where the policy knows none.
+#if defined(__CUDA_ARCH__)
+constexpr int kSortedBlocksPerSm = std::max(1, sorted_gpu_policy(__CUDA_ARCH__ / 10).blocks_per_sm);
 #else
 constexpr int kSortedBlocksPerSm = 1;
 #endif

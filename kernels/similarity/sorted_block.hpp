@@ -17,10 +17,10 @@
 //      masks per word into ones, twos and fours, whose carry is added into 7 bit planes of
 //      eights (count mode: up to 1023 samples); mode all ANDs it, and the block stops once no
 //      row has a pair left (a block vote).
-// Shared memory: 96,672 bytes, so 2 blocks per SM on Hopper (1 on Ampere and Ada: sorted.cu). Table rows are 32 bytes;
-// their two 16-byte halves swap places where bit 2 of the rank is set, so that 8 threads reading the same half of
-// random rows spread over all 8 of a bank's 16-byte groups (the table build's stores are
-// conflict-free either way). docs/similarity.md has the method and its costs.
+// Shared memory: 96,672 bytes, so 2 blocks per SM on Hopper (1 on Ampere and Ada: SortedGpuPolicy). Table rows are 32
+// bytes; their two 16-byte halves swap places where bit 2 of the rank is set, so that 8 threads reading the same half
+// of random rows spread over all 8 of a bank's 16-byte groups (the table build's stores are conflict-free either way).
+// docs/similarity.md has the method and its costs.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +28,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "common/architectures.hpp"
 #include "common/hd.hpp"
 #include "math.hpp"
 #include "sorted_math.hpp"
@@ -42,7 +43,7 @@ constexpr int kWords = kCols / 32;   // a row's mask words
 constexpr int kChunks = kCols / 32;  // 32-rank chunks of the table's build
 constexpr int kGroup = 8;            // samples per pass: one carry-save cycle
 constexpr int kHiPlanes = 7;         // counts of eights, to 127
-constexpr std::size_t kMostCountSamples = 8 * 127 + 7;  // count mode's most samples
+constexpr std::size_t kMostCountSamples = kGroup * ((1 << kHiPlanes) - 1) + kGroup - 1;  // count mode's: 1023
 
 // A sort pass's output for one operand: per sample and segment, its values in ascending order
 // (the finite ones, then +inf for the rest and for positions past the operand's edge: a value
@@ -83,6 +84,22 @@ struct Shared {
     std::uint8_t ycol[kGroup][kCols], xrow[kGroup][kRows];
     std::uint32_t nx[kGroup];  // x's finite values: the rows past them keep the empty interval
 };
+
+// The sorted kernel's tuning on compute capability sm / 10 . sm % 10 (as CUB's tuning policies;
+// kFusedGpu in methods.hpp is the fused kernel's): it changes speed, never results. The layout
+// (kGroup samples a pass, kHiPlanes planes of eights) is the same on every architecture, and so
+// is count mode's limit, which check_sorted_on_cuda (methods.cpp) checks before any launch; the
+// blocks an SM holds follow from its shared memory (2 on Hopper and Blackwell B200/B300, 1 on
+// Ampere, Ada and Blackwell GeForce, 0 on Turing: there the fused kernel runs), and the kernel's
+// __launch_bounds__ asks for that many, so that where one fits the compiler may give a thread
+// 255 registers instead of 128 (at 128 the count kernel keeps its planes of eights in local memory).
+struct SortedGpuPolicy {
+    int pass_samples, eights_planes, blocks_per_sm;
+    std::size_t most_count_samples;
+};
+constexpr SortedGpuPolicy sorted_gpu_policy(int sm) {
+    return {kGroup, kHiPlanes, blocks_per_sm_by_shared_memory(sm, sizeof(Shared)), kMostCountSamples};
+}
 
 // Where quad q of table row k is: the row's two quads swapped where bit 2 of k is set.
 HPCML_HD inline int table_quad(int k, int q) { return q ^ ((k >> 2) & 1); }
