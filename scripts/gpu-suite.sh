@@ -68,6 +68,7 @@ expect_gpu="${HPCML_GPU_SUITE_EXPECT_GPU:-1}"
 if [ "$scale" = full ]; then
   main_job=(--tile 1000)
   sim_large=(--dim 16384 --tile 4096)
+  sim_all=(--dim 20000 --tile 4096)
   real=(256 270725) real_bands=2
   regret_large=(--actions 16384 --iterations 20) regret_batch=(--actions 3 --batch 100000 --iterations 1000)
   torch_regret_batch=(--actions 3 --batch 100000 --iterations 100)  # 200 outlasted 53 s (the compile)
@@ -75,6 +76,7 @@ if [ "$scale" = full ]; then
 else
   main_job=(--samples 16 --dim 64 --tile 16)
   sim_large=(--samples 16 --dim 128 --tile 64)
+  sim_all=(--samples 16 --dim 160 --tile 64)
   real=(16 2500) real_bands=1
   regret_large=(--actions 64 --iterations 2) regret_batch=(--actions 3 --batch 100 --iterations 10)
   torch_regret_batch=(--actions 3 --batch 100 --iterations 10)
@@ -95,6 +97,11 @@ parts_first() {  # in the order of what matters most
   part 2 10 "similarity sorted kernel" bench_similarity_large_sorted.log "$build/bin/bench_similarity" \
     "${sim_large[@]}" --where device --method sorted --backend cuda "${common[@]}" \
     --benchmark_out="$results/bench_similarity_large_sorted.json"
+  # Mode all at 256 x 20000 (y = x, device arrays), fused beside sorted: with the two parts above
+  # and the main job, the shapes where a GPU's auto will choose by measurement.
+  part 2 10 "similarity mode all" bench_similarity_all_device.log "$build/bin/bench_similarity" \
+    "${sim_all[@]}" --mode all --symmetric on --where device --method every --benchmark_filter='fused|sorted' \
+    --backend cuda "${common[@]}" --benchmark_out="$results/bench_similarity_all_device.json"
   part 2 10 "regret 16384^2" bench_regret_large.log "$build/bin/bench_regret" "${regret_large[@]}" --alternating false \
     --where device --method fused --backend cuda "${common[@]}" --benchmark_out="$results/bench_regret_large.json"
   part 2 8 "invgauss 2e7" bench_invgauss.log "$build/bin/bench_invgauss" "${invgauss[@]}" --backend cuda "${common[@]}" \
@@ -112,7 +119,8 @@ parts_second() {
   part 2 10 "synccheck test_similarity" synccheck_test_similarity.log sanitize synccheck test_similarity
   part 2 10 "initcheck test_similarity" initcheck_test_similarity.log sanitize initcheck test_similarity
   part 1 5 "initcheck test_invgauss" initcheck_test_invgauss.log sanitize initcheck test_invgauss
-  part 3 15 "real case: pair list" real_case_pairs.log real_case "${real[@]}" --pairs
+  # The command (tile 8192), auto (fused on a GPU until one has measured both) beside sorted.
+  part 3 15 "real case: pair list" real_case_pairs.log real_case "${real[@]}" --methods "auto sorted" --pairs --tile 8192
   part 3 20 "regret 16384^2: the seed's program" compare_torch_regret_large.log python3 bench/compare_torch_regret.py \
     "${regret_large[@]}"
   part 2 10 "main job under hpcml-trace" trace.log "$build/bin/hpcml-trace" --strict --output "$results/trace_main_job.csv" -- \
@@ -358,19 +366,23 @@ sass_measured() {
   fi
   python3 bench/sass_report.py --report "$bundle/sass_report.json" --measured "$results"
 }
-# real_case SAMPLES FEATURES OPTION...: the real case end to end on one GPU, x = randn(256, 270725)
-# to a bitmask file or a pair list.
+# real_case SAMPLES FEATURES [--methods "M ..."] OPTION...: the real case end to end on one GPU,
+# x = randn(256, 270725) to a bitmask file or a pair list, once per method (auto unless named).
 real_case() {
-  local input="$TMPDIR/real_x.npy" output="$TMPDIR/real_s.npy" rc
+  local input="$TMPDIR/real_x.npy" output="$TMPDIR/real_s.npy" rc=0 methods=auto
   rm -rf "$output" "$output.journal"  # a part killed at its limit leaves them behind
   python3 -c "import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(0).standard_normal((int(sys.argv[2]), int(sys.argv[3]))).astype(np.float32))" \
     "$input" "$1" "$2" || return 1
   shift 2
-  $([ -x /usr/bin/time ] && echo /usr/bin/time -v) "$build/bin/hpcml-similarity" "$input" --output "$output" --mode all \
-    --tile 1000 --backend cuda "$@"
-  rc=$?
-  ls -l "$output" 2>/dev/null
-  rm -rf "$input" "$output" "$output.journal"
+  if [ "$1" = --methods ]; then methods="$2"; shift 2; fi
+  for method in $methods; do
+    echo "--- method $method"
+    $([ -x /usr/bin/time ] && echo /usr/bin/time -v) "$build/bin/hpcml-similarity" "$input" --output "$output" --mode all \
+      --tile 1000 --backend cuda --method "$method" "$@" || rc=$?
+    ls -l "$output" 2>/dev/null
+    rm -rf "$output" "$output.journal"
+  done
+  rm -f "$input"
   return $rc
 }
 # One profile of the fused kernel at 256 x 16384 x 16384 with y apart (the run at 0.74 of the
