@@ -107,6 +107,8 @@ parts_first() {  # in the order of what matters most
   part 2 8 "invgauss 2e7" bench_invgauss.log "$build/bin/bench_invgauss" "${invgauss[@]}" --backend cuda "${common[@]}" \
     --benchmark_out="$results/bench_invgauss.json"
   part 1 2 "predicted beside measured" sass_measured.log sass_measured
+  # Where the sorted kernel's time goes: it ran 7x below its prediction (docs/similarity.md).
+  part 1 15 "profile of the sorted kernel" ncu_sorted.log ncu_profile sorted
   part 6 40 "Python GPU cases" pytest_gpu_cases.log python3 -m pytest tests/python -m cuda -v -rs -p no:cacheprovider
   part 3 20 "memcheck test_similarity" memcheck_test_similarity.log sanitize memcheck test_similarity
   part 3 20 "memcheck test_regret" memcheck_test_regret.log sanitize memcheck test_regret
@@ -150,7 +152,7 @@ parts_extra() {
   part 4 60 "real case: bitmask file" real_case_bitmask.log real_case "${real[@]}" --dtype bitmask
   part 3 60 "real case: the seed's program" compare_torch_real_case.log python3 bench/compare_torch_real_case.py \
     --samples "${real[0]}" --dim "${real[1]}" --bands "$real_bands"
-  part 2 15 "profile of the fused kernel" ncu_fused.log ncu_profile
+  part 2 15 "profile of the fused kernel" ncu_fused.log ncu_profile fused
   # test_regret under the other sanitizers outlasted 20, 10 and 11 s in second (2026-11-28, H200).
   part 2 10 "racecheck test_regret" racecheck_test_regret.log sanitize racecheck test_regret
   part 1 5 "synccheck test_regret" synccheck_test_regret.log sanitize synccheck test_regret
@@ -385,19 +387,22 @@ real_case() {
   rm -f "$input"
   return $rc
 }
-# One profile of the fused kernel at 256 x 16384 x 16384 with y apart (the run at 0.74 of the
-# issue floor): its clock, issue activity, stall reasons and occupancy, to say why it is not 1.
-# Only the full-size call's launch (its NVTX range), not the check before timing. Where Nsight
-# Compute is absent, or the GPU's counters are not permitted (ERR_NVGPUCTRPERM), a skip saying so.
+# One profile of a similarity kernel (fused or sorted) at 256 x 16384 x 16384 with y apart: the
+# fused kernel ran at 0.74 of the issue floor, the sorted one at 0.65x the fused (4.38x predicted,
+# 2026-11-28): clock, issue activity, stall reasons, occupancy and shared-memory wavefronts and
+# bank conflicts, to say where the time goes. Only the full-size call's launch (its NVTX range),
+# not the check before timing. Where Nsight Compute is absent, or the GPU's counters are not
+# permitted (ERR_NVGPUCTRPERM), a skip saying so.
 ncu_profile() {
   "$build/bin/hpcml-devicequery" > /dev/null || { echo "no CUDA device (hpcml-devicequery)"; return 2; }
   command -v ncu > /dev/null || { echo "skipped: Nsight Compute (ncu) is not installed"; return 3; }
   local out rc
   out="$(ncu --nvtx --nvtx-include "hpcml::similarity_device cuda 256x16384x16384/" \
-    --kernel-name similarity_fused_kernel --launch-count 1 --section SpeedOfLight --section WarpStateStats \
+    --kernel-name "similarity_$1_kernel" --launch-count 1 --section SpeedOfLight --section WarpStateStats \
     --section SchedulerStats --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis \
+    --section MemoryWorkloadAnalysis_Tables \
     "$build/bin/bench_similarity" --samples 256 --dim 16384 --dim-y 16384 --tile 4096 --where device \
-    --method fused --backend cuda --benchmark_repetitions=1 --benchmark_min_time=0.001 2>&1)"
+    --method "$1" --backend cuda --benchmark_repetitions=1 --benchmark_min_time=0.001 2>&1)"
   rc=$?
   echo "$out"
   if grep -q "ERR_NVGPUCTRPERM" <<<"$out"; then
