@@ -162,10 +162,13 @@ def parse_resources(text):
 
 
 def loops(function):
-    """[(first, last)] index spans closed by a backward branch; not one that holds an unconditional EXIT (a
-    cold path outlined past the function's end, such as a divergent warp's sync, branching back into a loop)."""
+    """[(first, last)] index spans closed by a backward branch; not by one from past the function's last
+    unconditional EXIT to before it (a cold path outlined past the end, such as a divergent warp's sync,
+    jumping back into the code)."""
     code, labels = function["code"], function["labels"]
     index = {instruction.address: i for i, instruction in enumerate(code)}
+    exits = [i for i, c in enumerate(code) if c.opcode == "EXIT" and not c.predicate]
+    last_exit = exits[-1] if exits else len(code)
     spans = []
     for i, instruction in enumerate(code):
         if not instruction.opcode.startswith("BRA"):
@@ -174,8 +177,8 @@ def loops(function):
         if not m:
             continue
         target = labels.get(m.group(1)) if m.group(1).startswith(".L") else int(m.group(1), 16)
-        if target is not None and target <= instruction.address and target in index and not any(
-                c.opcode == "EXIT" and not c.predicate for c in code[index[target]:i]):
+        if target is not None and target <= instruction.address and target in index and not (
+                index[target] < last_exit < i):
             spans.append((index[target], i))
     return spans
 

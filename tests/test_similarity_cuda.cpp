@@ -5,7 +5,9 @@
 
 #if HPCML_WITH_CUDA
 #include <string>
+#include <tuple>
 
+#include "similarity/methods.hpp"
 #include "support/late_upload.hpp"
 
 using namespace hpcml_test::similarity;
@@ -468,6 +470,49 @@ TEST(SimilarityCuda, HostOutputPageableOrPageLockedEqualsTheReference) {
                     if (memory == Memory::Allocated) cudaFreeHost(out);
                     if (memory == Memory::Registered || memory == Memory::RegisteredInPart) cudaHostUnregister(out);
                 }
+}
+
+// The sorted kernel's operands sorted once per call (runs that tiles of 300 cannot share: one per
+// band and per group of columns) or by each launch (as where memory is short, or into a captured
+// graph), alike: a band of 300 rows over 40000 columns (two groups of tiles per launch), y = x
+// over 2000 (the mirrored bands of 512 rows, y from each band's diagonal on); from host arrays
+// into host memory and from device arrays into device memory.
+TEST(SimilaritySortedCuda, SortedOncePerCallOrPerLaunchAlike) {
+    HPCML_SKIP_WITHOUT_GPU();
+    const std::size_t samples = 16;
+    for (const auto& [n, m, self] :
+         {std::tuple<std::size_t, std::size_t, bool>{300, 40000, false}, {2000, 2000, true}}) {
+        const auto x = make_data(samples * n, 31);
+        const auto y = self ? x : make_data(samples * m, 32);
+        const auto expected =
+            encode(reference_counts(x, y, samples, n, m, 1.0f), n, m, samples, SimilarityOutput::Int32);
+        DeviceArray<float> dx(x.size(), "x"), dy(y.size(), "y");
+        ASSERT_EQ(cudaMemcpy(dx.data(), x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(dy.data(), y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+        DeviceArray<unsigned char> device_out(expected.size(), "out");
+        for (const bool per_launch : {false, true}) {
+            hpcml::detail::similarity::set_sort_per_launch_for_tests(per_launch);
+            SimilarityOptions o;
+            o.backend = Backend::Cuda;
+            o.method = Method::Sorted;
+            o.tile = 300;
+            const std::string what = std::to_string(n) + " x " + std::to_string(m) + (self ? ", y = x" : ", y") +
+                                     (per_launch ? ", sorted by each launch" : ", sorted once");
+            std::vector<unsigned char> host(expected.size(), 0xAB);
+            EXPECT_EQ(hpcml::similarity({x.data(), samples, n}, self ? MatrixView{} : MatrixView{y.data(), samples, m},
+                                        host.data(), o)
+                          .method,
+                      Method::Sorted);
+            EXPECT_EQ(host, expected) << "host arrays, " << what;
+            ASSERT_EQ(cudaMemset(device_out.data(), 0xAB, expected.size()), cudaSuccess);
+            hpcml::similarity_device({dx.data(), samples, n}, self ? MatrixView{} : MatrixView{dy.data(), samples, m},
+                                     device_out.data(), o);
+            std::vector<unsigned char> got(expected.size());
+            ASSERT_EQ(cudaMemcpy(got.data(), device_out.data(), got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+            EXPECT_EQ(got, expected) << "device arrays, " << what;
+        }
+        hpcml::detail::similarity::set_sort_per_launch_for_tests(false);
+    }
 }
 
 // similarity_device into host memory: pageable (staged, copied out by threads) and page-locked

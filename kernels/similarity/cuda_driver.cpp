@@ -193,16 +193,13 @@ void run_host(const Problem& host, const TilePlan& plan, Method method, const Ho
     // buffers above are freed: a kernel may still read x_dev on the other stream, and a copy
     // may still be writing into a pinned buffer.
     const Drain drain{{streams[0].get(), streams[1].get()}};
-    // The whole output and the method's state made on the first stream, in order before the
-    // second's work.
+    // The whole output and the method's state made on the first stream, before the second's work.
     if (mirrored)
         whole = detail::DeviceBuffer<unsigned char>(tracker, host.n * out_row_bytes, streams[0].get(),
                                                     "similarity output on device");
     call = prepare_call(dev, method, launched(steps, mirrored, dev.m), tracker, streams[0].get());
-    if (mirrored || call) {
-        HPCML_CUDA_CHECK(cudaEventRecord(computed[0].get(), streams[0].get()));
-        HPCML_CUDA_CHECK(cudaStreamWaitEvent(streams[1].get(), computed[0].get(), 0));
-    }
+    HPCML_CUDA_CHECK(cudaEventRecord(computed[0].get(), streams[0].get()));
+    HPCML_CUDA_CHECK(cudaStreamWaitEvent(streams[1].get(), computed[0].get(), 0));
     for (int slot = 0; slot < 2 && static_cast<std::size_t>(slot) < steps.size(); ++slot) {
         if (!mirrored)
             device_out[slot] = detail::DeviceBuffer<unsigned char>(tracker, slot_bytes, streams[slot].get(),

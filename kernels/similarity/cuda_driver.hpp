@@ -18,12 +18,14 @@ namespace hpcml::detail::similarity {
 // timed against other values; each says what it bounds.
 struct CudaHostPolicy {
     std::size_t waves;                // a launch's blocks: this many full waves of its kernel (tiles_per_launch)
-    std::size_t staged_band_bytes;    // the mirrored path's staged band, pinned twice
+    std::size_t staged_band_bytes;    // the mirrored path's staged band, pinned twice (at least a block's rows)
     std::size_t whole_rows_elements;  // a device pair list's launch of whole rows, at most (no sort needed)
 };
 inline constexpr CudaHostPolicy kCudaHost{
-    .waves = 2,                                   // one wave's tail overlaps the next
-    .staged_band_bytes = std::size_t{64} << 20,   // 128 MiB pinned in all
+    .waves = 2,  // one wave's tail overlaps the next
+    // 128 MiB pinned in all, unless a row of blocks is larger: 128 rows fused, 256 sorted (1 and
+    // 2 x 277 MB at 270725 int32 columns)
+    .staged_band_bytes = std::size_t{64} << 20,
     .whole_rows_elements = std::size_t{1} << 25,  // 128 MiB of counts, 256 MiB of selection
 };
 

@@ -55,9 +55,12 @@ LaunchBlocks fused_blocks(const Problem& problem);
 LaunchBlocks sorted_blocks(const Problem& problem);
 // The sorted method's operands sorted once for a call whose launches compute `launches`
 // (sorted_runs.hpp), or null where they would take more than a quarter of the device's free
-// memory: then each launch sorts its own region's.
+// memory, or the stream is being captured into a graph: then each launch sorts its own region's.
 std::unique_ptr<CudaCall> prepare_sorted(const Problem& problem, const std::vector<Region>& launches,
                                          MemoryTracker& tracker, StreamHandle stream);
+// Tests: every launch sorts its own region's operands, as where memory is short (not for
+// concurrent calls).
+void set_sort_per_launch_for_tests(bool per_launch);
 // The fused GPU kernel's tuning (fused.cu; as CUB's tuning policies): it changes speed, never
 // results. Its values are the machine-code report's prediction (docs/machine-code.md), timed only
 // as a whole: 256 x 16384^2, y a copy, at 0.738 of the compare-count floor (H200, 819e221).

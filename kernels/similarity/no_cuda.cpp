@@ -26,6 +26,7 @@ void launch_naive(const Problem&, const Region&, const RegionOutput&, const Cuda
 }
 LaunchBlocks fused_blocks(const Problem&) { no_cuda("similarity"); }
 LaunchBlocks sorted_blocks(const Problem&) { no_cuda("similarity"); }
+void set_sort_per_launch_for_tests(bool) {}  // nothing sorts without CUDA
 std::unique_ptr<CudaCall> prepare_sorted(const Problem&, const std::vector<Region>&, MemoryTracker&, StreamHandle) {
     no_cuda("similarity");
 }

@@ -19,6 +19,8 @@
 // count, and the sort pass's beside it.
 #include <cub/warp/warp_merge_sort.cuh>
 
+#include <atomic>
+
 #include "common/cuda_check.hpp"
 #include "common/cuda_memory.hpp"
 #include "cuda_launchers.hpp"
@@ -193,14 +195,14 @@ struct SortedCall final : CudaCall {
 };
 
 // Whether a call's sorted operands of `bytes` may stay on the device: at most a quarter of the
-// memory free now, so that the launches' outputs and the caller's work keep room. A stream being
-// captured into a graph is not asked (the launches would allocate as much in turn).
-bool sorted_operands_fit(std::size_t bytes, cudaStream_t stream) {
-    if (detail::capturing(stream)) return true;
+// memory free now, so that the launches' outputs and the caller's work keep room.
+bool sorted_operands_fit(std::size_t bytes) {
     std::size_t free = 0, total = 0;
     HPCML_CUDA_CHECK(cudaMemGetInfo(&free, &total));
     return bytes <= free / 4;
 }
+
+std::atomic<bool> sort_per_launch_for_tests{false};
 
 }  // namespace
 
@@ -216,6 +218,10 @@ LaunchBlocks sorted_blocks(const Problem& p) {
 std::unique_ptr<CudaCall> prepare_sorted(const Problem& p, const std::vector<Region>& launches,
                                          detail::MemoryTracker& tracker, StreamHandle stream_handle) {
     const auto stream = static_cast<cudaStream_t>(stream_handle);
+    // Into a graph being captured, each launch sorts its own region's, as the memory check does
+    // not run there: the graph frees each region's sorted operands after its launch, so it never
+    // holds more than a region's.
+    if (sort_per_launch_for_tests.load() || detail::capturing(stream)) return nullptr;
     auto call = std::make_unique<SortedCall>();
     call->y_is_x = p.y == p.x && p.ldy == p.ldx;
     call->runs = plan_call_runs(launches, call->y_is_x, kSegment);
@@ -224,7 +230,7 @@ std::unique_ptr<CudaCall> prepare_sorted(const Problem& p, const std::vector<Reg
         detail::checked_mul(detail::checked_mul(p.samples, call->runs.x.segments + call->runs.y.segments,
                                                 "similarity sorted operands"),
                             bytes_per_segment, "similarity sorted operands");
-    if (!sorted_operands_fit(bytes, stream)) return nullptr;
+    if (!sorted_operands_fit(bytes)) return nullptr;
     auto sort_runs = [&](const float* data, std::size_t ld, const SortRuns& runs, const char* what) {
         SortedOperand op(p.samples, runs.segments, tracker, stream, what);
         for (const SortRun& r : runs.runs) op.sort(data, ld, p.samples, r.start, r.extent, r.first_segment, stream);
@@ -234,6 +240,8 @@ std::unique_ptr<CudaCall> prepare_sorted(const Problem& p, const std::vector<Reg
     call->y = sort_runs(p.y, p.ldy, call->runs.y, "similarity sorted y on device");
     return call;
 }
+
+void set_sort_per_launch_for_tests(bool per_launch) { sort_per_launch_for_tests.store(per_launch); }
 
 namespace {
 
