@@ -160,50 +160,51 @@ TEST(SimilarityCuda, PairsReducedOnTheDeviceEqualTheCpus) {
     const auto x = clustered_data(samples, n);
     const auto y = clustered_data(samples, m);
     for (const Method method : {Method::Auto, Method::Sorted})
-    for (const bool self : {true, false})
-        for (const std::optional<std::size_t> tile :
-             {std::optional<std::size_t>{}, std::optional<std::size_t>{100}, std::optional<std::size_t>{300}})
-            for (const auto& [mode, min_count] :
-                 {std::pair{SimilarityMode::All, std::size_t{1}}, std::pair{SimilarityMode::Count, std::size_t{1}},
-                  std::pair{SimilarityMode::Count, std::size_t{20}}, std::pair{SimilarityMode::Count, samples + 1}}) {
-                SimilarityOptions o;
-                o.mode = mode;
-                o.threshold = 2.0f;
-                o.tile = tile;
-                o.backend = Backend::Cpu;
-                o.method = method;
-                const MatrixView xv{x.data(), samples, n};
-                const MatrixView yv = self ? MatrixView{} : MatrixView{y.data(), samples, m};
-                const hpcml::SimilarityPairs cpu = hpcml::similarity_pairs(xv, yv, o, min_count);
-                o.backend = Backend::Cuda;
-                const hpcml::SimilarityPairs gpu = hpcml::similarity_pairs(xv, yv, o, min_count);
-                const std::string what =
-                    std::string(hpcml::to_string(method)) + (self ? " y = x" : " y") + " tile " +
-                    (tile ? std::to_string(*tile) : "unset") + " mode " +
-                    std::string(hpcml::to_string(mode)) + " min_count " + std::to_string(min_count);
-                EXPECT_EQ(gpu.stats.backend, Backend::Cuda);
-                if (min_count <= samples) EXPECT_GT(cpu.i.size(), n) << what;
-                // The same from device pointers.
-                DeviceArray<float> dx(x.size(), "x"), dy(y.size(), "y");
-                ASSERT_EQ(cudaMemcpy(dx.data(), x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice),
-                          cudaSuccess);
-                ASSERT_EQ(cudaMemcpy(dy.data(), y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice),
-                          cudaSuccess);
-                const hpcml::SimilarityPairs device = hpcml::similarity_pairs_device(
-                    {dx.data(), samples, n}, self ? MatrixView{} : MatrixView{dy.data(), samples, m}, o, min_count);
-                EXPECT_EQ(device.i, cpu.i) << "device pointers, " << what;
-                EXPECT_EQ(device.j, cpu.j) << "device pointers, " << what;
-                EXPECT_EQ(device.count, cpu.count) << "device pointers, " << what;
-                // The same left on the device (launches of whole rows: in order as they come).
-                const hpcml::SimilarityPairs left = pairs_left_on_device(
-                    {dx.data(), samples, n}, self ? MatrixView{} : MatrixView{dy.data(), samples, m}, o, min_count);
-                EXPECT_EQ(left.i, cpu.i) << "left on the device, " << what;
-                EXPECT_EQ(left.j, cpu.j) << "left on the device, " << what;
-                EXPECT_EQ(left.count, cpu.count) << "left on the device, " << what;
-                EXPECT_EQ(gpu.i, cpu.i) << what;
-                EXPECT_EQ(gpu.j, cpu.j) << what;
-                EXPECT_EQ(gpu.count, cpu.count) << what;
-            }
+        for (const bool self : {true, false})
+            for (const std::optional<std::size_t> tile :
+                 {std::optional<std::size_t>{}, std::optional<std::size_t>{100}, std::optional<std::size_t>{300}})
+                for (const auto& [mode, min_count] :
+                     {std::pair{SimilarityMode::All, std::size_t{1}}, std::pair{SimilarityMode::Count, std::size_t{1}},
+                      std::pair{SimilarityMode::Count, std::size_t{20}},
+                      std::pair{SimilarityMode::Count, samples + 1}}) {
+                    SimilarityOptions o;
+                    o.mode = mode;
+                    o.threshold = 2.0f;
+                    o.tile = tile;
+                    o.backend = Backend::Cpu;
+                    o.method = method;
+                    const MatrixView xv{x.data(), samples, n};
+                    const MatrixView yv = self ? MatrixView{} : MatrixView{y.data(), samples, m};
+                    const hpcml::SimilarityPairs cpu = hpcml::similarity_pairs(xv, yv, o, min_count);
+                    o.backend = Backend::Cuda;
+                    const hpcml::SimilarityPairs gpu = hpcml::similarity_pairs(xv, yv, o, min_count);
+                    const std::string what = std::string(hpcml::to_string(method)) + (self ? " y = x" : " y") +
+                                             " tile " + (tile ? std::to_string(*tile) : "unset") + " mode " +
+                                             std::string(hpcml::to_string(mode)) + " min_count " +
+                                             std::to_string(min_count);
+                    EXPECT_EQ(gpu.stats.backend, Backend::Cuda);
+                    if (min_count <= samples) EXPECT_GT(cpu.i.size(), n) << what;
+                    // The same from device pointers.
+                    DeviceArray<float> dx(x.size(), "x"), dy(y.size(), "y");
+                    ASSERT_EQ(cudaMemcpy(dx.data(), x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice),
+                              cudaSuccess);
+                    ASSERT_EQ(cudaMemcpy(dy.data(), y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice),
+                              cudaSuccess);
+                    const hpcml::SimilarityPairs device = hpcml::similarity_pairs_device(
+                        {dx.data(), samples, n}, self ? MatrixView{} : MatrixView{dy.data(), samples, m}, o, min_count);
+                    EXPECT_EQ(device.i, cpu.i) << "device pointers, " << what;
+                    EXPECT_EQ(device.j, cpu.j) << "device pointers, " << what;
+                    EXPECT_EQ(device.count, cpu.count) << "device pointers, " << what;
+                    // The same left on the device (launches of whole rows: in order as they come).
+                    const hpcml::SimilarityPairs left = pairs_left_on_device(
+                        {dx.data(), samples, n}, self ? MatrixView{} : MatrixView{dy.data(), samples, m}, o, min_count);
+                    EXPECT_EQ(left.i, cpu.i) << "left on the device, " << what;
+                    EXPECT_EQ(left.j, cpu.j) << "left on the device, " << what;
+                    EXPECT_EQ(left.count, cpu.count) << "left on the device, " << what;
+                    EXPECT_EQ(gpu.i, cpu.i) << what;
+                    EXPECT_EQ(gpu.j, cpu.j) << what;
+                    EXPECT_EQ(gpu.count, cpu.count) << what;
+                }
     // 60000 columns of 100-column tiles: a row band takes several launches, so regions start
     // past column 0 and their pairs arrive out of row-major order; the sorted and naive methods too.
     const std::size_t wide = 60000, rows = 150;

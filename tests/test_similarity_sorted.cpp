@@ -457,9 +457,9 @@ TEST(SimilaritySorted, AutoPicksAMethodAndSaysWhich) {
 namespace {
 
 namespace gpu = hpcml::detail::similarity::sorted_gpu;
+using hpcml::detail::similarity::plan_sort_runs;
 using hpcml::detail::similarity::SortRun;
 using hpcml::detail::similarity::SortRuns;
-using hpcml::detail::similarity::plan_sort_runs;
 
 struct HostSegments {
     std::vector<float> values;
@@ -619,8 +619,8 @@ void expect_runs_serve(const SortRuns& runs, const std::vector<std::pair<std::si
 std::vector<sim::Region> plan_launches(std::size_t n, std::size_t m, std::size_t tile, std::size_t group,
                                        bool mirrored) {
     if (!mirrored)
-        return sim::launch_regions(sim::TilePlan(hpcml::similarity_tile_plan(n, m, tile, SimilarityOutput::Int32, false)),
-                                   group);
+        return sim::launch_regions(
+            sim::TilePlan(hpcml::similarity_tile_plan(n, m, tile, SimilarityOutput::Int32, false)), group);
     std::vector<sim::Region> launches =
         sim::mirrored_bands(n, n, SimilarityOutput::Int32, (tile + gpu::kRows - 1) / gpu::kRows * gpu::kRows);
     for (sim::Region& r : launches) r = {r.row0, r.row0, r.rows, n - r.row0};
@@ -685,8 +685,8 @@ TEST(SimilaritySortedGpuBlock, EqualsFusedThroughACallsSortedRuns) {
     const std::size_t samples = 19, n = 600, m = 700;
     const float t = 1.0f;
     const auto x = make(samples * n, Kind::Specials, t, 81), y_copy = make(samples * m, Kind::Ties, t, 82);
-    for (auto [tile, group, y_is_x] : {std::tuple<std::size_t, std::size_t, bool>{256, 2, false}, {300, 2, false},
-                                       {300, 1, true}, {512, 3, true}}) {
+    for (auto [tile, group, y_is_x] :
+         {std::tuple<std::size_t, std::size_t, bool>{256, 2, false}, {300, 2, false}, {300, 1, true}, {512, 3, true}}) {
         const auto& y = y_is_x ? x : y_copy;
         const std::size_t cols = y_is_x ? n : m;
         const auto launches = plan_launches(n, cols, tile, group, false);

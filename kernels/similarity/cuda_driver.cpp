@@ -112,8 +112,8 @@ unsigned char* launch_mirrored_band(const Problem& dev, Method method, const Reg
     const std::size_t r = region.row0, out_row_bytes = row_bytes(dev.m, dev.output);
     unsigned char* band = whole + r * out_row_bytes;
     method_entry(method).cuda_launch_upper(dev, upper_launch(region, dev.m),
-                                           RegionOutput{band + row_bytes(r, dev.output), out_row_bytes}, call,
-                                           tracker, stream);
+                                           RegionOutput{band + row_bytes(r, dev.output), out_row_bytes}, call, tracker,
+                                           stream);
     if (above) HPCML_CUDA_CHECK(cudaStreamWaitEvent(stream, above, 0));
     launch_mirror_lower(dev, whole, out_row_bytes, r, r + region.rows, stream);
     HPCML_CUDA_CHECK(cudaEventRecord(done, stream));
@@ -186,7 +186,7 @@ void run_host(const Problem& host, const TilePlan& plan, Method method, const Ho
     std::size_t slot_bytes = 0;
     for (const Region& r : steps) slot_bytes = std::max(slot_bytes, r.rows * row_bytes(r.cols, host.output));
     detail::DeviceBuffer<unsigned char> whole;  // the mirrored path's output
-    std::unique_ptr<CudaCall> call;              // the method's state for the launches
+    std::unique_ptr<CudaCall> call;             // the method's state for the launches
     std::array<detail::DeviceBuffer<unsigned char>, 2> device_out;
     std::array<detail::PinnedBuffer<unsigned char>, 2> staged;
     // On every exit (a throwing sink or launch included), both streams finish before the
@@ -222,8 +222,8 @@ void run_host(const Problem& host, const TilePlan& plan, Method method, const Ho
             });
             if (mirrored) {
                 result = launch_mirrored_band(dev, method, region, call.get(), whole.data(),
-                                              k > 0 ? computed[1 - slot].get() : nullptr, computed[slot].get(),
-                                              tracker, stream);
+                                              k > 0 ? computed[1 - slot].get() : nullptr, computed[slot].get(), tracker,
+                                              stream);
             } else {
                 method_entry(method).cuda_launch(dev, region, RegionOutput{device_out[slot].data(), stride}, call.get(),
                                                  tracker, stream);
@@ -298,8 +298,9 @@ void cuda_run_device(const Problem& p, const TilePlan& plan, Method method, void
     const MethodEntry& entry = method_entry(method);
     const bool mirrored = entry.cuda_launch_upper && uses_symmetry(p, method);
     const std::vector<Region> launches =
-        mirrored ? launched(mirrored_bands(p.n, p.m, p.output, mirrored_band_rows(p, method, plan.tile_rows)), true, p.m)
-                 : launch_regions(plan, tiles_per_launch(p, plan, method));
+        mirrored
+            ? launched(mirrored_bands(p.n, p.m, p.output, mirrored_band_rows(p, method, plan.tile_rows)), true, p.m)
+            : launch_regions(plan, tiles_per_launch(p, plan, method));
     const std::unique_ptr<CudaCall> call = prepare_call(p, method, launches, tracker, stream);  // freed stream-ordered
     for (const Region& region : launches)
         (mirrored ? entry.cuda_launch_upper : entry.cuda_launch)(p, region, at(region.row0, region.col0), call.get(),

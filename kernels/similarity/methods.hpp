@@ -42,13 +42,13 @@ void launch_fused(const Problem& problem, const Region& region, const RegionOutp
 // The fused kernel with the 128 x 128 blocks below a diagonal region's diagonal (row0 == col0)
 // left unwritten, for launch_mirror_lower (cuda_launchers.hpp).
 void launch_fused_upper(const Problem& problem, const Region& region, const RegionOutput& out, const CudaCall* call,
-                  MemoryTracker& tracker, StreamHandle stream);
+                        MemoryTracker& tracker, StreamHandle stream);
 void launch_sorted(const Problem& problem, const Region& region, const RegionOutput& out, const CudaCall* call,
-                  MemoryTracker& tracker, StreamHandle stream);
+                   MemoryTracker& tracker, StreamHandle stream);
 // The sorted kernel with the 256 x 256 blocks below a diagonal region's diagonal left unwritten
 // (each covers only 128 x 128 blocks below it), for launch_mirror_lower.
 void launch_sorted_upper(const Problem& problem, const Region& region, const RegionOutput& out, const CudaCall* call,
-                  MemoryTracker& tracker, StreamHandle stream);
+                         MemoryTracker& tracker, StreamHandle stream);
 void launch_naive(const Problem& problem, const Region& region, const RegionOutput& out, const CudaCall* call,
                   MemoryTracker& tracker, StreamHandle stream);
 LaunchBlocks fused_blocks(const Problem& problem);
@@ -95,12 +95,11 @@ struct MethodEntry {
     bool whole_output_on_cpu;
     bool symmetry;  // computes only what is on and above the diagonal where y is x (uses_symmetry)
     // CUDA: the call's state, made once before its launches (null: the method needs none); a
-    // region's launch; the same with only the blocks on and above a diagonal region's diagonal, for the
-    // mirrored paths (null: the method has none); the launch shape (null: one tile a launch, for
-    // an intermediate that grows with the launch); a block's dynamic shared memory; and the
-    // refusals checked when the backend is chosen (null: none).
-    std::unique_ptr<CudaCall> (*cuda_prepare)(const Problem&, const std::vector<Region>&, MemoryTracker&,
-                                              StreamHandle);
+    // region's launch; the same with only the blocks on and above a diagonal region's diagonal,
+    // for the mirrored paths (null: the method has none); the launch shape (null: one tile a
+    // launch, for an intermediate that grows with the launch); a block's dynamic shared memory;
+    // and the refusals checked when the backend is chosen (null: none).
+    std::unique_ptr<CudaCall> (*cuda_prepare)(const Problem&, const std::vector<Region>&, MemoryTracker&, StreamHandle);
     void (*cuda_launch)(const Problem&, const Region&, const RegionOutput&, const CudaCall*, MemoryTracker&,
                         StreamHandle);
     void (*cuda_launch_upper)(const Problem&, const Region&, const RegionOutput&, const CudaCall*, MemoryTracker&,

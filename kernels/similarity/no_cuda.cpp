@@ -12,13 +12,15 @@ std::size_t cuda_max_shared_per_block(int) { return 0; }
 void launch_fused(const Problem&, const Region&, const RegionOutput&, const CudaCall*, MemoryTracker&, StreamHandle) {
     no_cuda("similarity");
 }
-void launch_fused_upper(const Problem&, const Region&, const RegionOutput&, const CudaCall*, MemoryTracker&, StreamHandle) {
+void launch_fused_upper(const Problem&, const Region&, const RegionOutput&, const CudaCall*, MemoryTracker&,
+                        StreamHandle) {
     no_cuda("similarity");
 }
 void launch_sorted(const Problem&, const Region&, const RegionOutput&, const CudaCall*, MemoryTracker&, StreamHandle) {
     no_cuda("similarity");
 }
-void launch_sorted_upper(const Problem&, const Region&, const RegionOutput&, const CudaCall*, MemoryTracker&, StreamHandle) {
+void launch_sorted_upper(const Problem&, const Region&, const RegionOutput&, const CudaCall*, MemoryTracker&,
+                         StreamHandle) {
     no_cuda("similarity");
 }
 void launch_naive(const Problem&, const Region&, const RegionOutput&, const CudaCall*, MemoryTracker&, StreamHandle) {

@@ -8,7 +8,7 @@
 // segment and 4-bit digits, took about 1,050 and 8 block barriers a digit). Once per call
 // (prepare_sorted): each operand's ranges that the call's launches read, as runs
 // (sorted_runs.hpp), sorted before the first launch and read by every launch; where they would
-// not fit, each launch sorts its own region's x band and y tiles.
+// not fit, and into a graph being captured, each launch sorts its own region's x band and y tiles.
 //
 // Cost model of the block (instructions per 32 pair-samples, a row's mask word of one sample):
 // the mask is 4 shared loads of 16 bytes per 8 words (P[hi] and P[lo]) and an XOR per word;
@@ -171,8 +171,8 @@ struct SortedOperand {
 };
 
 // One region's operand sorted for its launch alone (where the call has no sorted operands).
-SortedOperand sort_region(const float* data, std::size_t ld, std::size_t samples, std::size_t start,
-                          std::size_t extent, detail::MemoryTracker& tracker, cudaStream_t stream, const char* what) {
+SortedOperand sort_region(const float* data, std::size_t ld, std::size_t samples, std::size_t start, std::size_t extent,
+                          detail::MemoryTracker& tracker, cudaStream_t stream, const char* what) {
     SortedOperand op(samples, detail::ceil_div(extent, kSegment), tracker, stream, what);
     op.sort(data, ld, samples, start, extent, 0, stream);
     return op;
@@ -226,10 +226,9 @@ std::unique_ptr<CudaCall> prepare_sorted(const Problem& p, const std::vector<Reg
     call->y_is_x = p.y == p.x && p.ldy == p.ldx;
     call->runs = plan_call_runs(launches, call->y_is_x, kSegment);
     const std::size_t bytes_per_segment = kSegment * (sizeof(float) + sizeof(std::uint8_t)) + sizeof(std::uint16_t);
-    const std::size_t bytes =
-        detail::checked_mul(detail::checked_mul(p.samples, call->runs.x.segments + call->runs.y.segments,
-                                                "similarity sorted operands"),
-                            bytes_per_segment, "similarity sorted operands");
+    const std::size_t bytes = detail::checked_mul(
+        detail::checked_mul(p.samples, call->runs.x.segments + call->runs.y.segments, "similarity sorted operands"),
+        bytes_per_segment, "similarity sorted operands");
     if (!sorted_operands_fit(bytes)) return nullptr;
     auto sort_runs = [&](const float* data, std::size_t ld, const SortRuns& runs, const char* what) {
         SortedOperand op(p.samples, runs.segments, tracker, stream, what);
