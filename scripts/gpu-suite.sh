@@ -335,6 +335,8 @@ sanitizer_skips+=:SimilarityCuda.PairsLeftOnTheDeviceSortedAcrossLaunches
 # the other cases').
 heavy_sanitizer_skips=RegretCuda.DeviceEntryPointEqualsTheHostCalls:SimilarityCuda.HostOutputPageableOrPageLockedEqualsTheReference
 heavy_sanitizer_skips+=:SimilarityCuda.DeviceInputsIntoAHostOutput
+# The sorted kernel's operands sorted once per call and by each launch, 48 MB outputs: memcheck.
+heavy_sanitizer_skips+=:SimilaritySortedCuda.SortedOncePerCallOrPerLaunchAlike
 # Each case's line and time are logged, so a part cut at its limit names the case it was in.
 sanitize() {
   local tool=$1 program=$2 skips=$sanitizer_skips
