@@ -28,7 +28,7 @@ LISTS = [
     ("bench/CMakeLists.txt", ["hpcml_add_bench(bench_{name} "], None),
     ("python/pyproject.toml", ['bench_{name} = "hpcml._programs:bench_{name}"'], None),
     ("python/hpcml/_programs.py", ["def bench_{name}() -> None:"], None),
-    ("bench/sass_report.py", ['"{name}/'], None),
+    ("bench/sass_kernels.py", ['"{name}/'], None),
     ("scripts/gpu-suite.sh", ["test_{name}"], "gpu_case_programs="),
     ("scripts/arm64.sh", ["test_{name}"], "suites="),
     ("tests/typing/usage.py", ["def {name}_checks() -> None:"], None),
