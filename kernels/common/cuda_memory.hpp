@@ -20,6 +20,10 @@ namespace hpcml::detail {
 // current device's free memory, less a small reserve for the runtime.
 void ensure_device_fits(std::size_t bytes, const std::string& what);
 
+// Whether `bytes` are at most 1 / `share` of the current device's free memory now: for what a
+// call may keep on the device beside its other buffers and the caller's work.
+bool within_free_device_memory(std::size_t bytes, std::size_t share);
+
 // After an allocation of `bytes` failed with cudaErrorMemoryAllocation: clears it and throws
 // OutOfMemory ("`what`: could not allocate X of device memory (Y free)").
 [[noreturn]] void raise_device_out_of_memory(const std::string& what, std::size_t bytes);

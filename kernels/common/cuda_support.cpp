@@ -51,6 +51,12 @@ void raise_device_out_of_memory(const std::string& what, std::size_t bytes) {
                                       format_bytes(free_bytes) + " free)");
 }
 
+bool within_free_device_memory(std::size_t bytes, std::size_t share) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    HPCML_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    return bytes <= free_bytes / share;
+}
+
 void ensure_device_fits(std::size_t bytes, const std::string& what) {
     std::size_t free_bytes = 0, total_bytes = 0;
     HPCML_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));

@@ -78,12 +78,8 @@ bool host_memory(const void* out) {
 }
 
 // Whether the whole n x m output may live on the device for the mirrored path: at most half
-// the memory free now, so that the call's other buffers and the caller's work keep room.
-bool whole_output_fits(std::size_t bytes) {
-    std::size_t free = 0, total = 0;
-    HPCML_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-    return bytes <= free / 2;
-}
+// the memory free now.
+bool whole_output_fits(std::size_t bytes) { return detail::within_free_device_memory(bytes, 2); }
 
 // The mirrored paths' bands: `rows` rounded up to whole blocks of the method (128 rows fused,
 // 256 sorted: then every band starts on the segments of x's one sorted run, sorted_runs.hpp).

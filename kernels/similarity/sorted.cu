@@ -194,14 +194,6 @@ struct SortedCall final : CudaCall {
     }
 };
 
-// Whether a call's sorted operands of `bytes` may stay on the device: at most a quarter of the
-// memory free now, so that the launches' outputs and the caller's work keep room.
-bool sorted_operands_fit(std::size_t bytes) {
-    std::size_t free = 0, total = 0;
-    HPCML_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-    return bytes <= free / 4;
-}
-
 std::atomic<bool> sort_per_launch_for_tests{false};
 
 }  // namespace
@@ -229,7 +221,7 @@ std::unique_ptr<CudaCall> prepare_sorted(const Problem& p, const std::vector<Reg
     const std::size_t bytes = detail::checked_mul(
         detail::checked_mul(p.samples, call->runs.x.segments + call->runs.y.segments, "similarity sorted operands"),
         bytes_per_segment, "similarity sorted operands");
-    if (!sorted_operands_fit(bytes)) return nullptr;
+    if (!detail::within_free_device_memory(bytes, 4)) return nullptr;  // a quarter: the launches' outputs keep room
     auto sort_runs = [&](const float* data, std::size_t ld, const SortRuns& runs, const char* what) {
         SortedOperand op(p.samples, runs.segments, tracker, stream, what);
         for (const SortRun& r : runs.runs) op.sort(data, ld, p.samples, r.start, r.extent, r.first_segment, stream);
