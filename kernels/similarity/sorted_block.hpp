@@ -17,6 +17,8 @@
 //      masks per word into ones, twos and fours, whose carry is added into 7 bit planes of
 //      eights (count mode: up to 1023 samples); mode all ANDs it, and the block stops once no
 //      row has a pair left (a block vote).
+// After the last pass it stores its results through the shared memory, 256 bytes of every row a
+// round, so that 16 threads store a row's contiguous bytes (step 6).
 // Shared memory: 96,672 bytes, so 2 blocks per SM on Hopper (1 on Ampere and Ada: SortedGpuPolicy). Table rows are 32
 // bytes; their two 16-byte halves swap places where bit 2 of the rank is set, so that 8 threads reading the same half
 // of random rows spread over all 8 of a bank's 16-byte groups (the table build's stores are conflict-free either way).
@@ -148,11 +150,17 @@ HPCML_HD inline std::uint32_t bit_in_word(unsigned c, int w) {
 struct CountState {
     std::uint32_t ones[kWords] = {}, twos[kWords] = {}, fours[kWords] = {};
     std::uint32_t eights[kHiPlanes][kWords] = {};
-    HPCML_HD std::uint32_t count(int w, int b) const {
+    // The counts of columns 32 w + b .. + 3 (b a multiple of 4): each plane's 4 bits spread to
+    // the low bits of 4 bytes (a multiply whose 4 shifted copies do not overlap), summed into
+    // lo (ones, twos and fours: to 7 a byte) and hi (the eights: to 127 a byte).
+    HPCML_HD void counts4(int w, int b, std::uint32_t (&count)[4]) const {
+        auto spread = [b](std::uint32_t plane) { return (((plane >> b) & 0xfu) * 0x204081u) & 0x01010101u; };
+        const std::uint32_t lo = spread(ones[w]) | spread(twos[w]) << 1 | spread(fours[w]) << 2;
         std::uint32_t hi = 0;
         HPCML_DEVICE_UNROLL
-        for (int p = 0; p < kHiPlanes; ++p) hi |= ((eights[p][w] >> b) & 1u) << p;
-        return 8 * hi + 4 * ((fours[w] >> b) & 1u) + 2 * ((twos[w] >> b) & 1u) + ((ones[w] >> b) & 1u);
+        for (int p = 0; p < kHiPlanes; ++p) hi |= spread(eights[p][w]) << p;
+        HPCML_DEVICE_UNROLL
+        for (int k = 0; k < 4; ++k) count[k] = 8 * ((hi >> 8 * k) & 0xffu) + ((lo >> 8 * k) & 0xffu);
     }
 };
 // Mode all: the pairs of a thread's row that passed every sample so far.
@@ -327,39 +335,103 @@ HPCML_HD inline bool accumulate(const Shared& sh, AllState& st, int t, std::size
     return any != 0;
 }
 
-// The row's results in the encoding of Out (an Outputs entry), the columns inside the region.
+// Step 6, once the passes are done: the block's results through shared memory (free by then),
+// so that a warp stores whole rows' contiguous bytes (coalesced) rather than one element of 32
+// rows. Each round stages 256 bytes of every row (64 int32 columns, 128 uint16, 256 uint8 or
+// bool; a bitmask's 32): a thread writes its row's 16 quads, then the block copies rows out,
+// 16 threads a row, a 16-byte store each where the output is aligned. Rows are 17 quads apart:
+// a quarter warp's 8 rows (the unit of a 16-byte shared access) fall in 8 different bank groups.
+constexpr int kStageQuads = 16;               // per row and round
+constexpr int kStagePitch = kStageQuads + 1;  // quads from one row to the next
+static_assert(sizeof(Quad) * kRows * kStagePitch <= sizeof(Shared), "a round's stage fits in the shared memory");
+
 template <class Out>
-HPCML_HD void store(const SortedArgs& a, unsigned bx, unsigned by, const State<Out>& st, int t) {
-    const int row = static_cast<int>(by) * kRows + t, col0 = static_cast<int>(bx) * kCols;
-    if (row >= a.rows) return;
-    const int valid = a.cols - col0 < kCols ? a.cols - col0 : kCols;
-    unsigned char* out = a.out + static_cast<std::size_t>(row) * a.out_stride;
-    const auto samples = static_cast<std::uint32_t>(a.samples);
+constexpr int kRowBytes = Out::bits ? kCols / 8 : kCols* static_cast<int>(sizeof(typename Out::Element));
+template <class Out>
+constexpr int kStoreRounds = (kRowBytes<Out> + 16 * kStageQuads - 1) / (16 * kStageQuads);
+
+HPCML_HD inline Quad* stage(Shared& sh) { return reinterpret_cast<Quad*>(&sh); }
+
+// Quad q of a row's results (bytes 16 q ..): mode all's bitmask bits (those past the region's
+// columns cleared), or 16 bytes of elements encoded as Out says.
+template <class Out>
+HPCML_HD Quad result_quad(const State<Out>& st, int q, std::uint32_t samples, int valid) {
+    Quad out{};
     if constexpr (Out::bits) {
         HPCML_DEVICE_UNROLL
-        for (int byte = 0; byte < kCols / 8; ++byte) {
-            const int left = valid - byte * 8;
-            if (left <= 0) break;
-            const unsigned bits = (st.alive[byte / 4] >> (byte % 4 * 8)) & 0xffu;
-            out[(col0 + byte * 8) / 8] = static_cast<unsigned char>(left >= 8 ? bits : bits & ((1u << left) - 1));
+        for (int i = 0; i < 4; ++i) {
+            const int w = 4 * q + i, left = valid - 32 * w;
+            out.word[i] = left >= 32 ? st.alive[w] : left <= 0 ? 0u : st.alive[w] & ((1u << left) - 1u);
         }
     } else {
         using T = typename Out::Element;
-        T* row_out = reinterpret_cast<T*>(out) + col0;
+        constexpr int kPerQuad = 16 / sizeof(T), kPerWord = 4 / sizeof(T);
+        const int c0 = q * kPerQuad, w = c0 / 32;
         HPCML_DEVICE_UNROLL
-        for (int w = 0; w < kWords; ++w) {
+        for (int e0 = 0; e0 < kPerQuad; e0 += 4) {
+            std::uint32_t count[4];
+            if constexpr (Out::mode == SimilarityMode::Count) {
+                st.counts4(w, c0 % 32 + e0, count);
+            } else {
+                HPCML_DEVICE_UNROLL
+                for (int k = 0; k < 4; ++k) count[k] = (st.alive[w] >> (c0 % 32 + e0 + k)) & 1u ? samples : 0;
+            }
             HPCML_DEVICE_UNROLL
-            for (int b = 0; b < 32; ++b) {
-                if (32 * w + b >= valid) return;
-                std::uint32_t count;
-                if constexpr (Out::mode == SimilarityMode::Count) {
-                    count = st.count(w, b);
-                } else {
-                    count = (st.alive[w] >> b) & 1u ? samples : 0;
-                }
-                row_out[32 * w + b] = Out::encode(count, samples);
+            for (int k = 0; k < 4; ++k) {
+                const int e = e0 + k;
+                const auto bits = static_cast<std::make_unsigned_t<T>>(Out::encode(count[k], samples));
+                out.word[e / kPerWord] |= static_cast<std::uint32_t>(bits) << (8 * sizeof(T) * (e % kPerWord));
             }
         }
+    }
+    return out;
+}
+
+// Round r's quads of thread t's row into the stage.
+template <class Out>
+HPCML_HD void stage_round(const SortedArgs& a, unsigned bx, const State<Out>& st, Shared& sh, int t, int r) {
+    const int valid = a.cols - static_cast<int>(bx) * kCols;
+    HPCML_DEVICE_UNROLL
+    for (int q = 0; q < kStageQuads && 16 * (r * kStageQuads + q) < kRowBytes<Out>; ++q) {
+        const Quad v = result_quad<Out>(st, r * kStageQuads + q, static_cast<std::uint32_t>(a.samples), valid);
+        copy16(stage(sh) + t * kStagePitch + q, &v);
+    }
+}
+
+// `bytes` (to 16) from the stage to the output: one 16-byte store where whole and aligned, else
+// 4-byte stores while aligned, then bytes.
+HPCML_HD inline void store_bytes(unsigned char* dst, const unsigned char* src, int bytes) {
+    const auto at = reinterpret_cast<std::uintptr_t>(dst);
+    if (bytes == 16 && at % 16 == 0) return copy16(dst, src);
+    int b = 0;
+    if (at % 4 == 0)
+        for (; b + 4 <= bytes; b += 4) {
+#if defined(__CUDA_ARCH__)
+            *reinterpret_cast<std::uint32_t*>(dst + b) = *reinterpret_cast<const std::uint32_t*>(src + b);
+#else
+            std::memcpy(dst + b, src + b, 4);
+#endif
+        }
+    for (; b < bytes; ++b) dst[b] = src[b];
+}
+
+// Round r's stage to the output: the block's rows inside the region, their bytes of the
+// region's columns, 16 threads a row (a bitmask: its 2 quads, 2 threads a row).
+template <class Out>
+HPCML_HD void copy_round(const SortedArgs& a, unsigned bx, unsigned by, Shared& sh, int t, int r) {
+    constexpr int kQuads = kRowBytes<Out> < 16 * kStageQuads ? kRowBytes<Out> / 16 : kStageQuads;
+    const int valid = a.cols - static_cast<int>(bx) * kCols;
+    const int rows = a.rows - static_cast<int>(by) * kRows;
+    const int valid_bytes = Out::bits ? (valid + 7) / 8 : valid * static_cast<int>(sizeof(typename Out::Element));
+    const int round_bytes = valid_bytes - 16 * kStageQuads * r;  // may exceed the round's 256
+    unsigned char* out = a.out + static_cast<std::size_t>(bx) * kRowBytes<Out> + 16 * kStageQuads * r;
+    const auto* from = reinterpret_cast<const unsigned char*>(stage(sh));
+    HPCML_DEVICE_NO_UNROLL
+    for (int item = t; item < kRows * kQuads; item += kThreads) {
+        const int row = item / kQuads, q = item % kQuads, left = round_bytes - 16 * q;
+        if (row >= rows || left <= 0) continue;
+        const std::size_t out_row = static_cast<std::size_t>(by) * kRows + row;
+        store_bytes(out + out_row * a.out_stride + 16 * q, from + 16 * (row * kStagePitch + q), left < 16 ? left : 16);
     }
 }
 
@@ -376,7 +448,11 @@ HPCML_HD void run_block(const SortedArgs& a, unsigned bx, unsigned by, Shared& s
         // Also the barrier before the next pass overwrites shared memory.
         if (!threads.any([&](int t, St& st) { return accumulate(sh, st, t, a.samples - s0); })) break;
     }
-    threads.phase([&](int t, const St& st) { store<Out>(a, bx, by, st, t); });
+    HPCML_DEVICE_UNROLL
+    for (int r = 0; r < kStoreRounds<Out>; ++r) {  // the last pass's vote was the barrier before the first
+        threads.phase([&](int t, const St& st) { stage_round<Out>(a, bx, st, sh, t, r); });
+        threads.phase([&](int t, const St&) { copy_round<Out>(a, bx, by, sh, t, r); });
+    }
 }
 
 // The CPU tests' threads: each step on threads 0, 1, ... 255 in turn, each with its registers.
