@@ -89,7 +89,7 @@ KERNELS = [
     # Sorted: a pass of 8 samples per thread is 64 mask words (8 samples x 8 words of its row),
     # each 32 pair-samples; the pass also loads, merges and builds its share of the table.
     Kernel("similarity sorted, int32 counts", "similarity/sorted.cu.o",
-           r"similarity_sorted_kernel<hpcml::detail::similarity::Int32Output>", "LDS.128",
+           r"similarity_sorted_kernel<hpcml::detail::similarity::Int32Output, false>", "LDS.128",
            "32 pair-samples (a row's mask word of one sample)", 256, None, elements=64,
            trips=SORTED_MERGE_TRIPS, dynamic_shared=SORTED_SHARED,
            versus=("similarity fused, int32 counts", 32),
@@ -104,13 +104,22 @@ KERNELS = [
            shapes=SORTED_SHAPES,
            note="per 8 samples and row: 4 LDS.128 and 8 XOR per 8 words, 7 full adders and the eights' ripple per word"),
     Kernel("similarity sorted, bitmask (mode all)", "similarity/sorted.cu.o",
-           r"similarity_sorted_kernel<hpcml::detail::similarity::BitmaskOutput>", "LDS.128",
+           r"similarity_sorted_kernel<hpcml::detail::similarity::BitmaskOutput, false>", "LDS.128",
            "32 pair-samples (a row's mask word of one sample)", 256, None, elements=64,
            trips=SORTED_MERGE_TRIPS, dynamic_shared=SORTED_SHARED,
            versus=("similarity fused, bool (mode all)", 32),
            budgets={"predicted x the other kernel": (4.0, "min"), "local accesses in the loop": (0, "max"),
                     "vector stores": (1, "min")},
            note="against the fused kernel's pass over every sample (mode all stops both early alike)"),
+    # The same kernel built for one block per SM (HPCML_SORTED_GPU_BLOCKS_PER_SM=1), which the GPU suite times
+    # beside the policy's two: a thread may have 255 registers, so no plane is spilled.
+    Kernel("similarity sorted, int32 counts, one block per SM", "similarity/sorted.cu.o",
+           r"similarity_sorted_kernel<hpcml::detail::similarity::Int32Output, true>", "LDS.128",
+           "32 pair-samples (a row's mask word of one sample)", 256, None, elements=64,
+           trips=SORTED_MERGE_TRIPS, dynamic_shared=SORTED_SHARED,
+           versus=("similarity fused, int32 counts", 32),
+           budgets={"local memory bytes": (0, "max"), "vector stores": (1, "min")},
+           note="as the policy's kernel above, with one block (8 warps) an SM"),
     # A warp per segment and sample; the loop over samples holds two 16-byte stores of 8 sorted values.
     Kernel(SORT_PASS, "similarity/sorted.cu.o", r"sort_segments_kernel", "STG.E.128",
            "value-sample (a sample's value in its 256-value segment)", 256, None, elements=8, trips=SORT_MERGE_TRIPS,

@@ -97,6 +97,10 @@ parts_first() {  # in the order of what matters most
   part 2 10 "similarity sorted kernel" bench_similarity_large_sorted.log "$build/bin/bench_similarity" \
     "${sim_large[@]}" --where device --method sorted --backend cuda "${common[@]}" \
     --benchmark_out="$results/bench_similarity_large_sorted.json"
+  # The same kernel built for one block per SM (8 warps, no spilled planes) against the policy's 2.
+  part 1 10 "sorted kernel, one block per SM" bench_similarity_large_sorted_one_block.log \
+    env HPCML_SORTED_GPU_BLOCKS_PER_SM=1 "$build/bin/bench_similarity" "${sim_large[@]}" --where device \
+    --method sorted --backend cuda "${common[@]}" --benchmark_out="$results/bench_similarity_large_sorted_one_block.json"
   # Mode all at 256 x 20000 (y = x, device arrays), fused beside sorted: with the two parts above
   # and the main job, the shapes where a GPU's auto will choose by measurement.
   part 2 10 "similarity mode all" bench_similarity_all_device.log "$build/bin/bench_similarity" \

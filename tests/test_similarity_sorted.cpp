@@ -8,9 +8,11 @@
 #include <bit>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -824,8 +826,46 @@ TEST(SortedGpuPolicy, BlocksPerSmAndSampleLimitPerArchitecture) {
     }
 }
 
+namespace {
+
+// HPCML_SORTED_GPU_BLOCKS_PER_SM set for a scope (unset: nullptr), then as it was.
+class BlocksPerSmVariable {
+public:
+    explicit BlocksPerSmVariable(const char* value) {
+        if (const char* before = std::getenv(kName)) before_ = before;
+        value ? ::setenv(kName, value, 1) : ::unsetenv(kName);
+    }
+    ~BlocksPerSmVariable() { before_ ? ::setenv(kName, before_->c_str(), 1) : ::unsetenv(kName); }
+    BlocksPerSmVariable(const BlocksPerSmVariable&) = delete;
+    BlocksPerSmVariable& operator=(const BlocksPerSmVariable&) = delete;
+
+private:
+    static constexpr const char* kName = "HPCML_SORTED_GPU_BLOCKS_PER_SM";
+    std::optional<std::string> before_;
+};
+
+}  // namespace
+
+TEST(SortedGpuPolicy, OneBlockPerSmOnlyWhereTheVariableSaysOne) {
+    namespace sorted_gpu = hpcml::detail::similarity::sorted_gpu;
+    {
+        const BlocksPerSmVariable unset(nullptr);
+        EXPECT_FALSE(sorted_gpu::sorted_gpu_one_block_per_sm());
+    }
+    {
+        const BlocksPerSmVariable one("1");
+        EXPECT_TRUE(sorted_gpu::sorted_gpu_one_block_per_sm());
+    }
+    for (const char* bad : {"2", "0", "one", "1 "}) {
+        const BlocksPerSmVariable set(bad);
+        hpcml_test::expect_invalid([] { (void)sorted_gpu::sorted_gpu_one_block_per_sm(); },
+                                   "HPCML_SORTED_GPU_BLOCKS_PER_SM");
+    }
+}
+
 // On the GPU: its shared memory as architectures.hpp lists it for its compute capability, and the
-// sorted kernel resident as the policy says (registers do not lower it).
+// sorted kernel resident as the policy says (registers do not lower it); the kernel built for one
+// block per SM (HPCML_SORTED_GPU_BLOCKS_PER_SM=1) resident once per SM, with the same results.
 TEST(SortedGpuPolicy, TheDeviceHoldsTheBlocksThePolicySays) {
     HPCML_SKIP_WITHOUT_GPU();
     const hpcml::DeviceInfo& device = hpcml_test::device_query().devices.at(0);
@@ -841,4 +881,22 @@ TEST(SortedGpuPolicy, TheDeviceHoldsTheBlocksThePolicySays) {
     EXPECT_EQ(hpcml::detail::similarity::sorted_blocks(p).resident,
               static_cast<std::size_t>(blocks) * static_cast<std::size_t>(device.multiprocessor_count))
         << "sm_" << sm;
+    const std::size_t samples = 40, n = 300, m = 513;
+    const auto x = make(samples * n, Kind::Ties, 1.0f, 61), y = make(samples * m, Kind::Specials, 1.0f, 62);
+    SimilarityOptions o;
+    o.backend = Backend::Cuda;
+    o.method = Method::Sorted;
+    std::vector<std::int32_t> cpu(n * m), policy(n * m, -7), one(n * m, -7);
+    hpcml::similarity({x.data(), samples, n}, {y.data(), samples, m}, policy.data(), o);
+    {
+        const BlocksPerSmVariable set("1");
+        EXPECT_EQ(hpcml::detail::similarity::sorted_blocks(p).resident,
+                  static_cast<std::size_t>(device.multiprocessor_count));
+        hpcml::similarity({x.data(), samples, n}, {y.data(), samples, m}, one.data(), o);
+    }
+    o.backend = Backend::Cpu;
+    o.method = Method::Fused;
+    hpcml::similarity({x.data(), samples, n}, {y.data(), samples, m}, cpu.data(), o);
+    EXPECT_EQ(policy, cpu);
+    EXPECT_EQ(one, cpu);
 }

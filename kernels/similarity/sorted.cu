@@ -121,8 +121,10 @@ constexpr int kSortedBlocksPerSm = std::max(1, sorted_gpu_policy(__CUDA_ARCH__ /
 constexpr int kSortedBlocksPerSm = 1;
 #endif
 
-template <class Out>
-__global__ void __launch_bounds__(kThreads, kSortedBlocksPerSm) similarity_sorted_kernel(const SortedArgs a) {
+// OneBlockPerSm: built for one block per SM whatever the policy (sorted_gpu_one_block_per_sm).
+template <class Out, bool OneBlockPerSm>
+__global__ void __launch_bounds__(kThreads, OneBlockPerSm ? 1 : kSortedBlocksPerSm)
+    similarity_sorted_kernel(const SortedArgs a) {
     if (a.upper_blocks_only && blockIdx.y > blockIdx.x) return;  // the whole block: no barrier is left waiting
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     Shared& sh = *reinterpret_cast<Shared*>(shared_bytes);
@@ -134,7 +136,8 @@ __global__ void __launch_bounds__(kThreads, kSortedBlocksPerSm) similarity_sorte
 // The kernel for output type Out, allowed its dynamic shared memory (past the default 48 KiB).
 template <class Out>
 auto sorted_kernel() {
-    const auto kernel = similarity_sorted_kernel<Out>;
+    const auto kernel =
+        sorted_gpu_one_block_per_sm() ? similarity_sorted_kernel<Out, true> : similarity_sorted_kernel<Out, false>;
     HPCML_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sizeof(Shared)));
     return kernel;
 }

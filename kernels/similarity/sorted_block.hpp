@@ -27,10 +27,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "common/architectures.hpp"
+#include "common/error.hpp"
 #include "common/hd.hpp"
 #include "math.hpp"
 #include "sorted_math.hpp"
@@ -101,6 +105,19 @@ struct SortedGpuPolicy {
 };
 constexpr SortedGpuPolicy sorted_gpu_policy(int sm) {
     return {kGroup, kHiPlanes, blocks_per_sm_by_shared_memory(sm, sizeof(Shared)), kMostCountSamples};
+}
+
+// HPCML_SORTED_GPU_BLOCKS_PER_SM=1 runs the kernel built for one block per SM, whatever the
+// policy says (on Hopper: 8 warps an SM instead of 16, and no spilled planes), so that a GPU
+// measures the policy's choice against it (the GPU suite does); unset, the policy's.
+inline bool sorted_gpu_one_block_per_sm() {
+    const char* value = std::getenv("HPCML_SORTED_GPU_BLOCKS_PER_SM");
+    if (!value || !*value) return false;
+    detail::require(std::string_view(value) == "1",
+                    "HPCML_SORTED_GPU_BLOCKS_PER_SM: 1 (the kernel built for one block per SM) or unset (the tuning "
+                    "policy's), got '" +
+                        std::string(value) + "'");
+    return true;
 }
 
 // Where quad q of table row k is: the row's two quads swapped where bit 2 of k is set.
