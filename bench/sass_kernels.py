@@ -111,6 +111,15 @@ KERNELS = [
            budgets={"predicted x the other kernel": (4.0, "min"), "local accesses in the loop": (0, "max"),
                     "vector stores": (1, "min")},
            note="against the fused kernel's pass over every sample (mode all stops both early alike)"),
+    # The other outputs' builds of the same pass: their stores must not cost the pass registers.
+    *[Kernel(f"similarity sorted, {name}", "similarity/sorted.cu.o",
+             rf"similarity_sorted_kernel<hpcml::detail::similarity::{entry}, false>", "LDS.128",
+             "32 pair-samples (a row's mask word of one sample)", 256, None, elements=64,
+             trips=SORTED_MERGE_TRIPS, dynamic_shared=SORTED_SHARED,
+             budgets={"local accesses in the loop": (limit, "max"), "vector stores": (1, "min")},
+             note="as the int32 kernel, its results encoded for this output")
+      for name, entry, limit in [("uint16 counts", "UInt16Output", 40), ("uint8 counts", "UInt8Output", 40),
+                                 ("bool (mode all)", "BoolOutput", 0)]],
     # The same kernel built for one block per SM (HPCML_SORTED_GPU_BLOCKS_PER_SM=1), which the GPU suite times
     # beside the policy's two: a thread may have 255 registers, so no plane is spilled.
     Kernel("similarity sorted, int32 counts, one block per SM", "similarity/sorted.cu.o",

@@ -300,6 +300,17 @@ TEST(SimilaritySorted, EqualsFusedAcrossStripsAndStackedBands) {
     }
     EXPECT_THROW(sorted::set_layout_for_tests({500, 0}), hpcml::Error);
     EXPECT_THROW(sorted::set_layout_for_tests({0, 3}), hpcml::Error);
+    EXPECT_THROW(sorted::set_layout_for_tests({0, 2 * sorted::kSortedCpu.bands_per_item}), hpcml::Error);
+}
+
+TEST(SimilaritySorted, EqualsFusedInItemsOfTheMostBands) {
+    // Items of the policy's most bands (count mode's), full and cut short: 4200 rows are 8 bands
+    // and a partial ninth; y = x stacks only the bands on or above the diagonal.
+    const std::size_t samples = 20, n = 4200, m = 700;
+    const SortedLayoutForTest layout({0, sorted::kSortedCpu.bands_per_item});
+    const auto x = make(samples * n, Kind::Ties, 1.0f, 51), y = make(samples * m, Kind::Normal, 1.0f, 52);
+    expect_sorted_equals_fused(x, y, samples, n, m, 1.0f, false, "y a copy");
+    expect_sorted_equals_fused(x, x, samples, n, n, 1.0f, true, "y = x");
 }
 
 TEST(SimilaritySorted, AllModeFindsTheLastRowsEndsByBisection) {
@@ -502,15 +513,19 @@ HostSegments sort_segments(const float* data, std::size_t samples, std::size_t e
     return sort_runs(data, extent, samples, plan_sort_runs({{0, extent}}, gpu::kSegment));
 }
 
-// S from the GPU's block on the CPU, in the encoding of `output`.
+// S from the GPU's block on the CPU, in the encoding of `output`, stored `offset` bytes past a
+// 64-byte boundary with `pad` bytes after each row (which, as the bytes around, it must not write).
 std::vector<unsigned char> gpu_block_on_cpu(const std::vector<float>& x, const std::vector<float>& y,
                                             std::size_t samples, std::size_t n, std::size_t m, float t,
-                                            SimilarityOutput output) {
+                                            SimilarityOutput output, std::size_t offset = 0, std::size_t pad = 0) {
     const HostSegments xs = sort_segments(x.data(), samples, n), ys = sort_segments(y.data(), samples, m);
-    const std::size_t stride = hpcml::detail::similarity::row_bytes(m, output);
-    std::vector<unsigned char> out(n * stride, 0xEE);
-    const gpu::SortedArgs args{xs.view(), ys.view(),          samples, static_cast<int>(n), static_cast<int>(m), t,
-                               out.data(), stride};
+    const std::size_t row = hpcml::detail::similarity::row_bytes(m, output), stride = row + pad;
+    constexpr unsigned char kUnwritten = 0xEE;
+    const std::size_t bytes = offset + n * stride + 64;
+    std::vector<unsigned char> storage(bytes + 64, kUnwritten);
+    unsigned char* const buffer = storage.data() + (64 - reinterpret_cast<std::uintptr_t>(storage.data()) % 64);
+    const gpu::SortedArgs args{xs.view(),           ys.view(), samples,         static_cast<int>(n),
+                               static_cast<int>(m), t,         buffer + offset, stride};
     auto shared = std::make_unique<gpu::Shared>();
     hpcml::detail::similarity::Outputs::visit(output, [&](auto entry) {
         using Out = decltype(entry);
@@ -520,6 +535,17 @@ std::vector<unsigned char> gpu_block_on_cpu(const std::vector<float>& x, const s
                 gpu::run_block<Out>(args, static_cast<unsigned>(bx), static_cast<unsigned>(by), *shared, *threads);
             }
     });
+    std::vector<unsigned char> out(n * row);
+    for (std::size_t k = 0; k < bytes; ++k) {
+        const bool inside = k >= offset && k < offset + n * stride && (k - offset) % stride < row;
+        if (inside) {
+            out[(k - offset) / stride * row + (k - offset) % stride] = buffer[k];
+        } else if (buffer[k] != kUnwritten) {
+            ADD_FAILURE() << "the block wrote byte " << k << " outside its rows (offset " << offset << ", pad " << pad
+                          << ", " << hpcml::to_string(output) << ")";
+            break;
+        }
+    }
     return out;
 }
 
@@ -539,8 +565,9 @@ void expect_gpu_block_equals_fused(const std::vector<float>& x, const std::vecto
         o.output = output;
         std::vector<unsigned char> fused(hpcml::similarity_output_bytes(n, m, output), 0xAB);
         hpcml::similarity({x.data(), samples, n}, {y.data(), samples, m}, fused.data(), o);
-        ASSERT_EQ(gpu_block_on_cpu(x, y, samples, n, m, t, output), fused)
-            << what << " output " << hpcml::to_string(output);
+        for (auto [offset, pad] : {std::pair<std::size_t, std::size_t>{0, 0}, {3, 37}, {8, 4}})
+            ASSERT_EQ(gpu_block_on_cpu(x, y, samples, n, m, t, output, offset, pad), fused)
+                << what << " output " << hpcml::to_string(output) << " offset " << offset << " pad " << pad;
     }
 }
 
@@ -848,8 +875,8 @@ private:
 
 TEST(SortedGpuPolicy, OneBlockPerSmOnlyWhereTheVariableSaysOne) {
     namespace sorted_gpu = hpcml::detail::similarity::sorted_gpu;
-    {
-        const BlocksPerSmVariable unset(nullptr);
+    for (const char* unset : {static_cast<const char*>(nullptr), ""}) {
+        const BlocksPerSmVariable set(unset);
         EXPECT_FALSE(sorted_gpu::sorted_gpu_one_block_per_sm());
     }
     {
@@ -876,6 +903,7 @@ TEST(SortedGpuPolicy, TheDeviceHoldsTheBlocksThePolicySays) {
     EXPECT_EQ(listed.per_sm, device.shared_memory_per_multiprocessor_bytes) << "sm_" << sm;
     const int blocks = hpcml::detail::similarity::sorted_gpu::sorted_gpu_policy(sm).blocks_per_sm;
     if (blocks == 0) GTEST_SKIP() << "the sorted kernel does not fit sm_" << sm;
+    const BlocksPerSmVariable policy_build(nullptr);  // whatever the environment says
     hpcml::detail::similarity::Problem p;
     p.output = SimilarityOutput::Int32;
     EXPECT_EQ(hpcml::detail::similarity::sorted_blocks(p).resident,

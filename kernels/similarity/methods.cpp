@@ -3,7 +3,9 @@
 #include "methods.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "common/error.hpp"
 
@@ -45,6 +47,21 @@ void check_sorted_on_cuda(const Problem& p, const TilePlan& plan) {
             "tile: the sorted method on the GPU takes at most " + std::to_string(65535 * sorted_gpu::kRows) +
                 " rows per tile");
 }
+
+namespace sorted_gpu {
+
+bool sorted_gpu_one_block_per_sm() {
+    const char* value = std::getenv("HPCML_SORTED_GPU_BLOCKS_PER_SM");
+    if (!value || !*value) return false;
+    if (std::string_view(value) != "1")
+        raise(ErrorKind::InvalidArgument,
+              "HPCML_SORTED_GPU_BLOCKS_PER_SM: 1 (the kernel built for one block per SM) or unset (the tuning "
+              "policy's), got '" +
+                  std::string(value) + "'");
+    return true;
+}
+
+}  // namespace sorted_gpu
 
 // The measured crossover (docs/similarity.md, "Which method auto runs"; the grid in
 // bench/results/2026-11-28-cpu-sorted-second-step.md): the sorted method pays a tile's tables and

@@ -27,14 +27,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <string>
-#include <string_view>
 #include <type_traits>
 
 #include "common/architectures.hpp"
-#include "common/error.hpp"
 #include "common/hd.hpp"
 #include "math.hpp"
 #include "sorted_math.hpp"
@@ -109,16 +105,9 @@ constexpr SortedGpuPolicy sorted_gpu_policy(int sm) {
 
 // HPCML_SORTED_GPU_BLOCKS_PER_SM=1 runs the kernel built for one block per SM, whatever the
 // policy says (on Hopper: 8 warps an SM instead of 16, and no spilled planes), so that a GPU
-// measures the policy's choice against it (the GPU suite does); unset, the policy's.
-inline bool sorted_gpu_one_block_per_sm() {
-    const char* value = std::getenv("HPCML_SORTED_GPU_BLOCKS_PER_SM");
-    if (!value || !*value) return false;
-    detail::require(std::string_view(value) == "1",
-                    "HPCML_SORTED_GPU_BLOCKS_PER_SM: 1 (the kernel built for one block per SM) or unset (the tuning "
-                    "policy's), got '" +
-                        std::string(value) + "'");
-    return true;
-}
+// measures the policy's choice against it (the GPU suite does); unset or empty, the policy's;
+// anything else is refused, naming it (methods.cpp).
+bool sorted_gpu_one_block_per_sm();
 
 // Where quad q of table row k is: the row's two quads swapped where bit 2 of k is set.
 HPCML_HD inline int table_quad(int k, int q) { return q ^ ((k >> 2) & 1); }
@@ -354,18 +343,31 @@ HPCML_HD inline bool accumulate(const Shared& sh, AllState& st, int t, std::size
 
 // Step 6, once the passes are done: the block's results through shared memory (free by then),
 // so that a warp stores whole rows' contiguous bytes (coalesced) rather than one element of 32
-// rows. Each round stages 256 bytes of every row (64 int32 columns, 128 uint16, 256 uint8 or
-// bool; a bitmask's 32): a thread writes its row's 16 quads, then the block copies rows out,
-// 16 threads a row, a 16-byte store each where the output is aligned. Rows are 17 quads apart:
-// a quarter warp's 8 rows (the unit of a 16-byte shared access) fall in 8 different bank groups.
-constexpr int kStageQuads = 16;               // per row and round
-constexpr int kStagePitch = kStageQuads + 1;  // quads from one row to the next
+// rows. Each round stages 64 columns of every row (two words of a thread's counts, so that a
+// round's registers are alike for every output type: 16 quads of int32, 8 of uint16, 4 of uint8
+// or bool; a bitmask's 256 columns, 2 quads, in one round): a thread writes its row's quads,
+// then the block copies rows out, a thread a quad (a 16-byte store where the output is aligned).
+// Rows are 17 quads apart: a quarter warp's 8 rows (the unit of a 16-byte shared access) write
+// to 8 different bank groups.
+constexpr int kRoundCols = 64;
+constexpr int kStagePitch = 17;  // quads from one row to the next
 static_assert(sizeof(Quad) * kRows * kStagePitch <= sizeof(Shared), "a round's stage fits in the shared memory");
 
 template <class Out>
 constexpr int kRowBytes = Out::bits ? kCols / 8 : kCols* static_cast<int>(sizeof(typename Out::Element));
 template <class Out>
-constexpr int kStoreRounds = (kRowBytes<Out> + 16 * kStageQuads - 1) / (16 * kStageQuads);
+constexpr int kRoundBytes = Out::bits ? kRowBytes<Out> : kRoundCols* static_cast<int>(sizeof(typename Out::Element));
+template <class Out>
+constexpr int kRoundQuads = kRoundBytes<Out> / 16;
+template <class Out>
+constexpr int kStoreRounds = kRowBytes<Out> / kRoundBytes<Out>;
+static_assert(kRoundQuads<Int32Output> <= kStagePitch && kRoundBytes<UInt8Output> % 16 == 0);
+
+// The block's columns inside the region (to kCols).
+HPCML_HD inline int valid_cols(const SortedArgs& a, unsigned bx) {
+    const int left = a.cols - static_cast<int>(bx) * kCols;
+    return left < kCols ? left : kCols;
+}
 
 HPCML_HD inline Quad* stage(Shared& sh) { return reinterpret_cast<Quad*>(&sh); }
 
@@ -407,10 +409,10 @@ HPCML_HD Quad result_quad(const State<Out>& st, int q, std::uint32_t samples, in
 // Round r's quads of thread t's row into the stage.
 template <class Out>
 HPCML_HD void stage_round(const SortedArgs& a, unsigned bx, const State<Out>& st, Shared& sh, int t, int r) {
-    const int valid = a.cols - static_cast<int>(bx) * kCols;
     HPCML_DEVICE_UNROLL
-    for (int q = 0; q < kStageQuads && 16 * (r * kStageQuads + q) < kRowBytes<Out>; ++q) {
-        const Quad v = result_quad<Out>(st, r * kStageQuads + q, static_cast<std::uint32_t>(a.samples), valid);
+    for (int q = 0; q < kRoundQuads<Out>; ++q) {
+        const Quad v =
+            result_quad<Out>(st, r * kRoundQuads<Out> + q, static_cast<std::uint32_t>(a.samples), valid_cols(a, bx));
         copy16(stage(sh) + t * kStagePitch + q, &v);
     }
 }
@@ -433,15 +435,14 @@ HPCML_HD inline void store_bytes(unsigned char* dst, const unsigned char* src, i
 }
 
 // Round r's stage to the output: the block's rows inside the region, their bytes of the
-// region's columns, 16 threads a row (a bitmask: its 2 quads, 2 threads a row).
+// region's columns, a thread a quad.
 template <class Out>
 HPCML_HD void copy_round(const SortedArgs& a, unsigned bx, unsigned by, Shared& sh, int t, int r) {
-    constexpr int kQuads = kRowBytes<Out> < 16 * kStageQuads ? kRowBytes<Out> / 16 : kStageQuads;
-    const int valid = a.cols - static_cast<int>(bx) * kCols;
-    const int rows = a.rows - static_cast<int>(by) * kRows;
+    constexpr int kQuads = kRoundQuads<Out>;
+    const int valid = valid_cols(a, bx), rows = a.rows - static_cast<int>(by) * kRows;
     const int valid_bytes = Out::bits ? (valid + 7) / 8 : valid * static_cast<int>(sizeof(typename Out::Element));
-    const int round_bytes = valid_bytes - 16 * kStageQuads * r;  // may exceed the round's 256
-    unsigned char* out = a.out + static_cast<std::size_t>(bx) * kRowBytes<Out> + 16 * kStageQuads * r;
+    const int round_bytes = valid_bytes - kRoundBytes<Out> * r;  // may exceed the round's
+    unsigned char* out = a.out + static_cast<std::size_t>(bx) * kRowBytes<Out> + kRoundBytes<Out> * r;
     const auto* from = reinterpret_cast<const unsigned char*>(stage(sh));
     HPCML_DEVICE_NO_UNROLL
     for (int item = t; item < kRows * kQuads; item += kThreads) {
