@@ -276,7 +276,9 @@ void sorted_region(const Problem& p, const Region& region, const RegionOutput& o
     most_threads = static_cast<std::size_t>(omp_get_max_threads());
 #endif
     // Bands stacked into taller items, as long as every thread keeps two items or more.
-    std::size_t stack = lowered.bands_per_item ? lowered.bands_per_item : kSortedCpu.bands_per_item;
+    std::size_t stack = lowered.bands_per_item            ? lowered.bands_per_item
+                        : p.mode == SimilarityMode::Count ? kSortedCpu.bands_per_item
+                                                          : kSortedCpu.bands_per_item_all;
     while (!lowered.bands_per_item && stack > 1 && ceil_div(bands, stack) * tiles < 2 * most_threads) stack /= 2;
     const std::size_t items = ceil_div(bands, stack) * tiles;
     const unsigned planes = counter_planes(p.samples);

@@ -34,6 +34,7 @@ struct SortedCpuPolicy {
     std::size_t strip;        // rows or columns sorted at once (the sorted copies: 8 bytes per sample and feature)
     std::size_t sort_block;   // samples sorted at once (mode All: later blocks only when an item reaches them)
     std::size_t bands_per_item;  // count mode: bands sharing an item's tables and rank maps (a power of 2)
+    std::size_t bands_per_item_all;  // mode All's (at most bands_per_item)
     std::size_t mirror_rows;  // count mode's mirror transposed this many stored rows at a time, still in L1
     std::size_t stream_bytes; // outputs at least this large are stored past the caches (non-temporal)
     std::size_t vector_split_tiles;  // AVX-512: strips of at most this many tiles split by a vector pass per tile
@@ -47,8 +48,10 @@ inline constexpr SortedCpuPolicy kSortedCpu{
     // mode All: most pairs fail within the first group; 32 -> 16: the real case as pairs 13.1 -> 9.5 s, all 20000
     // alike; 16 -> 12 (the first group's samples): the real case's sort 1.2x -> 0.73x its items' time (Zen 4)
     .sort_block = 12,
-    .bands_per_item = 4,  // 1 -> 4: count 256 x 8000 (y a copy) 3.6-3.9x -> 4.4-5.2x fused, main job 1.8-1.9x
-                          // -> 2.0-2.2x, all 256 x 20000 3.0x -> 3.6x; 8 no better (Zen 4)
+    .bands_per_item = 8,  // 1 -> 4: count 256 x 8000 (y a copy) 3.6-3.9x -> 4.4-5.2x fused, main job 1.8-1.9x
+                          // -> 2.0-2.2x, all 256 x 20000 3.0x -> 3.6x; 4 -> 8 (2026-11-29, 5 rounds): count 256 x
+                          // 8000 y = x 6% faster, a copy 3%, 4000 2%, the main job alike (its tiles stack 1) (Zen 4)
+    .bands_per_item_all = 4,  // 8: all 256 x 20000 with y = x 3-7% slower, a copy 1-4% faster (Zen 4)
     .mirror_rows = 16,  // main job 8.30 -> 7.30 ms with the mirror from L1; 16 x 16 AVX-512 no faster (84dd064, Zen 4)
     // a normal store reads its line first; 64 -> 12 MiB: main job (16 MB) 7-9% faster, 4000 x 4000 (64 MB) 23%;
     // an 8 MB output 5% slower streamed, 4 MB alike (Zen 4, 32 MB L3)
@@ -68,6 +71,7 @@ inline constexpr SortedCpuPolicy kSortedCpu{
 // Ranks and ends within a strip are 16-bit.
 static_assert(kSortedCpu.strip <= 65535 && kSortedCpu.strip % kTile == 0);
 static_assert(kSortedCpu.first_all_group >= 1 && kSortedCpu.first_all_group <= kGroup);
+static_assert(kSortedCpu.bands_per_item_all <= kSortedCpu.bands_per_item);
 
 // The strip and the bands per item in use: the policy's (the bands fewer where threads would
 // lack items), or what a test sets so that small shapes cross strip boundaries and stack bands
