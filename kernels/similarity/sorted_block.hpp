@@ -17,8 +17,8 @@
 //      masks per word into ones, twos and fours, whose carry is added into 7 bit planes of
 //      eights (count mode: up to 1023 samples); mode all ANDs it, and the block stops once no
 //      row has a pair left (a block vote).
-// After the last pass it stores its results through the shared memory, 256 bytes of every row a
-// round, so that 16 threads store a row's contiguous bytes (step 6).
+// After the last pass it stores its results through the shared memory, 64 columns of every row a
+// round, so that neighbouring threads store a row's contiguous bytes (step 6).
 // Shared memory: 96,672 bytes, so 2 blocks per SM on Hopper (1 on Ampere and Ada: SortedGpuPolicy). Table rows are 32
 // bytes; their two 16-byte halves swap places where bit 2 of the rank is set, so that 8 threads reading the same half
 // of random rows spread over all 8 of a bank's 16-byte groups (the table build's stores are conflict-free either way).
