@@ -28,14 +28,15 @@ class Kernel:
     the predicted throughput of this kernel as a multiple of that one's (same work, other method). shapes: problems
     (SORTED_SHAPES) at which the sorted method's block kernel and its sort pass (SORT_PASS) together are predicted
     against the versus kernel. A trips path is the project's, or a library header's (cub/...) as the code's lines
-    name it.
+    name it. measured_versus: ((JSON, pattern), (the other kernel's JSON, pattern)), two of the GPU suite's benchmarks of
+    the same problem, whose median times --measured prints as this kernel's measured multiple of the other's.
     """
 
     def __init__(self, name, obj, function, marker, element, threads, model, floor=None, cold=(), budgets=None,
                  note="", markers_per_element=1, whole=False, measured=None, elements=None, output_bytes=None,
-                 trips=(), versus=None, dynamic_shared=0, shapes=()):
+                 trips=(), versus=None, dynamic_shared=0, shapes=(), measured_versus=None):
         self.name, self.obj, self.function, self.marker = name, obj, function, marker
-        self.shapes = shapes
+        self.shapes, self.measured_versus = shapes, measured_versus
         self.trips, self.versus, self.dynamic_shared = trips, versus, dynamic_shared
         self.measured, self.elements, self.output_bytes = measured, elements, output_bytes
         self.markers_per_element, self.whole = markers_per_element, whole
@@ -62,6 +63,9 @@ SIMILARITY_ALL_BUDGETS = dict(SIMILARITY_BUDGETS, **{"instructions per element":
 SORTED_MERGE_TRIPS = [("kernels/similarity/sorted_block.hpp", r"for \(int k = k0; k < k1; \+\+k\) \{", 16),
                       ("kernels/similarity/sorted_block.hpp", r"while \(before\(x, v\[lo\]\)\) \{", 2)]
 SORTED_SHARED = 96672  # sizeof(sorted_gpu::Shared), which sorted.cu asserts
+# The GPU suite's sorted and fused kernels at 256 x 16384^2 with y a copy, on device arrays.
+FUSED_LARGE = ("bench_similarity_large_device.json", r"^similarity/fused-plain/cuda/")
+SORTED_LARGE_PLAIN = r"^similarity/sorted-plain/cuda/"
 # The sort pass's CUB merge sort, per lane and sample: 5 merge rounds (pairs of 1, 2, 4, 8, 16
 # lanes' runs), each finding its merge path by a binary search over at most 8, 16, ... 128 keys
 # (about 5 steps on average).
@@ -102,6 +106,7 @@ KERNELS = [
                     f"with its sort pass x the other kernel: {SORTED_SHAPES[0][0]}": (4.0, "min"),
                     f"with its sort pass x the other kernel: {SORTED_SHAPES[1][0]}": (4.0, "min")},
            shapes=SORTED_SHAPES,
+           measured_versus=(("bench_similarity_large_sorted.json", SORTED_LARGE_PLAIN), FUSED_LARGE),
            note="per 8 samples and row: 4 LDS.128 and 8 XOR per 8 words, 7 full adders and the eights' ripple per word"),
     Kernel("similarity sorted, bitmask (mode all)", "similarity/sorted.cu.o",
            r"similarity_sorted_kernel<hpcml::detail::similarity::BitmaskOutput, false>", "LDS.128",
@@ -128,6 +133,7 @@ KERNELS = [
            trips=SORTED_MERGE_TRIPS, dynamic_shared=SORTED_SHARED,
            versus=("similarity fused, int32 counts", 32),
            budgets={"local memory bytes": (0, "max"), "vector stores": (1, "min")},
+           measured_versus=(("bench_similarity_large_sorted_one_block.json", SORTED_LARGE_PLAIN), FUSED_LARGE),
            note="as the policy's kernel above, with one block (8 warps) an SM"),
     # A warp per segment and sample; the loop over samples holds two 16-byte stores of 8 sorted values.
     Kernel(SORT_PASS, "similarity/sorted.cu.o", r"sort_segments_kernel", "STG.E.128",

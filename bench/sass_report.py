@@ -269,11 +269,8 @@ def read_machine_code(kernels, objects):
     return report
 
 
-def measured(kernel, result, folder):
-    """What a GPU run measured for the kernel, as a fraction of its floor (a line of text)."""
-    if not kernel.measured:
-        return "no benchmark measures this kernel alone"
-    file, pattern, counter, kind = kernel.measured
+def median_runs(folder, file, pattern, counter):
+    """The median rows of `file`'s benchmarks named by `pattern` that have `counter`, or why none (text)."""
     path = os.path.join(folder, file)
     if not os.path.exists(path):
         return f"not measured ({file} is not in {folder})"
@@ -284,13 +281,34 @@ def measured(kernel, result, folder):
         return f"not measured ({file} is not whole JSON: its benchmark was cut short)"
     runs = [b for b in benchmarks if re.search(pattern, b["name"])
             and b.get("aggregate_name", "median") == "median" and counter in b]
-    if not runs:
-        return f"not measured (no median of {counter} in {file} for {pattern})"
+    return runs or f"not measured (no median of {counter} in {file} for {pattern})"
+
+
+def measured(kernel, result, folder):
+    """What a GPU run measured for the kernel, as a fraction of its floor (a line of text)."""
+    if not kernel.measured:
+        return "no benchmark measures this kernel alone"
+    file, pattern, counter, kind = kernel.measured
+    runs = median_runs(folder, file, pattern, counter)
+    if isinstance(runs, str):
+        return runs
     value = max(b[counter] for b in runs)
     floor = float(result["floor elements/s (H100)"])
     fraction = {"fraction": value, "elements/s": value / floor, "bytes/s": value / H100["hbm_bytes_per_s"]}[kind]
     return (f"{fraction:.3f} of the floor measured ({counter} {value:.3g} in {file}), "
             f"{result['predicted fraction of floor']} predicted")
+
+
+def measured_versus(kernel, folder):
+    """The kernel's measured speed as a multiple of the other kernel's on the same problem (a line of text)."""
+    milliseconds = []
+    for file, pattern in kernel.measured_versus:
+        runs = median_runs(folder, file, pattern, "real_time")
+        if isinstance(runs, str):
+            return runs
+        run = runs[0]
+        milliseconds.append(run["real_time"] * {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[run.get("time_unit", "ns")])
+    return f"{milliseconds[1] / milliseconds[0]:.2f} ({milliseconds[0]:.3g} ms against {milliseconds[1]:.3g} ms)"
 
 
 def main():
@@ -324,6 +342,8 @@ def main():
                 print(f"  {key}: {value}")
         if args.measured and "error" not in result and kernel.model:
             print(f"  measured: {measured(kernel, result, args.measured)}")
+        if args.measured and kernel.measured_versus:
+            print(f"  measured x the other kernel: {measured_versus(kernel, args.measured)}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": "H100 SXM (predicted)", "model": H100, "kernels": report}, f, indent=1)

@@ -101,6 +101,25 @@ def test_a_benchmark_cut_short_is_not_measured(tmp_path):
     assert "is not whole JSON: its benchmark was cut short" in result.stdout
 
 
+def test_measured_multiple_of_the_other_kernel(tmp_path):
+    # The sorted kernel's and the fused one's median times at the same problem (2026-11-28's H200:
+    # 12.9 against 8.35 ms, y a copy); y = x rows and means are not the problem's.
+    def bench(name, ms, aggregate="median"):
+        return {"name": f"similarity/{name}/cuda/samples:256/n:16384/m:16384/tile:4096/count/device/manual_time_"
+                        f"{aggregate}", "aggregate_name": aggregate, "real_time": ms * 1e6, "time_unit": "ns"}
+    (tmp_path / "report.json").write_text(json.dumps({"kernels": {"similarity sorted, int32 counts": {}}}))
+    (tmp_path / "bench_similarity_large_sorted.json").write_text(json.dumps(
+        {"benchmarks": [bench("sorted", 12.8), bench("sorted-plain", 12.9), bench("sorted-plain", 20.0, "mean")]}))
+    command = [sys.executable, SCRIPT, "--report", str(tmp_path / "report.json"), "--kernel", "sorted, int32 counts",
+               "--measured", str(tmp_path)]
+    missing = subprocess.run(command, capture_output=True, text=True).stdout
+    assert "measured x the other kernel: not measured (bench_similarity_large_device.json is not in" in missing
+    (tmp_path / "bench_similarity_large_device.json").write_text(json.dumps(
+        {"benchmarks": [bench("fused", 4.71), bench("fused-plain", 8.35)]}))
+    out = subprocess.run(command, capture_output=True, text=True).stdout
+    assert "measured x the other kernel: 0.65 (12.9 ms against 8.35 ms)" in out
+
+
 @pytest.mark.skipif(not os.path.isdir(os.path.join(ROOT, "build", "kernels", "CMakeFiles", "hpcml.dir", "similarity")),
                     reason="no CUDA build in ./build to read (ctest's sass_budgets reads the build it belongs to)")
 def test_every_kernel_of_the_table_is_found_in_the_build():
