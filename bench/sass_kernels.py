@@ -81,6 +81,18 @@ REAL_N = 270725
 SORTED_SHAPES = [("256 x 16384, y a copy", 256, 16384 * 16384, 2 * 16384),
                  ("the seed's real case as hpcml-similarity's pair list, 256 x 270725, --tile 8192", 256,
                   REAL_N * REAL_N // 2, REAL_N + 34 * REAL_N // 2)]
+
+
+def sorted_kernel(name, output, one_block=False, budgets=None, **entry):
+    """A build of the sorted block kernel for one output type (an Outputs entry's name): its pass
+    as the element's steady loop, and its results stored in 16-byte vectors (staged per round)."""
+    return Kernel(f"similarity sorted, {name}", "similarity/sorted.cu.o",
+                  rf"similarity_sorted_kernel<hpcml::detail::similarity::{output}, {str(one_block).lower()}>",
+                  "LDS.128", "32 pair-samples (a row's mask word of one sample)", 256, None, elements=64,
+                  trips=SORTED_MERGE_TRIPS, dynamic_shared=SORTED_SHARED,
+                  budgets=dict(budgets or {}, **{"vector stores": (1, "min")}), **entry)
+
+
 KERNELS = [
     Kernel("similarity fused, int32 counts", SIMILARITY,
            r"similarity_fused_kernel<.*Store<hpcml::detail::similarity::Int32Output>, true, false, float>",
@@ -92,49 +104,32 @@ KERNELS = [
            "FSET.BF", "pair-sample", 256, "issue", floor=3.0, budgets=SIMILARITY_ALL_BUDGETS, output_bytes=1),
     # Sorted: a pass of 8 samples per thread is 64 mask words (8 samples x 8 words of its row),
     # each 32 pair-samples; the pass also loads, merges and builds its share of the table.
-    Kernel("similarity sorted, int32 counts", "similarity/sorted.cu.o",
-           r"similarity_sorted_kernel<hpcml::detail::similarity::Int32Output, false>", "LDS.128",
-           "32 pair-samples (a row's mask word of one sample)", 256, None, elements=64,
-           trips=SORTED_MERGE_TRIPS, dynamic_shared=SORTED_SHARED,
-           versus=("similarity fused, int32 counts", 32),
-           # 128 registers hold the row's ones, twos and fours but not all 7 eights planes: those
-           # are spilled and reloaded once per pass for their ripple (ptxas may hoist a reload
-           # among the pass's last table reads, to hide its latency), about 0.5 per element.
-           budgets={"instructions per element": (25.0, "max"), "predicted x the other kernel": (4.0, "min"),
-                    "local accesses in the loop": (40, "max"),
-                    "vector stores": (1, "min"),  # the block's results staged, then 16 bytes a thread
-                    f"with its sort pass x the other kernel: {SORTED_SHAPES[0][0]}": (4.0, "min"),
-                    f"with its sort pass x the other kernel: {SORTED_SHAPES[1][0]}": (4.0, "min")},
-           shapes=SORTED_SHAPES,
-           measured_versus=(("bench_similarity_large_sorted.json", SORTED_LARGE_PLAIN), FUSED_LARGE),
-           note="per 8 samples and row: 4 LDS.128 and 8 XOR per 8 words, 7 full adders and the eights' ripple per word"),
-    Kernel("similarity sorted, bitmask (mode all)", "similarity/sorted.cu.o",
-           r"similarity_sorted_kernel<hpcml::detail::similarity::BitmaskOutput, false>", "LDS.128",
-           "32 pair-samples (a row's mask word of one sample)", 256, None, elements=64,
-           trips=SORTED_MERGE_TRIPS, dynamic_shared=SORTED_SHARED,
-           versus=("similarity fused, bool (mode all)", 32),
-           budgets={"predicted x the other kernel": (4.0, "min"), "local accesses in the loop": (0, "max"),
-                    "vector stores": (1, "min")},
-           note="against the fused kernel's pass over every sample (mode all stops both early alike)"),
+    sorted_kernel("int32 counts", "Int32Output", versus=("similarity fused, int32 counts", 32),
+                  # 128 registers hold the row's ones, twos and fours but not all 7 eights planes: those
+                  # are spilled and reloaded once per pass for their ripple (ptxas may hoist a reload
+                  # among the pass's last table reads, to hide its latency), about 0.5 per element.
+                  budgets={"instructions per element": (25.0, "max"), "predicted x the other kernel": (4.0, "min"),
+                           "local accesses in the loop": (40, "max"),
+                           f"with its sort pass x the other kernel: {SORTED_SHAPES[0][0]}": (4.0, "min"),
+                           f"with its sort pass x the other kernel: {SORTED_SHAPES[1][0]}": (4.0, "min")},
+                  shapes=SORTED_SHAPES,
+                  measured_versus=(("bench_similarity_large_sorted.json", SORTED_LARGE_PLAIN), FUSED_LARGE),
+                  note="per 8 samples and row: 4 LDS.128 and 8 XOR per 8 words, 7 full adders and the eights' "
+                       "ripple per word"),
+    sorted_kernel("bitmask (mode all)", "BitmaskOutput", versus=("similarity fused, bool (mode all)", 32),
+                  budgets={"predicted x the other kernel": (4.0, "min"), "local accesses in the loop": (0, "max")},
+                  note="against the fused kernel's pass over every sample (mode all stops both early alike)"),
     # The other outputs' builds of the same pass: their stores must not cost the pass registers.
-    *[Kernel(f"similarity sorted, {name}", "similarity/sorted.cu.o",
-             rf"similarity_sorted_kernel<hpcml::detail::similarity::{entry}, false>", "LDS.128",
-             "32 pair-samples (a row's mask word of one sample)", 256, None, elements=64,
-             trips=SORTED_MERGE_TRIPS, dynamic_shared=SORTED_SHARED,
-             budgets={"local accesses in the loop": (limit, "max"), "vector stores": (1, "min")},
-             note="as the int32 kernel, its results encoded for this output")
+    *[sorted_kernel(name, entry, budgets={"local accesses in the loop": (limit, "max")},
+                    note="as the int32 kernel, its results encoded for this output")
       for name, entry, limit in [("uint16 counts", "UInt16Output", 40), ("uint8 counts", "UInt8Output", 40),
                                  ("bool (mode all)", "BoolOutput", 0)]],
     # The same kernel built for one block per SM (HPCML_SORTED_GPU_BLOCKS_PER_SM=1), which the GPU suite times
     # beside the policy's two: a thread may have 255 registers, so no plane is spilled.
-    Kernel("similarity sorted, int32 counts, one block per SM", "similarity/sorted.cu.o",
-           r"similarity_sorted_kernel<hpcml::detail::similarity::Int32Output, true>", "LDS.128",
-           "32 pair-samples (a row's mask word of one sample)", 256, None, elements=64,
-           trips=SORTED_MERGE_TRIPS, dynamic_shared=SORTED_SHARED,
-           versus=("similarity fused, int32 counts", 32),
-           budgets={"local memory bytes": (0, "max"), "vector stores": (1, "min")},
-           measured_versus=(("bench_similarity_large_sorted_one_block.json", SORTED_LARGE_PLAIN), FUSED_LARGE),
-           note="as the policy's kernel above, with one block (8 warps) an SM"),
+    sorted_kernel("int32 counts, one block per SM", "Int32Output", one_block=True,
+                  versus=("similarity fused, int32 counts", 32), budgets={"local memory bytes": (0, "max")},
+                  measured_versus=(("bench_similarity_large_sorted_one_block.json", SORTED_LARGE_PLAIN), FUSED_LARGE),
+                  note="as the policy's kernel above, with one block (8 warps) an SM"),
     # A warp per segment and sample; the loop over samples holds two 16-byte stores of 8 sorted values.
     Kernel(SORT_PASS, "similarity/sorted.cu.o", r"sort_segments_kernel", "STG.E.128",
            "value-sample (a sample's value in its 256-value segment)", 256, None, elements=8, trips=SORT_MERGE_TRIPS,

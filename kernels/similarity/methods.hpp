@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "backends.hpp"
-#include "sorted_block.hpp"  // the sorted block's shared memory
+#include "sorted_layout.hpp"  // the sorted block's shared memory
 
 namespace hpcml::detail::similarity {
 
@@ -80,7 +80,7 @@ inline constexpr FusedGpuPolicy kFusedGpu{
 };
 
 // What the sorted method refuses on a CUDA device: count mode counts at most 1023 samples (7 bit
-// planes of eights, sorted_block.hpp), and a tile's rows fill at most 65535 rows of blocks.
+// planes of eights, sorted_layout.hpp), and a tile's rows fill at most 65535 rows of blocks.
 void check_sorted_on_cuda(const Problem& problem, const TilePlan& plan);
 // Where `auto` runs the sorted method on the CPU: its measured cost model (docs/similarity.md).
 bool sorted_pays_on_cpu(const Problem& problem);
