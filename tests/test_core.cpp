@@ -16,6 +16,7 @@
 #include "common/architectures.hpp"
 #include "common/cpu_kernel.hpp"
 #include "common/memory.hpp"
+#include "support/environment.hpp"
 #include "support/errors.hpp"
 #include "support/gpu.hpp"
 #if HPCML_WITH_CUDA
@@ -133,9 +134,7 @@ TEST(Core, ParseErrorsNameTheArgument) {
 
 // HPCML_CPU_KERNEL caps the CPU's instruction set at each call; another value is refused by name.
 TEST(Core, CpuKernelIsCappedByTheEnvironment) {
-    const char* set_before = std::getenv("HPCML_CPU_KERNEL");
-    const std::string before = set_before ? set_before : "";
-    ::unsetenv("HPCML_CPU_KERNEL");
+    const hpcml_test::ScopedEnvironment unset("HPCML_CPU_KERNEL", nullptr);
     const std::string best(hpcml::cpu_kernel());
     // The levels' names from their table, best first: "avx512, avx2 or baseline".
     std::string levels;
@@ -152,10 +151,6 @@ TEST(Core, CpuKernelIsCappedByTheEnvironment) {
     EXPECT_EQ(e.kind(), hpcml::ErrorKind::InvalidArgument);
     EXPECT_NE(std::string(e.what()).find("HPCML_CPU_KERNEL: expected " + levels + ", got 'sse'"), std::string::npos)
         << e.what();
-    if (set_before)
-        ::setenv("HPCML_CPU_KERNEL", before.c_str(), 1);
-    else
-        ::unsetenv("HPCML_CPU_KERNEL");
 }
 
 // A kernel written for one level runs there and above: best_kernel takes the best compiled one
@@ -174,14 +169,10 @@ TEST(Core, BestKernelIsTheBestCompiledAtOrBelowTheLevel) {
     const std::array<LevelKernel<Kernel>, 3> no512{
         {{Avx512Level::value, nullptr}, {Avx2Level::value, k2}, {BaselineLevel::value, k0}}};
     EXPECT_EQ(best_kernel(Avx512Level::value, no512)(), 2) << "a kernel not built here is passed over";
-    const char* set_before = std::getenv("HPCML_CPU_KERNEL");
-    const std::string before = set_before ? set_before : "";
-    ::setenv("HPCML_CPU_KERNEL", "baseline", 1);
-    EXPECT_EQ(hpcml::cpu_kernel_pair_samples_per_cycle(), 4.0);
-    if (set_before)
-        ::setenv("HPCML_CPU_KERNEL", before.c_str(), 1);
-    else
-        ::unsetenv("HPCML_CPU_KERNEL");
+    {
+        const hpcml_test::ScopedEnvironment baseline("HPCML_CPU_KERNEL", "baseline");
+        EXPECT_EQ(hpcml::cpu_kernel_pair_samples_per_cycle(), 4.0);
+    }
     const double best = hpcml::cpu_kernel_pair_samples_per_cycle();
     EXPECT_TRUE(best == 4.0 || best == 8.0 || best == 16.0) << best;
 }

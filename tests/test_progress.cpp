@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/environment.hpp"
+
 namespace {
 
 struct Recorder {
@@ -80,8 +82,7 @@ TEST(Progress, SimilarityReportsEveryOutputElementOnce) {
 // and as a copy, into an array, to a sink and as a pair list (both modes), at each CPU level and
 // reporting interval, with enough samples for symmetry (16, 17) and more than one tile.
 TEST(Progress, EveryMethodOutputAndSymmetryAccountsForTheWholeOutput) {
-    const char* set_before = std::getenv("HPCML_CPU_KERNEL");
-    const std::string level_before = set_before ? set_before : "";
+    const hpcml_test::ScopedEnvironment level_before("HPCML_CPU_KERNEL", std::getenv("HPCML_CPU_KERNEL"));
     const std::size_t n = 700;  // two of the sorted method's bands, three tiles of 300
     using hpcml::Method;
     // One call: y_kind 0 (y = x by default), 1 (the same buffer), 2 (a copy); how 0 (into an
@@ -142,11 +143,6 @@ TEST(Progress, EveryMethodOutputAndSymmetryAccountsForTheWholeOutput) {
                                           " how " + std::to_string(how));
                             }
         }
-    }
-    if (set_before) {
-        setenv("HPCML_CPU_KERNEL", level_before.c_str(), 1);
-    } else {
-        unsetenv("HPCML_CPU_KERNEL");
     }
 }
 

@@ -25,6 +25,7 @@
 #include "similarity/sorted_block.hpp"
 #include "similarity/sorted_runs.hpp"
 #include "similarity/sorted_math.hpp"
+#include "support/environment.hpp"
 #include "support/similarity.hpp"
 
 using namespace hpcml_test::similarity;
@@ -856,19 +857,8 @@ TEST(SortedGpuPolicy, BlocksPerSmAndSampleLimitPerArchitecture) {
 namespace {
 
 // HPCML_SORTED_GPU_BLOCKS_PER_SM set for a scope (unset: nullptr), then as it was.
-class BlocksPerSmVariable {
-public:
-    explicit BlocksPerSmVariable(const char* value) {
-        if (const char* before = std::getenv(kName)) before_ = before;
-        value ? ::setenv(kName, value, 1) : ::unsetenv(kName);
-    }
-    ~BlocksPerSmVariable() { before_ ? ::setenv(kName, before_->c_str(), 1) : ::unsetenv(kName); }
-    BlocksPerSmVariable(const BlocksPerSmVariable&) = delete;
-    BlocksPerSmVariable& operator=(const BlocksPerSmVariable&) = delete;
-
-private:
-    static constexpr const char* kName = "HPCML_SORTED_GPU_BLOCKS_PER_SM";
-    std::optional<std::string> before_;
+struct BlocksPerSmVariable : hpcml_test::ScopedEnvironment {
+    explicit BlocksPerSmVariable(const char* value) : ScopedEnvironment("HPCML_SORTED_GPU_BLOCKS_PER_SM", value) {}
 };
 
 }  // namespace
